@@ -1,0 +1,291 @@
+"""Plotly figures for every view. Pages never build a trace by hand; they call these.
+
+Rules every figure follows:
+
+- token axes are categories with one label per 0-based position (``"3: ␣the"``), so repeated,
+  number-like and HTML-like tokens each keep their own row; labels are HTML-escaped here, at the
+  Plotly boundary only (tables and CSV get the raw text);
+- hover comes from a ``hovertemplate`` over the axis labels (no per-cell strings): the query
+  token, the key token and the value to 4 decimals;
+- data is float32 (sent as base64); at most :data:`MAX_SIDE` x :data:`MAX_SIDE` cells per heatmap,
+  larger matrices are cropped and the title says so;
+- weights use a sequential colour-blind-safe scale fixed to [0, 1] (or [0, 1/(1-p)] after dropout);
+  signed scores use a diverging scale centred at 0.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+MAX_SIDE = 256
+LABEL_CHARS = 18
+SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe
+DIVERGING = "RdBu_r"  # ColorBrewer RdBu, colour-blind safe, blue below 0 and red above
+MASK_SCALE = [[0.0, "#f0f0f0"], [1.0, "#3b3b3b"]]
+ANNOTATE_MAX = 12  # write the numbers into the cells up to this many rows and columns
+
+
+def escape_label(label: str) -> str:
+    """Escape a raw label for Plotly, which interprets a few HTML tags in text; shorten it."""
+    if len(label) > LABEL_CHARS:
+        label = label[: LABEL_CHARS - 1] + "…"
+    return html.escape(label, quote=False)
+
+
+def axis_labels(labels) -> list[str]:
+    return [escape_label(str(lab)) for lab in labels]
+
+
+def dim_labels(n: int, prefix: str = "dim") -> list[str]:
+    return [f"{prefix} {i}" for i in range(n)]
+
+
+def _array(z) -> np.ndarray:
+    if isinstance(z, torch.Tensor):
+        z = z.detach().to(torch.float32).cpu().numpy()
+    return np.asarray(z, dtype=np.float32)
+
+
+def crop(z: np.ndarray, rows: list, cols: list, max_side: int = MAX_SIDE):
+    """Keep at most ``max_side`` rows and columns; say what was cut."""
+    note = []
+    if z.shape[0] > max_side:
+        note.append(f"rows 0–{max_side - 1} of {z.shape[0]}")
+    if z.shape[1] > max_side:
+        note.append(f"columns 0–{max_side - 1} of {z.shape[1]}")
+    return z[:max_side, :max_side], rows[:max_side], cols[:max_side], ", ".join(note)
+
+
+def _colour(kind: str, z: np.ndarray, zmax: float | None):
+    if kind == "weights":
+        return dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=zmax or 1.0)
+    if kind == "mask":
+        return dict(colorscale=MASK_SCALE, zmin=0.0, zmax=1.0, showscale=False)
+    finite = z[np.isfinite(z)]
+    bound = float(np.abs(finite).max()) if finite.size else 1.0
+    bound = zmax or (bound if bound > 0 else 1.0)
+    return dict(colorscale=DIVERGING, zmin=-bound, zmax=bound, zmid=0.0)
+
+
+def heatmap(
+    z,
+    rows,
+    cols,
+    *,
+    title: str,
+    kind: str = "weights",
+    zmax: float | None = None,
+    row_name: str = "query",
+    col_name: str = "key",
+    value_name: str = "weight",
+    height: int | None = None,
+) -> go.Figure:
+    """One matrix as a heatmap. ``rows``/``cols`` are raw labels (escaped here).
+
+    ``kind``: "weights" (sequential, [0, zmax or 1]), "signed" (diverging around 0), "mask"
+    (two shades). Non-finite cells (−∞ masked scores) are left blank.
+    """
+    z = _array(z)
+    z, rows, cols, cut = crop(z, list(rows), list(cols))
+    shown = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+    n_rows, n_cols = shown.shape
+    trace = dict(
+        z=shown,
+        x=axis_labels(cols),
+        y=axis_labels(rows),
+        hovertemplate=(
+            f"{row_name} %{{y}}<br>{col_name} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>"
+        ),
+        xgap=1 if max(n_rows, n_cols) <= 32 else 0,
+        ygap=1 if max(n_rows, n_cols) <= 32 else 0,
+        **_colour(kind, z, zmax),
+    )
+    if n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
+        trace.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
+    full_title = f"{title} <span style='font-size:12px'>({cut})</span>" if cut else title
+    side = height or int(min(640, max(260, 120 + 22 * n_rows)))
+    return go.Figure(
+        dict(
+            data=[dict(type="heatmap", **trace)],
+            layout=dict(
+                title=dict(text=full_title, font=dict(size=15)),
+                height=side,
+                margin=dict(l=10, r=10, t=50, b=10),
+                xaxis=dict(type="category", tickangle=-45, title=dict(text=col_name)),
+                yaxis=dict(type="category", autorange="reversed", title=dict(text=row_name)),
+            ),
+        )
+    )
+
+
+def bars(
+    values,
+    labels,
+    *,
+    title: str,
+    value_name: str = "score",
+    ymax: float | None = None,
+    highlight: int | None = None,
+) -> go.Figure:
+    """One value per token, as bars (e.g. one query's scores or weights)."""
+    v = _array(values).reshape(-1)
+    colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
+    yaxis = dict(title=dict(text=value_name))
+    if ymax is not None:
+        yaxis["range"] = [0, ymax]
+    return go.Figure(
+        dict(
+            data=[
+                dict(
+                    type="bar",
+                    x=axis_labels(labels),
+                    y=v,
+                    marker=dict(color=colours),
+                    hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+                )
+            ],
+            layout=dict(
+                title=dict(text=title, font=dict(size=15)),
+                height=300,
+                margin=dict(l=10, r=10, t=50, b=10),
+                xaxis=dict(type="category", tickangle=-45),
+                yaxis=yaxis,
+            ),
+        )
+    )
+
+
+def grouped_bars(
+    series: dict[str, np.ndarray], labels, *, title: str, value_name: str = "weight"
+) -> go.Figure:
+    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
+    x = axis_labels(labels)
+    data = [
+        dict(
+            type="bar",
+            name=name,
+            x=x,
+            y=_array(values).reshape(-1),
+            hovertemplate=f"{name}<br>key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+        )
+        for name, values in series.items()
+    ]
+    return go.Figure(
+        dict(
+            data=data,
+            layout=dict(
+                barmode="group",
+                title=dict(text=title, font=dict(size=15)),
+                height=320,
+                margin=dict(l=10, r=10, t=50, b=10),
+                legend=dict(orientation="h", y=-0.3),
+                xaxis=dict(type="category", tickangle=-45),
+                yaxis=dict(title=dict(text=value_name)),
+            ),
+        )
+    )
+
+
+def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4) -> go.Figure:
+    """Every head's (T, T) weights on one shared colour scale. ``weights``: (H, T, T)."""
+    w = _array(weights)
+    H = w.shape[0]
+    cols = min(cols, H)
+    rows = math.ceil(H / cols)
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=[f"head {h}" for h in range(H)],
+        horizontal_spacing=0.03,
+        vertical_spacing=0.08,
+    )
+    lab = axis_labels(labels)
+    for h in range(H):
+        fig.add_trace(
+            go.Heatmap(
+                z=w[h],
+                x=lab,
+                y=lab,
+                coloraxis="coloraxis",
+                hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.4f}}<extra></extra>",
+            ),
+            row=h // cols + 1,
+            col=h % cols + 1,
+        )
+    fig.update_xaxes(type="category", showticklabels=False)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_layout(
+        title=dict(text=title, font=dict(size=15)),
+        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=zmax),
+        height=min(1200, 80 + 230 * rows),
+        margin=dict(l=10, r=10, t=70, b=10),
+    )
+    return fig
+
+
+def lines(
+    x, series: dict[str, np.ndarray], *, title: str, x_name: str, y_name: str, log_x: bool = False
+) -> go.Figure:
+    """A few curves against one x axis (e.g. entropy against d_k, loss against steps)."""
+    data = [
+        dict(
+            type="scatter",
+            x=np.asarray(x),
+            y=_array(y),
+            mode="lines+markers",
+            name=name,
+            hovertemplate=f"{name}<br>{x_name} %{{x}}<br>{y_name} %{{y:.4f}}<extra></extra>",
+        )
+        for name, y in series.items()
+    ]
+    return go.Figure(
+        dict(
+            data=data,
+            layout=dict(
+                title=dict(text=title, font=dict(size=15)),
+                height=320,
+                margin=dict(l=10, r=10, t=50, b=10),
+                legend=dict(orientation="h", y=-0.3),
+                xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
+                yaxis=dict(title=dict(text=y_name)),
+            ),
+        )
+    )
+
+
+def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
+    """weight x (number of visible keys), on a log2 scale: 0 = uniform, +1 = twice uniform."""
+    w = _array(weights)
+    n = w.shape[-1]
+    visible = np.tril(np.ones((n, n), dtype=np.float32))
+    counts = visible.sum(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(visible > 0, np.log2(np.maximum(w * counts, 1e-6)), np.nan).astype(
+            np.float32
+        )
+    fig = heatmap(
+        ratio,
+        labels,
+        labels,
+        title=title,
+        kind="signed",
+        zmax=4.0,
+        value_name="log2(weight × visible keys)",
+    )
+    fig.update_traces(
+        colorbar=dict(
+            tickvals=[-4, -2, 0, 2, 4], ticktext=["1/16×", "1/4×", "uniform", "4×", "16×"]
+        )
+    )
+    return fig
+
+
+def figure_bytes(fig: go.Figure) -> int:
+    """What the figure costs to send: the size of its JSON."""
+    return len(fig.to_json())

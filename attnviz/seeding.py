@@ -1,0 +1,44 @@
+"""The one way attnviz draws from torch's global random generator.
+
+Streamlit serves every student from one process, one thread per session, and
+``torch.manual_seed`` is process-wide. Two students seeding at the same moment would silently
+get each other's weights and dropout masks. So every draw from the global generator in the app
+(building a module with parameters, ``nn.Dropout`` in training mode, any ``torch.rand*`` without
+``generator=``) happens inside :func:`seeded`, which
+
+1. takes one process-wide lock, so no other draw can interleave,
+2. forks the generator state (``torch.random.fork_rng``), so the caller's stream is untouched,
+3. seeds it (or leaves it as forked when ``seed`` is ``None``), runs the block, and restores.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+# Reentrant so that a seeded block may build a helper that seeds again (the inner block forks
+# and restores inside the outer one, which keeps its own stream).
+_RNG_LOCK = threading.RLock()
+
+
+@contextmanager
+def seeded(seed: int | None) -> Iterator[None]:
+    """Run a block with torch's global CPU generator seeded to ``seed``, safely for threads.
+
+    ``seed=None`` still locks and forks: use it for draws that need no particular seed (a module
+    whose weights are overwritten right after construction) so they cannot disturb a seeded
+    block running in another thread, nor advance the process's own stream.
+    """
+    with _RNG_LOCK:
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(int(seed))
+            yield
+
+
+def rng_lock_held_by_me() -> bool:
+    """True when the calling thread is inside :func:`seeded` (used by tests and assertions)."""
+    return _RNG_LOCK._is_owned()  # noqa: SLF001 - RLock exposes no public query

@@ -1,0 +1,158 @@
+"""One frozen settings object, validated in one place.
+
+Bounds are wide enough for the GPT-2 presets the pages offer (up to GPT-2 XL: 1,600 wide,
+25 heads, context 1024) and no wider: every request's cost is bounded by them, see
+:func:`request_bytes`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+# (lowest, highest) for each number, with the reason for the bound.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "d_in": (1, 1600),  # GPT-2 XL's width is the widest preset
+    "d_out": (1, 1600),
+    "num_heads": (1, 32),  # GPT-2 XL has 25 heads
+    "context_length": (1, 1024),  # GPT-2's context
+    "dropout": (0.0, 0.9),  # in [0, 1); above 0.9 survivors are scaled by more than 10x
+    "seed_embed": (0, 2**31 - 1),
+    "seed_weights": (0, 2**31 - 1),
+    "seed_dropout": (0, 2**31 - 1),
+    "max_tokens": (1, 1024),  # the app uses 256; attention is O(tokens^2) per head
+}
+
+# Dropout above this is for illustration only, as the chapter says (GPT models use 0.1-0.2).
+DROPOUT_ILLUSTRATIVE = 0.2
+
+LABELS = {
+    "d_in": "d_in",
+    "d_out": "d_out",
+    "num_heads": "num_heads",
+    "context_length": "context_length",
+    "dropout": "dropout",
+    "seed_embed": "embedding seed",
+    "seed_weights": "weight seed",
+    "seed_dropout": "dropout seed",
+    "max_tokens": "max tokens",
+}
+
+
+class SettingsError(ValueError):
+    """Raised with every problem found, each a sentence a student understands."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that shapes one computation. ``d_out`` is the total output width
+    (``MultiHeadAttention``'s ``d_out``); single-head passes use it as the head's width."""
+
+    d_in: int = 16
+    d_out: int = 8
+    num_heads: int = 2
+    context_length: int = 32  # longer than the default text, so the mask slicing shows
+    dropout: float = 0.1
+    seed_embed: int = 123
+    seed_weights: int = 123
+    seed_dropout: int = 123
+    qkv_bias: bool = False
+    training: bool = False  # eval mode by default: dropout is then the identity
+    max_tokens: int = 256
+
+    def __post_init__(self) -> None:
+        problems = validate(self)
+        if problems:
+            raise SettingsError(problems)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_out // self.num_heads
+
+    def multihead_problem(self) -> str | None:
+        """Why the multi-head pass cannot run at these settings, or ``None``."""
+        if self.d_out % self.num_heads:
+            return (
+                f"d_out={self.d_out} is not divisible by num_heads={self.num_heads}: "
+                f"each head needs d_out / num_heads columns."
+            )
+        return None
+
+    @property
+    def dropout_is_illustrative(self) -> bool:
+        return self.dropout > DROPOUT_ILLUSTRATIVE
+
+    def with_changes(self, **changes) -> Settings:
+        return replace(self, **changes)
+
+    def key(self) -> tuple:
+        """A plain, hashable value that identifies these settings (for caches)."""
+        return tuple(getattr(self, f.name) for f in fields(self))
+
+
+def validate(s: Settings) -> list[str]:
+    """Every problem with ``s``, as sentences; empty when valid."""
+    problems = []
+    for name, (low, high) in BOUNDS.items():
+        value = getattr(s, name)
+        is_float = name == "dropout"
+        ok_type = isinstance(value, (int, float)) if is_float else isinstance(value, int)
+        if isinstance(value, bool) or not ok_type:
+            problems.append(f"{LABELS[name]} must be a {'number' if is_float else 'whole number'}")
+            continue
+        if is_float and not math.isfinite(value):
+            problems.append(f"{LABELS[name]} must be a finite number")
+            continue
+        if not low <= value <= high:
+            problems.append(f"{LABELS[name]}={value} is outside {low}–{high}")
+    for name in ("qkv_bias", "training"):
+        if not isinstance(getattr(s, name), bool):
+            problems.append(f"{name} must be true or false")
+    return problems
+
+
+# --- presets ------------------------------------------------------------------------------
+BOOK = dict(d_in=3, d_out=2, num_heads=2, context_length=6, dropout=0.0)
+GPT2_SMALL = dict(d_in=768, d_out=768, num_heads=12, context_length=1024)
+GPT2_XL = dict(d_in=1600, d_out=1600, num_heads=25, context_length=1024)
+
+
+def mha_parameter_count(d_in: int, d_out: int, qkv_bias: bool = False) -> int:
+    """Trainable parameters of the chapter's ``MultiHeadAttention``: three projections
+    (d_in x d_out, plus a bias each when ``qkv_bias``) and ``out_proj`` (d_out x d_out + bias)."""
+    qkv = 3 * (d_in * d_out + (d_out if qkv_bias else 0))
+    return qkv + d_out * d_out + d_out
+
+
+# --- cost ---------------------------------------------------------------------------------
+FLOAT_BYTES = 4
+# T x T matrices one traced pass keeps per head: masked scores, scaled scores, weights, weights
+# after dropout, and the dropout mask; plus two computed on demand (unmasked scores, route 1).
+TT_PER_HEAD = 7
+
+
+def request_bytes(s: Settings, tokens: int, batch: int = 2) -> dict[str, int]:
+    """Worst-case bytes one request holds at these settings, by component and in total.
+
+    Counts the embeddings (token, position and their sum), the weights of every module a page
+    builds (single head, wrapper, weight-split), their Q/K/V and contexts, every stored T x T
+    matrix per head, and the mask buffers (``context_length``² each: one per single-head module,
+    one per wrapper head, one for the weight-split module).
+    """
+    T, b, H = tokens, batch, s.num_heads
+    head = max(1, s.d_out // H)
+    params = mha_parameter_count(s.d_in, s.d_out, s.qkv_bias)
+    parts = {
+        "embeddings": 3 * b * T * s.d_in * FLOAT_BYTES,
+        "weights": (3 * params + 3 * s.d_in * s.d_out) * FLOAT_BYTES,
+        "projections": 3 * (3 * b * T * s.d_out + b * T * s.d_out) * FLOAT_BYTES,
+        "attention_maps": TT_PER_HEAD * b * T * T * (H + 2) * FLOAT_BYTES,
+        "masks": (2 + H + 1) * s.context_length**2 * FLOAT_BYTES,
+        "heads": 4 * b * H * T * head * FLOAT_BYTES,
+    }
+    parts["total"] = sum(parts.values())
+    return parts

@@ -1,0 +1,49 @@
+"""Playwright for Python driving Debian's Chromium, with the blackhole as its proxy."""
+
+from __future__ import annotations
+
+import shutil
+from contextlib import contextmanager
+
+CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium")
+    if not path:
+        raise RuntimeError("chromium is not on PATH: apt-get install -y chromium")
+    return path
+
+
+@contextmanager
+def chromium(proxy_port: int):
+    """Yield a Playwright Browser. Chromium calls Google's servers on its own, so all its
+    traffic goes to the blackhole; loopback pages bypass the proxy and still load."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium_path(),
+            headless=True,
+            args=[
+                *CHROMIUM_ARGS,
+                f"--proxy-server=http://127.0.0.1:{proxy_port}",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def wait_for_app(page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit is connected and its script has finished running."""
+    page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout_ms
+    )
