@@ -1,0 +1,51 @@
+"""attnviz: watch attention work, pass by pass, as chapter 3 of the book builds it.
+
+Run with ``streamlit run app.py``. This file is the frame every page runs in: it reads and checks
+the URL, builds the shared sidebar once, says which tokenizer is in use, and routes to the pages.
+"""
+
+import streamlit as st
+
+from ui import cache, state
+from ui.text import md_escape
+
+st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
+
+PAGES = [
+    st.Page("pages/0_home.py", title="Why attention", url_path="home", default=True),
+    st.Page(
+        "pages/1_simplified.py",
+        title="1. Simplified self-attention",
+        url_path="simplified-attention",
+    ),
+    st.Page(
+        "pages/2_trainable.py", title="2. Trainable self-attention", url_path="trainable-attention"
+    ),
+    st.Page(
+        "pages/3_causal.py", title="3. Causal attention and dropout", url_path="causal-attention"
+    ),
+    st.Page(
+        "pages/4_multihead.py", title="4. Multi-head attention", url_path="multi-head-attention"
+    ),
+]
+
+# The URL is read and checked before any widget exists, so rejected values never reach them.
+url_warning = state.read_url()
+if url_warning:
+    st.session_state["_attnviz_url_warning"] = url_warning
+
+navigation = st.navigation(PAGES)
+config = state.sidebar()
+st.session_state["_attnviz_config"] = config
+
+status = cache.tokenizer().status
+header = st.container()
+with header:
+    if status.is_real:
+        st.caption(f"{status.headline} · {status.detail}")
+    else:
+        st.warning(f"{status.headline}. {md_escape(status.detail)}")
+    if "_attnviz_url_warning" in st.session_state:
+        st.warning(st.session_state["_attnviz_url_warning"])
+
+navigation.run()

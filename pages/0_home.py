@@ -1,0 +1,128 @@
+"""Home: why attention, the four passes as a map, and the current text as tokens and X."""
+
+import pandas as pd
+import streamlit as st
+
+from attnviz import figures as F
+from attnviz.inputs import BOOK_WORDS
+from ui import cache, panels, state
+
+cfg = state.config()
+skey = cfg.settings.key()
+
+st.title("Attention, step by step")
+st.write(
+    "Translating word by word fails because languages order words differently (German puts the "
+    "verb at the end where English puts it second). Before transformers, an encoder RNN read the "
+    "whole input and squeezed it into one hidden state, and a decoder RNN generated the output "
+    "from that single vector: long sentences lost their beginnings. Bahdanau attention (2014) let "
+    "the decoder look back at every encoder state and weigh them for each output word. The "
+    "transformer (2017) kept only the attention and dropped the recurrence."
+)
+
+st.graphviz_chart(
+    """
+digraph G {
+  rankdir=LR; node [shape=box, style="rounded,filled", fillcolor="#eef2fb", fontsize=11];
+  subgraph cluster_rnn { label="RNN encoder–decoder: one bottleneck"; fontsize=11;
+    a1 [label="x1"]; a2 [label="x2"]; a3 [label="x3"]; h [label="hidden state", fillcolor="#fde2e2"];
+    o1 [label="y1"]; o2 [label="y2"];
+    a1 -> a2 -> a3 -> h; h -> o1; h -> o2; }
+  subgraph cluster_att { label="Attention: every output sees every input"; fontsize=11;
+    b1 [label="x1"]; b2 [label="x2"]; b3 [label="x3"]; z1 [label="z1", fillcolor="#e2f5e7"]; z2 [label="z2", fillcolor="#e2f5e7"];
+    b1 -> z1; b2 -> z1; b3 -> z1; b1 -> z2; b2 -> z2; b3 -> z2; }
+}
+""",
+    width="stretch",
+)
+
+st.write(
+    "**Self-attention** relates the positions of one sequence to each other: each token's new "
+    "representation (its context vector) is a weighted sum over the tokens of the same text. "
+    "Classic attention related two sequences instead: the decoder's state against the encoder's "
+    "states. GPT models use self-attention, with a causal mask so that a token sees only the past."
+)
+
+st.subheader("The four passes")
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "pass": "1. Simplified self-attention",
+                "adds": "scores X Xᵀ, row softmax, context αX",
+                "module": "none",
+            },
+            {
+                "pass": "2. Trainable self-attention",
+                "adds": "W_q, W_k, W_v; scores QKᵀ/√d_k",
+                "module": "SelfAttention_v1, _v2",
+            },
+            {
+                "pass": "3. Causal attention",
+                "adds": "mask the future, dropout on the weights, batches",
+                "module": "CausalAttention",
+            },
+            {
+                "pass": "4. Multi-head attention",
+                "adds": "several heads in parallel, out_proj",
+                "module": "MultiHeadAttentionWrapper, MultiHeadAttention",
+            },
+        ]
+    ),
+    hide_index=True,
+)
+st.page_link("pages/1_simplified.py", label="Start with pass 1", icon=":material/arrow_forward:")
+
+st.subheader("Your text, as the model sees it")
+prep = cache.prepared(cfg.text, skey, cfg.book)
+panels.notes(prep.messages)
+if cfg.book:
+    st.write(
+        "Book mode: the chapter's six 3-dimensional vectors for “Your journey starts with one "
+        "step”, one per word (the book's x⁽¹⁾…x⁽⁶⁾ are rows 0…5 here)."
+    )
+    st.dataframe(pd.DataFrame({"position": range(6), "word": BOOK_WORDS}), hide_index=True)
+elif not prep.empty:
+    st.write(
+        f"GPT-2's tokenizer splits it into **{prep.num_tokens}** tokens. A leading space shows as "
+        "␣, a newline as ↵; a token that holds only part of a character shows its bytes in hex, "
+        "and the 'forms' column shows the character its pieces make together."
+    )
+    st.dataframe(pd.DataFrame(prep.tokens.table_rows()), hide_index=True)
+
+if not prep.empty:
+    x = prep.x[0]
+    st.write(
+        f"Each token becomes a row of **X**, shape `{tuple(x.shape)}` (tokens × d_in)"
+        + (
+            "."
+            if cfg.book
+            else ": a token embedding plus a position embedding, as in chapter 2 "
+            "(random, fixed by the embedding seed; the same token always gets the same token row)."
+        )
+    )
+
+    @cache.derived
+    def x_figure(text, settings_key, book):
+        p = cache.prepared(text, settings_key, book)
+        m = p.x[0]
+        return F.heatmap(
+            m,
+            p.labels,
+            F.dim_labels(m.shape[1]),
+            title=f"X {tuple(m.shape)}",
+            kind="signed",
+            row_name="token",
+            col_name="dimension",
+            value_name="value",
+        )
+
+    numbers = panels.show_numbers_toggle(default=prep.num_tokens <= 12)
+    panels.matrix(
+        x_figure(cfg.text, skey, cfg.book),
+        x,
+        prep.labels,
+        F.dim_labels(x.shape[1]),
+        key="home_x",
+        numbers=numbers,
+    )

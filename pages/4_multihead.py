@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("4_multihead")
+st.write("Coming next.")

@@ -1,0 +1,57 @@
+"""Caches keyed by plain values (text, settings tuple), never by tensors.
+
+Traces and figures are immutable values shared by every session, so they are held in
+``st.cache_resource`` (no copy on every read, unlike ``st.cache_data``) with a bounded number of
+entries. Concurrent first calls with the same key wait for one computation.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz import lesson
+from attnviz.settings import Settings
+from attnviz.tokens import get_tokenizer
+
+TRACE_ENTRIES = 48
+FIGURE_ENTRIES = 512
+
+
+@st.cache_resource(show_spinner=False)
+def tokenizer():
+    """Loaded once per process (cache, then a bounded download, then the fallback)."""
+    return get_tokenizer()
+
+
+def settings_of(key: tuple) -> Settings:
+    return Settings(*key)
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
+    return lesson.prepare(text, settings_of(settings_key), book)
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = ""):
+    """One pass's trace. ``kind``: simplified, trainable, causal, multihead, wrapper."""
+    s = settings_of(settings_key)
+    prep = prepared(text, settings_key, book)
+    if kind in ("causal", "multihead", "wrapper"):
+        prep, _ = lesson.within_context(prep, s.context_length)
+    if kind == "simplified":
+        return lesson.simplified(prep)
+    if kind == "trainable":
+        return lesson.trainable(prep, s, variant or "v2")
+    if kind == "causal":
+        return lesson.causal(prep, s)
+    if kind == "multihead":
+        return lesson.multihead(prep, s)
+    if kind == "wrapper":
+        return lesson.wrapper(prep, s)
+    raise ValueError(kind)
+
+
+# For derived values a page computes from traces (figures, tables, check results): keyed by the
+# same plain values, shared read-only between sessions.
+derived = st.cache_resource(max_entries=FIGURE_ENTRIES, show_spinner=False)

@@ -1,0 +1,190 @@
+"""Building blocks every page uses: matrices with numbers and CSV, badges, code, break-it."""
+
+from __future__ import annotations
+
+import inspect
+import io
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+import torch
+
+from attnviz import bugs as B
+from attnviz import checks as C
+from attnviz import figures as F
+
+from .text import md_escape
+
+PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False}
+
+
+def show_numbers_toggle(default: bool) -> bool:
+    """One page-level view control: show each matrix's exact numbers under it."""
+    return st.toggle("Show the numbers tables", value=default, key="show_numbers")
+
+
+def notes(messages) -> None:
+    for message in messages:
+        st.info(md_escape(message))
+
+
+def frame(z, rows, cols) -> pd.DataFrame:
+    """Exact values with the raw labels (tables are not HTML, so nothing is escaped here)."""
+    array = z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
+    return pd.DataFrame(array, index=list(rows), columns=list(cols))
+
+
+def _csv(df: pd.DataFrame) -> str:
+    buffer = io.StringIO()
+    df.to_csv(buffer)
+    return buffer.getvalue()
+
+
+def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
+    """A figure, then (on request) its exact numbers, and a CSV download built only when clicked."""
+    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{key}")
+    if caption:
+        st.caption(caption)
+    if numbers:
+        st.dataframe(frame(z, rows, cols), height=min(400, 38 + 35 * len(rows)))
+    st.download_button(
+        "CSV",
+        data=lambda: _csv(frame(z, rows, cols)),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"csv_{key}",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def badge(result: C.CheckResult) -> None:
+    """One live check: a coloured badge and its numbers."""
+    look = {
+        "pass": ("green", ":material/check_circle:"),
+        "fail": ("red", ":material/cancel:"),
+        "documented": ("orange", ":material/info:"),
+        "n/a": ("gray", ":material/remove_circle:"),
+    }[result.status]
+    st.badge(f"{result.title}: {result.status}", color=look[0], icon=look[1])
+    st.caption(md_escape(result.detail))
+
+
+def badges(results) -> None:
+    st.markdown("**Live checks**")
+    columns = st.columns(2)
+    for i, result in enumerate(results):
+        with columns[i % 2]:
+            badge(result)
+
+
+def source(*functions, title: str = "The engine's code for this") -> None:
+    """The engine's own source, so the picture and the code cannot disagree."""
+    with st.expander(title, expanded=False):
+        for fn in functions:
+            st.code(inspect.getsource(fn), language="python")
+
+
+def printout(label: str, tensor: torch.Tensor) -> None:
+    """A tensor printed the way PyTorch prints it (4 decimals)."""
+    st.code(f"{label}\n{tensor.detach()!r}", language="text")
+
+
+def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:
+    """The app's tensor beside the chapter's printout, with a match badge."""
+    from attnviz import book
+
+    match, worst = book.matches_printout(ours, printed_name)
+    st.markdown(f"**{title}**")
+    left, right = st.columns(2)
+    with left:
+        printout("attnviz computed:", ours)
+    with right:
+        printout("the chapter printed:", book.printed(printed_name))
+    if match:
+        st.badge("Matches the book", color="green", icon=":material/check_circle:")
+    else:
+        st.badge("Differs from the book", color="red", icon=":material/cancel:")
+    st.caption(f"largest difference {worst:.1e} (the printout has 4 decimals)")
+    return match
+
+
+# --- break it ------------------------------------------------------------------------------
+NONE = "(none: the correct code)"
+
+
+def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
+    rows = [
+        {
+            "bug": bug.title,
+            "breaks": bug.check,
+            "what goes wrong": bug.symptom,
+            "at these settings": hidden[bug.key]
+            or ("raises an error" if bug.raises else "visible"),
+        }
+        for bug in B.bugs_for(pass_kind)
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, book: bool) -> None:
+    """List the pass's classic bugs; when one is turned on, show its diff, the wrong result
+    beside the right one (or the exact error it raises) and the badge that catches it.
+
+    ``outcome_of(bug_key)`` returns ``(BugOutcome, correct CheckResult)``, cached by the page.
+    """
+    st.subheader("Break it")
+    st.write(
+        "Each classic bug below is one line away from the engine's code. Turn one on to see what "
+        "it does to the numbers, and which live check catches it."
+    )
+    bug_table(pass_kind, hidden)
+    bugs = B.bugs_for(pass_kind)
+    titles = {bug.title: bug for bug in bugs}
+    choice = st.selectbox("Turn on a bug", [NONE, *titles], key=f"bug_{pass_kind}")
+    if choice == NONE:
+        return
+    bug = titles[choice]
+    st.code(bug.diff(), language="diff")
+    reason = hidden[bug.key]
+    if reason:
+        hint = " (turn off book mode first)" if book else ""
+        st.warning(md_escape(f"This bug is {reason}{hint}."))
+    outcome, right_check = outcome_of(bug.key)
+    if outcome.error:
+        st.error("With this bug the pass does not run. PyTorch raises:")
+        st.code(f"RuntimeError: {outcome.error}", language="text")
+        if outcome.why:
+            st.write(md_escape("Why: " + outcome.why + "."))
+        return
+    wrong, right = (
+        _first_matrix(outcome.wrong["attn_weights"]),
+        _first_matrix(outcome.right["attn_weights"]),
+    )
+    left, mid = st.columns(2)
+    top = float(max(1.0, np.nanmax(np.abs(wrong.numpy())) if wrong.numel() else 1.0))
+    with left:
+        st.plotly_chart(
+            F.heatmap(
+                wrong, labels, labels, title="With the bug: weights", kind="weights", zmax=top
+            ),
+            width="stretch",
+            config=PLOT_CONFIG,
+            key=f"bugfig_w_{bug.key}",
+        )
+        badge(outcome.check)
+    with mid:
+        st.plotly_chart(
+            F.heatmap(right, labels, labels, title="Correct: weights", kind="weights", zmax=top),
+            width="stretch",
+            config=PLOT_CONFIG,
+            key=f"bugfig_r_{bug.key}",
+        )
+        badge(right_check)
+
+
+def _first_matrix(t: torch.Tensor) -> torch.Tensor:
+    while t.dim() > 2:
+        t = t[0]
+    return t

@@ -1,0 +1,254 @@
+"""The shared sidebar: every value lives in the URL under a short, stable name.
+
+``read_url()`` runs before any widget is built: it validates each query parameter, removes the
+ones it rejects (so the widgets start from their defaults), and returns one warning naming them.
+``sidebar()`` then builds the widgets, bound to the URL with ``bind="query-params"``, and returns
+the :class:`Config` every page reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import streamlit as st
+
+from attnviz.inputs import BOOK_TEXT
+from attnviz.settings import BOUNDS, Settings
+
+from .text import md_escape
+
+TEXT_MAX_CHARS = 2000
+DEFAULT_TEXT2 = "Every effort moves you forward"
+DEFAULTS = Settings()
+
+
+@dataclass(frozen=True)
+class Field:
+    url: str  # the query-parameter name (and widget key)
+    label: str
+    kind: str  # "text", "int", "float", "bool"
+    default: object
+    setting: str | None = None  # the Settings field it feeds
+    help: str = ""
+
+    def bounds(self) -> tuple[float, float] | None:
+        return BOUNDS.get(self.setting) if self.setting else None
+
+
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "book",
+        "Book mode: the chapter's 6×3 inputs",
+        "bool",
+        False,
+        help="Use the book's 'Your journey starts with one step' vectors, arguments and seeds.",
+    ),
+    Field("text", "Text", "text", BOOK_TEXT, help=f"At most {TEXT_MAX_CHARS:,} characters."),
+    Field(
+        "text2",
+        "Second text (batch views)",
+        "text",
+        DEFAULT_TEXT2,
+        help="Batched with the first text on the causal page; both are cut to the shorter one.",
+    ),
+    Field("d_in", "d_in (embedding width)", "int", DEFAULTS.d_in, "d_in"),
+    Field(
+        "d_out",
+        "d_out (total output width)",
+        "int",
+        DEFAULTS.d_out,
+        "d_out",
+        help="MultiHeadAttention's d_out; single-head passes use it as the head's width.",
+    ),
+    Field("heads", "num_heads", "int", DEFAULTS.num_heads, "num_heads"),
+    Field(
+        "ctx",
+        "context_length",
+        "int",
+        DEFAULTS.context_length,
+        "context_length",
+        help="The causal mask buffer is context_length × context_length.",
+    ),
+    Field(
+        "dropout",
+        "dropout",
+        "float",
+        DEFAULTS.dropout,
+        "dropout",
+        help="Applied to the attention weights in training mode only.",
+    ),
+    Field("eseed", "embedding seed", "int", DEFAULTS.seed_embed, "seed_embed"),
+    Field("wseed", "weight seed", "int", DEFAULTS.seed_weights, "seed_weights"),
+    Field("dseed", "dropout seed", "int", DEFAULTS.seed_dropout, "seed_dropout"),
+    Field(
+        "bias", "qkv_bias", "bool", DEFAULTS.qkv_bias, help="Bias terms in W_query, W_key, W_value."
+    ),
+    Field(
+        "train",
+        "Training mode (dropout active)",
+        "bool",
+        DEFAULTS.training,
+        help="Off: eval mode, where dropout is the identity.",
+    ),
+)
+FIELDS_BY_URL = {f.url: f for f in FIELDS}
+
+# Streamlit's own query parameters, and the ones pages register for their own controls.
+RESERVED = {"embed", "embed_options"}
+_PAGE_KEYS: set[str] = set()
+
+
+def register_page_keys(*keys: str) -> None:
+    """Pages with their own URL controls declare them here, so they are not 'unknown'."""
+    _PAGE_KEYS.update(keys)
+
+
+def parse_value(f: Field, raw: str):
+    """The value of ``raw`` for field ``f``, or raise ValueError with the reason."""
+    if f.kind == "text":
+        if len(raw) > TEXT_MAX_CHARS:
+            raise ValueError(f"longer than {TEXT_MAX_CHARS:,} characters")
+        return raw
+    if f.kind == "bool":
+        low = raw.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError("not true or false")
+    try:
+        number = float(raw.strip()) if f.kind == "float" else int(raw.strip())
+    except ValueError:
+        raise ValueError(f"not a {'number' if f.kind == 'float' else 'whole number'}") from None
+    if f.kind == "float" and not math.isfinite(number):
+        raise ValueError("not a finite number")
+    low, high = f.bounds()
+    if not low <= number <= high:
+        raise ValueError(f"outside {low:g}–{high:g}")
+    return number
+
+
+def read_url() -> str | None:
+    """Validate the query string before the widgets exist; drop what is rejected.
+
+    Returns one warning that names every rejected key, or None.
+    """
+    params = st.query_params
+    rejected = []
+    for key in list(params.keys()):
+        if key in RESERVED or key in _PAGE_KEYS:
+            continue
+        f = FIELDS_BY_URL.get(key)
+        values = params.get_all(key)
+        if f is None:
+            rejected.append(f"{key} (unknown setting)")
+        else:
+            try:
+                if len(values) != 1:
+                    raise ValueError("given more than once")
+                parse_value(f, values[0])
+                continue
+            except ValueError as err:
+                rejected.append(f"{key} ({err})")
+        try:
+            del params[key]
+        except Exception:  # noqa: BLE001 - a key already bound by a widget cannot be deleted
+            pass
+    if not rejected:
+        return None
+    listed = "; ".join(md_escape(r[:80]) for r in rejected)
+    return (
+        f"Some values in the link were not understood and the defaults are used instead: {listed}."
+    )
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the sidebar says, as plain values."""
+
+    settings: Settings
+    text: str
+    text2: str
+    book: bool
+
+    def key(self) -> tuple:
+        return (self.settings.key(), self.text, self.text2, self.book)
+
+
+def _widget(f: Field, disabled: bool = False):
+    common = dict(key=f.url, bind="query-params", help=f.help or None, disabled=disabled)
+    if f.kind == "bool":
+        return st.toggle(f.label, value=f.default, **common)
+    if f.kind == "text":
+        if f.url == "text":
+            return st.text_area(
+                f.label, value=f.default, max_chars=TEXT_MAX_CHARS, height=90, **common
+            )
+        return st.text_input(f.label, value=f.default, max_chars=TEXT_MAX_CHARS, **common)
+    low, high = f.bounds()
+    if f.kind == "float":
+        return st.slider(
+            f.label,
+            min_value=float(low),
+            max_value=float(high),
+            value=float(f.default),
+            step=0.05,
+            **common,
+        )
+    return st.number_input(
+        f.label, min_value=int(low), max_value=int(high), value=int(f.default), step=1, **common
+    )
+
+
+def sidebar() -> Config:
+    """Build the shared sidebar (once, in app.py) and return the current configuration."""
+    with st.sidebar:
+        st.header("Settings")
+        book = _widget(FIELDS_BY_URL["book"])
+        if book:
+            st.caption(
+                "Book mode: every page uses the chapter's arguments and seeds (d_in=3, d_out=2, "
+                "context_length=6, dropout 0.0; seeds 123 and 789), so the size controls below "
+                "do not apply."
+            )
+        text = _widget(FIELDS_BY_URL["text"], disabled=book)
+        if len(text) >= TEXT_MAX_CHARS:
+            st.warning(
+                f"The text reached the {TEXT_MAX_CHARS:,}-character limit; the rest was cut."
+            )
+        text2 = _widget(FIELDS_BY_URL["text2"], disabled=book)
+        st.subheader("Sizes")
+        values = {}
+        for name in ("d_in", "d_out", "heads", "ctx"):
+            f = FIELDS_BY_URL[name]
+            values[f.setting] = _widget(f, disabled=book)
+        st.subheader("Randomness")
+        values["dropout"] = _widget(FIELDS_BY_URL["dropout"], disabled=book)
+        for name in ("eseed", "wseed", "dseed"):
+            f = FIELDS_BY_URL[name]
+            values[f.setting] = _widget(f, disabled=book)
+        qkv_bias = _widget(FIELDS_BY_URL["bias"], disabled=book)
+        training = _widget(FIELDS_BY_URL["train"], disabled=book)
+        if not book and values["dropout"] > 0.2:
+            st.caption(
+                f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
+            )
+    settings = Settings(
+        d_in=int(values["d_in"]),
+        d_out=int(values["d_out"]),
+        num_heads=int(values["num_heads"]),
+        context_length=int(values["context_length"]),
+        dropout=round(float(values["dropout"]), 4),
+        seed_embed=int(values["seed_embed"]),
+        seed_weights=int(values["seed_weights"]),
+        seed_dropout=int(values["seed_dropout"]),
+        qkv_bias=bool(qkv_bias),
+        training=bool(training),
+    )
+    return Config(settings, text, text2, bool(book))
+
+
+def config() -> Config:
+    """The configuration app.py built for this run (pages call this)."""
+    return st.session_state["_attnviz_config"]
