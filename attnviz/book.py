@@ -189,3 +189,10 @@ def matches_printout(actual: torch.Tensor, name: str) -> tuple[bool, float]:
     diff = (actual[finite] - expected[finite]).abs()
     worst = float(diff.max()) if diff.numel() else 0.0
     return same_inf and worst <= 0.5e-4 + 1e-6, worst
+
+
+def book_batch_inputs() -> torch.Tensor:
+    """The chapter's batch: two copies of the 6x3 inputs, (2, 6, 3)."""
+    from .inputs import book_batch
+
+    return book_batch()

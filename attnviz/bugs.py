@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 from . import checks as C
 from . import modules as M
+from .seeding import seeded
 from .trace import ModuleSpec
 
 
@@ -357,7 +358,10 @@ def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOut
     with torch.inference_mode():
         right = run_steps(bug.pass_kind, module, x, Steps())
         try:
-            wrong = run_steps(bug.pass_kind, module, x, steps)
+            # A buggy step may draw from the global generator (dropout left on in eval mode):
+            # only inside the seeding helper, like every other draw.
+            with seeded(None):
+                wrong = run_steps(bug.pass_kind, module, x, steps)
         except RuntimeError as err:
             return BugOutcome(bug, None, str(err), _why(bug, x, spec), None, right)
     check = _named_check(bug, module, x, spec, steps, wrong, forward)

@@ -289,3 +289,32 @@ def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
 def figure_bytes(fig: go.Figure) -> int:
     """What the figure costs to send: the size of its JSON."""
     return len(fig.to_json())
+
+
+def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "value") -> go.Figure:
+    """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2)."""
+    data = [
+        dict(
+            type="histogram",
+            x=_array(values).reshape(-1),
+            name=name,
+            opacity=0.65,
+            nbinsx=40,
+            hovertemplate=f"{name}<br>{x_name} %{{x}}<br>count %{{y}}<extra></extra>",
+        )
+        for name, values in series.items()
+    ]
+    return go.Figure(
+        dict(
+            data=data,
+            layout=dict(
+                barmode="overlay",
+                title=dict(text=title, font=dict(size=15)),
+                height=320,
+                margin=dict(l=10, r=10, t=50, b=10),
+                legend=dict(orientation="h", y=-0.3),
+                xaxis=dict(title=dict(text=x_name)),
+                yaxis=dict(title=dict(text="count")),
+            ),
+        )
+    )

@@ -141,3 +141,43 @@ def wrapper(prep: Prepared, s: Settings) -> T.Trace:
     if prep.book:
         return T.trace_wrapper(book.SPEC_WRAPPER, prep.x, prep.labels)
     return T.trace_wrapper(spec_wrapper(s), prep.x, prep.labels, s.training, s.seed_dropout)
+
+
+@dataclass(frozen=True)
+class PreparedBatch:
+    """Two texts as one batch (2, n, d_in), both cut to the shorter one's n tokens."""
+
+    labels: tuple[tuple[str, ...], tuple[str, ...]]
+    x: torch.Tensor
+    messages: tuple[str, ...] = ()
+
+    @property
+    def num_tokens(self) -> int:
+        return self.x.shape[1]
+
+
+def prepare_batch(
+    text: str, text2: str, settings: Settings, use_book: bool = False
+) -> PreparedBatch:
+    """The batch view: the book's two copies of its inputs, or the two sidebar texts."""
+    if use_book:
+        return PreparedBatch((BOOK_LABELS, BOOK_LABELS), book.book_batch_inputs())
+    a, b = prepare(text, settings), prepare(text2, settings)
+    n = min(a.num_tokens, b.num_tokens, settings.context_length)
+    messages = []
+    if a.num_tokens != b.num_tokens:
+        messages.append(
+            f"The two texts have {a.num_tokens} and {b.num_tokens} tokens. The chapter's modules "
+            f"have no padding mask, so the batch uses the first {n} tokens of each."
+        )
+    if n < min(a.num_tokens, b.num_tokens):
+        messages.append(f"The batch is cut to context_length = {settings.context_length} tokens.")
+    x = torch.cat([a.x[:, :n], b.x[:, :n]], dim=0)
+    return PreparedBatch((a.labels[:n], b.labels[:n]), x, tuple(messages))
+
+
+def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> T.Trace:
+    """Pass 3 on the batch; book mode: the chapter's CausalAttention (seed 123, dropout 0)."""
+    if use_book:
+        return T.trace_causal(book.SPEC_CAUSAL, batch.x, batch.labels[0])
+    return T.trace_causal(spec_causal(s), batch.x, batch.labels[0], s.training, s.seed_dropout)

@@ -300,3 +300,13 @@ def strides_table(trace: Trace) -> list[dict]:
             }
         )
     return rows
+
+
+def context_dropout(trace: Trace, p: float, seed: int) -> torch.Tensor:
+    """The other placement: dropout on the context vectors (computed without weight dropout)."""
+    dropout = nn.Dropout(p)
+    dropout.train()
+    with torch.inference_mode():
+        context = M.context_vectors(trace["attn_weights"], trace["values"])
+        with seeded(seed):
+            return dropout(context)

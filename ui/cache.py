@@ -33,6 +33,19 @@ def prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
 
 
 @st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def batch(text: str, text2: str, settings_key: tuple, book: bool) -> lesson.PreparedBatch:
+    return lesson.prepare_batch(text, text2, settings_of(settings_key), book)
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
+    """Pass 3 on the batch of the two sidebar texts (book mode: two copies of the inputs)."""
+    return lesson.causal_batch(
+        batch(text, text2, settings_key, book), settings_of(settings_key), book
+    )
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
 def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = ""):
     """One pass's trace. ``kind``: simplified, trainable, causal, multihead, wrapper."""
     s = settings_of(settings_key)
@@ -44,6 +57,8 @@ def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = 
     if kind == "trainable":
         return lesson.trainable(prep, s, variant or "v2")
     if kind == "causal":
+        if variant == "train":  # the dropout lab: training mode at the sidebar's rate and seed
+            s = s.with_changes(training=True)
         return lesson.causal(prep, s)
     if kind == "multihead":
         return lesson.multihead(prep, s)

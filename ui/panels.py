@@ -47,7 +47,10 @@ def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None =
     if caption:
         st.caption(caption)
     if numbers:
-        st.dataframe(frame(z, rows, cols), height=min(400, 38 + 35 * len(rows)))
+        df = frame(z, rows, cols)
+        # 7 significant digits: what float32 holds; the CSV has every digit.
+        formats = {c: st.column_config.NumberColumn(format="%.7g") for c in df.columns}
+        st.dataframe(df, height=min(400, 38 + 35 * len(rows)), column_config=formats)
     st.download_button(
         "CSV",
         data=lambda: _csv(frame(z, rows, cols)),

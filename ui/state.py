@@ -175,6 +175,19 @@ class Config:
     def key(self) -> tuple:
         return (self.settings.key(), self.text, self.text2, self.book)
 
+    def trace_args(self) -> tuple:
+        """(text, settings key, book) for the caches; book mode ignores the sidebar, so all
+        book-mode sessions share one entry."""
+        if self.book:
+            return ("", DEFAULTS.key(), True)
+        return (self.text, self.settings.key(), False)
+
+    def batch_args(self) -> tuple:
+        """(text, text2, settings key, book) for the batch views."""
+        if self.book:
+            return ("", "", DEFAULTS.key(), True)
+        return (self.text, self.text2, self.settings.key(), False)
+
 
 def _widget(f: Field, disabled: bool = False):
     common = dict(key=f.url, bind="query-params", help=f.help or None, disabled=disabled)

@@ -1,0 +1,47 @@
+"""Screenshot every page in headless Chromium (loopback only), for looking at what we built.
+
+    python scripts/screenshots.py [out_dir] [query string] [page ...]
+
+Starts ``streamlit run app.py`` on 127.0.0.1 (headless) and a local blackhole proxy for Chromium.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.browser import chromium, wait_for_app  # noqa: E402
+from tests.support.network import Blackhole, proxy_env  # noqa: E402
+from tests.support.server import running_app  # noqa: E402
+
+PAGES = ["home", "simplified-attention", "trainable-attention", "causal-attention",
+         "multi-head-attention"]
+
+
+def main() -> None:
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "test-artifacts" / "screens"
+    query = sys.argv[2] if len(sys.argv) > 2 else ""
+    pages = sys.argv[3:] or PAGES
+    out.mkdir(parents=True, exist_ok=True)
+    hole = Blackhole()
+    shared = ROOT.parent / "shared" / "tiktoken_cache"
+    env = proxy_env(hole) | ({"TIKTOKEN_CACHE_DIR": str(shared)} if shared.is_dir() else {})
+    try:
+        with running_app(env=env) as (url, _proc), chromium(hole.port) as browser:
+            page = browser.new_page(viewport={"width": 1400, "height": int(__import__("os").environ.get("SHOT_HEIGHT", "6000"))})
+            for name in pages:
+                page.goto(f"{url}/{name}{'?' + query if query else ''}")
+                wait_for_app(page)
+                page.wait_for_timeout(1500)
+                path = out / f"{name}.png"
+                page.screenshot(path=str(path), full_page=True)
+                print(path)
+    finally:
+        hole.close()
+
+
+if __name__ == "__main__":
+    main()
