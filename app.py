@@ -12,7 +12,7 @@ from ui.text import md_escape
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
 
 PAGES = [
-    st.Page("pages/0_home.py", title="Why attention", url_path="home", default=True),
+    st.Page("pages/0_home.py", title="Why attention", url_path="why-attention", default=True),
     st.Page(
         "pages/1_simplified.py",
         title="1. Simplified self-attention",

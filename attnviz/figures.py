@@ -260,28 +260,30 @@ def lines(
 
 
 def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
-    """weight x (number of visible keys), on a log2 scale: 0 = uniform, +1 = twice uniform."""
+    """weight x (number of visible keys), coloured on a log2 scale: 0 = an even share.
+
+    The cells and the hover show the ratio itself (``×1.6``); the colour is its log2, so twice
+    and half an even share are equally far from white.
+    """
     w = _array(weights)
     n = w.shape[-1]
     visible = np.tril(np.ones((n, n), dtype=np.float32))
-    counts = visible.sum(axis=-1, keepdims=True)
-    with np.errstate(divide="ignore"):
-        ratio = np.where(visible > 0, np.log2(np.maximum(w * counts, 1e-6)), np.nan).astype(
-            np.float32
-        )
-    fig = heatmap(
-        ratio,
-        labels,
-        labels,
-        title=title,
-        kind="signed",
-        zmax=4.0,
-        value_name="log2(weight × visible keys)",
+    ratio = np.where(visible > 0, w * visible.sum(axis=-1, keepdims=True), np.nan).astype(
+        np.float32
     )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_ratio = np.log2(np.maximum(ratio, 1e-6)).astype(np.float32)
+    fig = heatmap(
+        log_ratio, labels, labels, title=title, kind="signed", zmax=4.0, value_name="log2 ratio"
+    )
+    ratio_shown, _, _, _ = crop(ratio, list(labels), list(labels))
     fig.update_traces(
+        customdata=ratio_shown,
+        hovertemplate="query %{y}<br>key %{x}<br>weight × visible keys %{customdata:.4f}<extra></extra>",
+        texttemplate="×%{customdata:.2f}" if ratio_shown.shape[0] <= ANNOTATE_MAX else None,
         colorbar=dict(
-            tickvals=[-4, -2, 0, 2, 4], ticktext=["1/16×", "1/4×", "uniform", "4×", "16×"]
-        )
+            tickvals=[-4, -2, 0, 2, 4], ticktext=["1/16×", "1/4×", "even share", "4×", "16×"]
+        ),
     )
     return fig
 

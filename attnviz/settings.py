@@ -156,3 +156,18 @@ def request_bytes(s: Settings, tokens: int, batch: int = 2) -> dict[str, int]:
     }
     parts["total"] = sum(parts.values())
     return parts
+
+
+def attention_flops(tokens: int, d_in: int, d_out: int, batch: int = 1) -> dict[str, int]:
+    """Multiply-adds x 2 of one forward, before ``out_proj``. The wrapper (H heads of width
+    d_out/H) and the weight-split module do exactly the same arithmetic: only how it is
+    grouped into matmul calls differs (3H small projections against 3 large ones)."""
+    b, T = batch, tokens
+    projections = 3 * 2 * b * T * d_in * d_out
+    attention = 2 * (2 * b * T * T * d_out)  # Q K^T and A V, summed over heads
+    return {
+        "projections": projections,
+        "attention": attention,
+        "total": projections + attention,
+        "out_proj": 2 * b * T * d_out * d_out,
+    }

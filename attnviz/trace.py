@@ -276,30 +276,48 @@ def dropout_mask(trace: Trace) -> torch.Tensor:
 
 
 def strides_table(trace: Trace) -> list[dict]:
-    """The multi-head reshape walk with real shapes, strides and contiguity."""
-    steps = [
-        ("queries", "W_query(x)", "(b, T, d_out)"),
-        ("queries_heads", ".view(b, T, H, head_dim).transpose(1, 2)", "(b, H, T, head_dim)"),
-        ("attn_scores", "queries @ keys.transpose(2, 3)", "(b, H, T, T)"),
-        ("attn_weights", "softmax(masked / sqrt(head_dim))", "(b, H, T, T)"),
-        ("context_vec", "attn_weights @ values", "(b, H, T, head_dim)"),
-        ("merged", ".transpose(1, 2).contiguous().view(b, T, d_out)", "(b, T, d_out)"),
-        ("output", "out_proj(merged)", "(b, T, d_out)"),
-    ]
-    rows = []
-    for name, code, symbolic in steps:
-        t = trace[name]
-        rows.append(
+    """The multi-head reshape walk with real shapes, strides and contiguity.
+
+    The two in-between views (before the head transpose, and after the context's transpose back)
+    are taken on demand: views share memory, so they cost nothing.
+    """
+    b, T, d_out = trace.shape("queries")
+    H = trace.spec.num_heads
+    head_dim = d_out // H
+    with torch.inference_mode():
+        steps = [
+            ("queries = W_query(x)", trace["queries"], "(b, T, d_out)"),
+            (
+                "queries.view(b, T, H, head_dim)",
+                trace["queries"].view(b, T, H, head_dim),
+                "(b, T, H, head_dim)",
+            ),
+            (".transpose(1, 2)", trace["queries_heads"], "(b, H, T, head_dim)"),
+            ("attn_scores = queries @ keys.transpose(2, 3)", trace["attn_scores"], "(b, H, T, T)"),
+            (
+                "attn_weights = softmax(attn_scores / √head_dim)",
+                trace["attn_weights"],
+                "(b, H, T, T)",
+            ),
+            ("context = attn_weights @ values", trace["context_vec"], "(b, H, T, head_dim)"),
+            (
+                "context.transpose(1, 2)",
+                trace["context_vec"].transpose(1, 2),
+                "(b, T, H, head_dim)",
+            ),
+            (".contiguous().view(b, T, d_out)", trace["merged"], "(b, T, d_out)"),
+            ("out_proj(context)", trace["output"], "(b, T, d_out)"),
+        ]
+        return [
             {
-                "step": name,
-                "code": code,
+                "step": code,
                 "shape (symbols)": symbolic,
                 "shape": str(tuple(t.shape)),
                 "stride": str(t.stride()),
-                "contiguous": t.is_contiguous(),
+                "contiguous": bool(t.is_contiguous()),
             }
-        )
-    return rows
+            for code, t, symbolic in steps
+        ]
 
 
 def context_dropout(trace: Trace, p: float, seed: int) -> torch.Tensor:

@@ -7,6 +7,7 @@ Starts ``streamlit run app.py`` on 127.0.0.1 (headless) and a local blackhole pr
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,8 +18,13 @@ from tests.support.browser import chromium, wait_for_app  # noqa: E402
 from tests.support.network import Blackhole, proxy_env  # noqa: E402
 from tests.support.server import running_app  # noqa: E402
 
-PAGES = ["home", "simplified-attention", "trainable-attention", "causal-attention",
-         "multi-head-attention"]
+PAGES = [
+    "",
+    "simplified-attention",
+    "trainable-attention",
+    "causal-attention",
+    "multi-head-attention",
+]
 
 
 def main() -> None:
@@ -31,12 +37,21 @@ def main() -> None:
     env = proxy_env(hole) | ({"TIKTOKEN_CACHE_DIR": str(shared)} if shared.is_dir() else {})
     try:
         with running_app(env=env) as (url, _proc), chromium(hole.port) as browser:
-            page = browser.new_page(viewport={"width": 1400, "height": int(__import__("os").environ.get("SHOT_HEIGHT", "6000"))})
+            height = int(os.environ.get("SHOT_HEIGHT", "6000"))
+            page = browser.new_page(viewport={"width": 1400, "height": height})
+            # The first session of a fresh server goes through Streamlit's legacy pages/ lookup
+            # (see README): open the root once so every later page URL resolves directly.
+            page.goto(url)
+            wait_for_app(page)
+            page.locator(".main-svg").first.wait_for(timeout=30_000)
             for name in pages:
                 page.goto(f"{url}/{name}{'?' + query if query else ''}")
                 wait_for_app(page)
-                page.wait_for_timeout(1500)
-                path = out / f"{name}.png"
+                charts = page.locator("[data-testid='stPlotlyChart']")
+                for i in range(charts.count()):
+                    charts.nth(i).locator(".main-svg").first.wait_for(timeout=30_000)
+                page.wait_for_timeout(2500)
+                path = out / f"{name or 'home'}.png"
                 page.screenshot(path=str(path), full_page=True)
                 print(path)
     finally:
