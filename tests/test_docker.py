@@ -1,0 +1,485 @@
+"""The classroom Docker image, checked without a Docker engine.
+
+Three kinds of proof: hadolint finds nothing in the Dockerfile; the parsed Dockerfile follows the
+project's rules (CPU torch pinned like requirements.txt, dependencies before code, a non-root
+numeric user, the vocabulary fetched at build time, the README's start command, classroom
+settings); and the image's own start command, run here on loopback with the image's environment,
+serves a page that uses the real GPT-2 tokenizer and asks nothing of the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from dockerfile_parse import DockerfileParser
+
+from tests.support.browser import chromium, wait_for_app
+from tests.support.network import Blackhole, free_port, proxy_env
+from tests.support.server import running_app
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCKERFILE = ROOT / "Dockerfile"
+DOCKERIGNORE = ROOT / ".dockerignore"
+README = ROOT / "README.md"
+# Stands in for the README's app command until the README exists.
+APP_COMMAND_FILE = ROOT / "docs" / "app-command.txt"
+SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
+
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+PORT = "8501"
+# The only flags in which the image's start command may differ from the README's, and their
+# values in the image.
+IMAGE_FLAGS = {"server.address": "0.0.0.0", "server.port": PORT, "server.headless": "true"}
+REAL_TOKENIZER = "Tokenizer: GPT-2 BPE (tiktoken)"
+
+
+# --- reading the Dockerfile -----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def parser() -> DockerfileParser:
+    return DockerfileParser(path=str(DOCKERFILE))
+
+
+def instructions(parser: DockerfileParser) -> list[tuple[str, str, dict[str, str]]]:
+    """(instruction, value, environment in effect) for every instruction, comments left out."""
+    return [
+        (item["instruction"], item["value"], dict(context.envs))
+        for item, context in zip(parser.structure, parser.context_structure, strict=True)
+        if item["instruction"] != "COMMENT"
+    ]
+
+
+def indices(steps, instruction: str, predicate=lambda value: True) -> list[int]:
+    return [i for i, (ins, value, _) in enumerate(steps) if ins == instruction and predicate(value)]
+
+
+def exec_form(value: str, what: str) -> list[str]:
+    try:
+        argv = json.loads(value)
+    except json.JSONDecodeError:
+        pytest.fail(f"{what} is not in exec form (a JSON array): {value}")
+    assert isinstance(argv, list) and all(isinstance(a, str) for a in argv), value
+    return argv
+
+
+def start_command(parser: DockerfileParser) -> list[str]:
+    """What the container runs: ENTRYPOINT followed by CMD, both in exec form."""
+    steps = instructions(parser)
+    entry = [v for ins, v, _ in steps if ins == "ENTRYPOINT"]
+    cmd = [v for ins, v, _ in steps if ins == "CMD"]
+    assert entry or cmd, "the Dockerfile has neither ENTRYPOINT nor CMD"
+    argv = exec_form(entry[-1], "ENTRYPOINT") if entry else []
+    if cmd:
+        argv += exec_form(cmd[-1], "CMD")
+    return argv
+
+
+def split_streamlit(argv: list[str]) -> tuple[str, dict[str, str]]:
+    """(script, {flag: value}) of ``streamlit run SCRIPT --flag=value --flag value ...``."""
+    assert argv[:2] == ["streamlit", "run"] and len(argv) > 2, f"not `streamlit run`: {argv}"
+    script, rest, flags = argv[2], argv[3:], {}
+    while rest and rest[0].startswith("--") and rest[0] != "--":
+        name, eq, value = rest.pop(0)[2:].partition("=")
+        if not eq:
+            assert rest, f"flag --{name} has no value in {argv}"
+            value = rest.pop(0)
+        flags[name] = value
+    return script, flags
+
+
+# The first ``streamlit run SCRIPT ...`` on a line, up to a backtick, a comment or the line's end.
+_APP_COMMAND = re.compile(r"streamlit\s+run\s+[^\s`'\"]+[^`#\n]*")
+
+
+def readme_app_command() -> tuple[Path, list[str]]:
+    """The README's app command (docs/app-command.txt while there is no README)."""
+    source = README if README.exists() else APP_COMMAND_FILE
+    assert source.exists(), "neither README.md nor docs/app-command.txt exists"
+    for line in source.read_text(encoding="utf-8").splitlines():
+        found = _APP_COMMAND.search(line)
+        if found:
+            try:
+                words = shlex.split(found.group(0))
+            except ValueError:  # an apostrophe in the prose after the command
+                words = found.group(0).split()
+            words[2] = words[2].rstrip(".,;:)")
+            # Keep `streamlit run SCRIPT` and the --flags that follow; stop at prose.
+            keep = 3
+            while keep < len(words) and words[keep].startswith("--"):
+                takes_value = "=" not in words[keep] and keep + 1 < len(words)
+                keep += 2 if takes_value and not words[keep + 1].startswith("--") else 1
+            return source, words[:keep]
+    pytest.fail(f"{source.name} has no line with the app command `streamlit run app.py`")
+
+
+def copy_sources(value: str) -> list[str]:
+    """The sources of a COPY/ADD (its options and destination left out)."""
+    words = json.loads(value) if value.lstrip().startswith("[") else shlex.split(value)
+    return [w for w in words if not w.startswith("--")][:-1]
+
+
+def requirement_pin(name: str) -> str:
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        found = re.fullmatch(rf"\s*{re.escape(name)}\s*==\s*([^\s;#]+).*", line)
+        if found:
+            return found.group(1)
+    pytest.fail(f"requirements.txt does not pin {name} with ==")
+
+
+def hadolint_binary() -> str | None:
+    return shutil.which("hadolint") or shutil.which(
+        "hadolint", path=str(Path(sys.executable).parent)
+    )
+
+
+# --- lint -----------------------------------------------------------------------------------
+def test_hadolint_finds_nothing():
+    binary = hadolint_binary()
+    if binary is None:
+        pytest.skip("hadolint is not installed (pip install -r requirements-dev.txt)")
+    result = subprocess.run(
+        [binary, "--no-color", str(DOCKERFILE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, f"hadolint:\n{result.stdout}{result.stderr}"
+
+
+# --- the recipe -----------------------------------------------------------------------------
+def test_base_image_is_official_python_311_slim(parser):
+    assert not parser.is_multistage
+    base = parser.baseimage
+    assert re.fullmatch(
+        r"(docker\.io/)?(library/)?python:3\.11(\.\d+)?-slim(-[a-z]+)?(@sha256:[0-9a-f]{64})?",
+        base,
+    ), f"base image is {base}, not python:3.11-slim"
+
+
+def test_torch_comes_from_the_cpu_index_pinned_like_requirements(parser):
+    steps = instructions(parser)
+    pin = requirement_pin("torch")
+    installs = indices(steps, "RUN", lambda v: re.search(r"\btorch==", v) is not None)
+    assert len(installs) == 1, "expected one RUN that installs torch==..."
+    words = shlex.split(steps[installs[0]][1])
+    assert f"torch=={pin}" in words, f"torch is not pinned to requirements.txt's {pin}"
+    assert "--extra-index-url" not in words, "an extra index lets PyPI's CUDA torch win"
+    assert words[words.index("--index-url") + 1] == CPU_INDEX
+    # The CPU build must be in place before requirements.txt would pull torch from PyPI.
+    torch_at = steps[installs[0]][1].index("torch==")
+    requirements = indices(steps, "RUN", lambda v: "-r requirements.txt" in v)
+    assert requirements and requirements[0] >= installs[0], "torch must be installed first"
+    if requirements[0] == installs[0]:
+        assert steps[installs[0]][1].index("-r requirements.txt") > torch_at
+
+
+def test_dependencies_are_installed_before_the_code_is_copied(parser):
+    steps = instructions(parser)
+    copies = indices(steps, "COPY") + indices(steps, "ADD")
+    install = indices(steps, "RUN", lambda v: "pip install -r requirements.txt" in v)
+    assert install, "no `pip install -r requirements.txt`"
+    early = [i for i in copies if i < install[0]]
+    assert any("requirements.txt" in copy_sources(steps[i][1]) for i in early), (
+        "requirements.txt is not copied before it is installed"
+    )
+    for i in early:
+        assert all(s.startswith("requirements") for s in copy_sources(steps[i][1])), (
+            f"`COPY {steps[i][1]}` comes before the dependencies, so a code change reinstalls them"
+        )
+    code = [i for i in copies if {".", "./", "app.py"} & set(copy_sources(steps[i][1]))]
+    assert code and code[0] > install[0], "the app code must be copied after the install"
+
+
+def test_runs_as_a_numeric_non_root_user(parser):
+    steps = instructions(parser)
+    users = indices(steps, "USER")
+    assert users, "no USER: the container would run as root"
+    user = steps[users[-1]][1].split(":")[0]
+    assert user.isdigit() and int(user) != 0, f"USER {user} is not a numeric non-root uid"
+
+
+def test_healthcheck_asks_streamlits_health_endpoint(parser):
+    steps = instructions(parser)
+    checks = indices(steps, "HEALTHCHECK")
+    assert len(checks) == 1
+    value = steps[checks[0]][1]
+    assert "/_stcore/health" in value and f":{PORT}/" in value
+    found = re.search(r"\bCMD\s+(\[.*\])\s*$", value)
+    assert found, f"HEALTHCHECK is not in exec form: {value}"
+    argv = exec_form(found.group(1), "HEALTHCHECK CMD")
+    assert argv[0] == "python", "slim images have no curl: check with Python's urllib"
+
+
+def test_exposes_8501(parser):
+    steps = instructions(parser)
+    ports = [p.split("/")[0] for i in indices(steps, "EXPOSE") for p in steps[i][1].split()]
+    assert PORT in ports
+
+
+def test_vocabulary_is_fetched_at_build_time_into_the_runtime_cache(parser):
+    steps = instructions(parser)
+    folder = parser.envs.get("TIKTOKEN_CACHE_DIR")
+    assert folder and folder.startswith("/") and not folder.startswith("/app"), (
+        f"the image's TIKTOKEN_CACHE_DIR is {folder!r}: it must be an absolute folder outside "
+        "the app (so COPY . . can't replace it)"
+    )
+    fetch = indices(steps, "RUN", lambda v: re.search(r"get_encoding\(.gpt2.\)", v) is not None)
+    check = indices(steps, "RUN", lambda v: "load_tokenizer(allow_network=False)" in v)
+    assert fetch, "no RUN fetches GPT-2's vocabulary with tiktoken.get_encoding('gpt2')"
+    assert check, "no RUN checks that the app's loader finds the real vocabulary offline"
+    for i in fetch + check:
+        assert steps[i][2].get("TIKTOKEN_CACHE_DIR") == folder, (
+            f"`RUN {steps[i][1][:60]}...` uses another cache folder than the running app"
+        )
+    assert "chmod -R a+rX" in steps[fetch[0]][1], "the cache must be readable by everyone"
+    # The offline check runs as the runtime user, so it also proves the cache is readable.
+    assert check[-1] > indices(steps, "USER")[-1]
+
+
+def _vocabulary_steps(parser) -> list[str]:
+    steps = instructions(parser)
+    fetch = indices(steps, "RUN", lambda v: "get_encoding(" in v)
+    check = indices(steps, "RUN", lambda v: "load_tokenizer(" in v)
+    return [steps[i][1] for i in fetch + check]
+
+
+def _run_shell(command: str, cache: Path) -> subprocess.CompletedProcess:
+    """Run a RUN line here: `python` is this venv's, and every proxy is a closed loopback port,
+    so a download fails at once without leaving the machine."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        **{name: dead for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")},
+        **{name: dead for name in ("http_proxy", "https_proxy", "all_proxy")},
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "TIKTOKEN_CACHE_DIR": str(cache),
+    }
+    return subprocess.run(
+        ["sh", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_vocabulary_steps_stop_the_build_when_the_vocabulary_is_missing(parser, tmp_path):
+    commands = _vocabulary_steps(parser)
+    assert len(commands) == 2
+    for command in commands:
+        result = _run_shell(command, tmp_path / "empty-cache")
+        assert result.returncode != 0, f"succeeded without a vocabulary: {command}"
+        assert "BUILD FAILED" in result.stderr, result.stderr[-2000:]
+
+
+def test_vocabulary_steps_pass_with_the_real_vocabulary(parser, tmp_path):
+    if not SHARED_CACHE.is_dir():
+        pytest.skip(f"no GPT-2 vocabulary cache at {SHARED_CACHE}")
+    cache = tmp_path / "tiktoken"
+    shutil.copytree(SHARED_CACHE, cache)
+    for command in _vocabulary_steps(parser):
+        result = _run_shell(command, cache)
+        assert result.returncode == 0, f"{command}\n{result.stdout}{result.stderr[-2000:]}"
+
+
+def test_start_command_is_the_readmes_on_every_interface(parser):
+    image_script, image_flags = split_streamlit(start_command(parser))
+    source, words = readme_app_command()
+    readme_script, readme_flags = split_streamlit(words)
+    assert image_script == readme_script == "app.py", (image_script, source.name, readme_script)
+    for name, value in IMAGE_FLAGS.items():
+        assert image_flags.get(name) == value, f"the image needs --{name}={value}"
+    others = {k: v for k, v in image_flags.items() if k not in IMAGE_FLAGS}
+    readme_others = {k: v for k, v in readme_flags.items() if k not in IMAGE_FLAGS}
+    assert others == readme_others, f"flags differ from {source.name}'s `{' '.join(words)}`"
+
+
+def test_classroom_settings_are_image_environment_only(parser):
+    env = parser.envs
+    assert env.get("STREAMLIT_SERVER_HEADLESS") == "true"
+    assert env.get("STREAMLIT_SERVER_FILE_WATCHER_TYPE") == "none"
+    assert env.get("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS") in ("type", "none")
+    assert env.get("STREAMLIT_BROWSER_SERVER_ADDRESS") not in (None, "", "0.0.0.0")
+    for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PIP_NO_CACHE_DIR"):
+        assert env.get(name) not in (None, "", "0"), f"{name} is not set"
+    # Laptops and the tests keep Streamlit's normal behaviour for these.
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    classroom = {
+        ("server", "headless"),
+        ("server", "fileWatcherType"),
+        ("client", "showErrorDetails"),
+        ("browser", "serverAddress"),
+    }
+    for section, option in classroom:
+        assert option not in config.get(section, {}), f"{section}.{option} is in config.toml"
+
+
+# --- docs/deploy.md ---------------------------------------------------------------------------
+def test_lesson_links_in_the_deploy_guide_open_real_pages_with_valid_settings():
+    from urllib.parse import parse_qs, urlsplit
+
+    from ui.state import FIELDS_BY_URL, parse_value
+
+    pages = set(re.findall(r'url_path="([^"]+)"', (ROOT / "app.py").read_text()))
+    links = re.findall(r"<(https?://[^>\s]+\?[^>\s]+)>", (ROOT / "docs" / "deploy.md").read_text())
+    assert len(links) >= 3, "docs/deploy.md should give at least three lesson links"
+    for link in links:
+        parts = urlsplit(link)
+        assert parts.path.strip("/") in pages, f"{link}: no page at {parts.path}"
+        assert " " not in link, f"{link}: spaces must be URL-encoded"
+        for key, values in parse_qs(parts.query, keep_blank_values=True).items():
+            assert key in FIELDS_BY_URL, f"{link}: unknown parameter {key}"
+            assert len(values) == 1, f"{link}: {key} given more than once"
+            parse_value(FIELDS_BY_URL[key], values[0])  # raises ValueError with the reason
+
+
+# --- .dockerignore --------------------------------------------------------------------------
+def _dockerignore_rules() -> list[tuple[bool, re.Pattern]]:
+    """(is_exception, regex) per line. Docker's syntax, for the simple patterns used here."""
+    rules = []
+    for raw in DOCKERIGNORE.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        pattern = line.lstrip("!").strip().strip("/")
+        regex = re.escape(pattern)
+        regex = regex.replace(r"\*\*/", "(?:.*/)?").replace(r"\*\*", ".*")
+        regex = regex.replace(r"\*", "[^/]*").replace(r"\?", "[^/]")
+        rules.append((negate, re.compile(regex)))
+    return rules
+
+
+def dockerignored(path: str, rules) -> bool:
+    """Whether the build context leaves ``path`` out. As in Docker, a pattern applies to a path
+    when it matches the path or a folder above it, and the last pattern that applies wins."""
+    parts = path.split("/")
+    prefixes = ["/".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+    ignored = False
+    for negate, regex in rules:
+        if any(regex.fullmatch(prefix) for prefix in prefixes):
+            ignored = not negate
+    return ignored
+
+
+def test_dockerignore_leaves_out_the_repository_but_not_the_app():
+    assert DOCKERIGNORE.exists()
+    rules = _dockerignore_rules()
+    for path in (
+        ".git/config",
+        ".venv/bin/python",
+        "test-artifacts/docker-smoke.png",
+        "tests/conftest.py",
+        "ui/__pycache__/state.cpython-311.pyc",
+        ".pytest_cache/v/cache",
+        ".streamlit/secrets.toml",
+    ):
+        assert dockerignored(path, rules), f"{path} would be copied into the image"
+    needed = ["app.py", "requirements.txt", ".streamlit/config.toml"]
+    for folder in ("attnviz", "ui", "pages"):
+        needed += [p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("*.py")]
+    assert len(needed) > 10
+    for path in needed:
+        assert not dockerignored(path, rules), f"{path} is needed by the app but dockerignored"
+
+
+# --- the start command, run here --------------------------------------------------------------
+def local_command(argv: list[str]) -> list[str]:
+    """The image's start command for this machine: loopback, a free port ("{port}" for
+    running_app), and this venv's streamlit. The image finds `streamlit` on its PATH; here a
+    bare `streamlit` could be another installation, so it becomes `python -m streamlit`."""
+    assert argv[0] == "streamlit"
+    local = [sys.executable, "-m", "streamlit"]
+    rest = iter(argv[1:])
+    replace = {"--server.address": "127.0.0.1", "--server.port": "{port}"}
+    for word in rest:
+        name, eq, _ = word.partition("=")
+        if name in replace:
+            local += [f"{name}={replace[name]}"] if eq else [name, replace[name]]
+            if not eq:
+                next(rest)
+        else:
+            local.append(word)
+    return local
+
+
+@pytest.fixture(scope="module")
+def image_server(parser, artifacts):
+    """The image's start command and environment, on loopback. Yields (url, the blackhole the
+    app's proxy variables point at). The app gets a blackhole of its own, so that anything it
+    receives came from the app and not from Chromium (which calls Google on its own)."""
+    if not SHARED_CACHE.is_dir():
+        pytest.skip(
+            f"no GPT-2 vocabulary cache at {SHARED_CACHE}: the image would have fetched it at "
+            "build time, but this machine has no copy to stand in for it"
+        )
+    command = local_command(start_command(parser))
+    assert "--server.address=127.0.0.1" in command or "127.0.0.1" in command, command
+    assert not any("0.0.0.0" in word for word in command), command
+    # The image's ENV over ours, except the folders that only make sense inside the image.
+    image_env = {k: v for k, v in parser.envs.items() if k not in ("PATH", "HOME")}
+    app_blackhole = Blackhole()
+    env = {**image_env, "TIKTOKEN_CACHE_DIR": str(SHARED_CACHE), **proxy_env(app_blackhole)}
+    try:
+        log = artifacts / "docker-smoke-server.log"
+        with running_app(command=command, env=env, log_path=log) as (url, _proc):
+            yield url, app_blackhole
+    finally:
+        app_blackhole.close()
+
+
+def test_healthcheck_command_passes_against_the_running_app(parser, image_server):
+    url, app_blackhole = image_server
+    steps = instructions(parser)
+    value = steps[indices(steps, "HEALTHCHECK")[0]][1]
+    argv = exec_form(re.search(r"\bCMD\s+(\[.*\])\s*$", value).group(1), "HEALTHCHECK CMD")
+    port = url.rsplit(":", 1)[1]
+    local = [sys.executable] + [a.replace(f":{PORT}/", f":{port}/") for a in argv[1:]]
+    result = subprocess.run(local, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert app_blackhole.snapshot() == [], "the app reached for the network while starting"
+
+
+# Chromium's own background calls (component and extension updates from Debian's launcher,
+# sign-in, network time) reach its proxy whatever page it shows, and so may a connection it
+# opens ahead of time and never uses; nothing else may.
+_CHROMIUM_SERVICES = re.compile(
+    r"^\S+ (?:https?://)?[\w.-]+\.(?:google\.com|googleapis\.com|gvt1\.com)[:/]"
+)
+
+
+@pytest.mark.browser
+def test_smoke_the_image_command_serves_the_real_tokenizer(image_server, blackhole, artifacts):
+    url, app_blackhole = image_server
+    before = blackhole.snapshot()
+    page_requests: list[str] = []
+    with chromium(blackhole.port) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.on("request", lambda request: page_requests.append(request.url))
+        page.on("websocket", lambda socket: page_requests.append(socket.url))
+        page.goto(url)
+        wait_for_app(page)
+        page.get_by_text(REAL_TOKENIZER).first.wait_for(timeout=30_000)
+        text = page.locator("[data-testid='stApp']").inner_text()
+        page.screenshot(path=str(artifacts / "docker-smoke.png"), full_page=True)
+    assert REAL_TOKENIZER in text
+    assert "fallback" not in text.lower(), "the page mentions the fallback tokenizer"
+    # The app (server side) asked nothing of the network ...
+    assert app_blackhole.snapshot() == [], "the app reached for the network"
+    # ... nor did the page: every request and websocket went to the app on loopback ...
+    loopback = url.split("://", 1)[1]
+    outside = [u for u in page_requests if u.split("://", 1)[-1].split("/")[0] != loopback]
+    assert not [u for u in outside if not u.startswith(("data:", "blob:", "about:"))], outside
+    # ... and the browser's proxy saw only Chromium's own service calls.
+    new = blackhole.snapshot()[len(before) :]
+    unexpected = [
+        line
+        for line in new
+        if not _CHROMIUM_SERVICES.match(line) and line != "<connection without data>"
+    ]
+    assert unexpected == [], new
