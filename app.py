@@ -6,6 +6,7 @@ the URL, builds the shared sidebar once, says which tokenizer is in use, and rou
 
 import streamlit as st
 
+from attnviz import budget
 from ui import cache, state
 from ui.text import md_escape
 
@@ -48,4 +49,11 @@ with header:
     if "_attnviz_url_warning" in st.session_state:
         st.warning(st.session_state["_attnviz_url_warning"])
 
-navigation.run()
+# Requests predicted to be heavy (large sizes) wait for one of a few slots, so a class dragging
+# every slider to its end at once queues instead of exhausting the server's memory.
+tokens = cache.prepared(*config.trace_args()).num_tokens
+try:
+    with budget.heavy_slot(config.settings, tokens):
+        navigation.run()
+except budget.ServerBusy as busy:
+    st.error(str(busy))

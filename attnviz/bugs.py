@@ -168,6 +168,8 @@ class Bug:
     symptom: str
     shows: BugSetting = field(default_factory=BugSetting)
     raises: str | None = None  # when it raises instead: why the shapes clash (format fields)
+    # Why the bug can still slip past its check when the settings do not hide it.
+    slips_when: str = "these numbers happen to hide it"
 
     @property
     def correct(self) -> Callable:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz import lesson
+from attnviz import budget, lesson
 from attnviz.settings import Settings
 from attnviz.tokens import get_tokenizer
 
+# Memory bound (see attnviz/budget.py): light traces are small (their whole request is predicted
+# under budget.HEAVY_BYTES), heavy ones can reach hundreds of MB, so they get few entries.
 TRACE_ENTRIES = 48
+HEAVY_TRACE_ENTRIES = 4
 FIGURE_ENTRIES = 512
 
 
@@ -45,9 +48,25 @@ def batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
     )
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
 def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = ""):
     """One pass's trace. ``kind``: simplified, trainable, causal, multihead, wrapper."""
+    tokens = prepared(text, settings_key, book).num_tokens
+    if budget.is_heavy(settings_of(settings_key), tokens):
+        return _heavy_trace(kind, text, settings_key, book, variant)
+    return _light_trace(kind, text, settings_key, book, variant)
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def _light_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
+    return _compute_trace(kind, text, settings_key, book, variant)
+
+
+@st.cache_resource(max_entries=HEAVY_TRACE_ENTRIES, show_spinner="Computing large attention maps…")
+def _heavy_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
+    return _compute_trace(kind, text, settings_key, book, variant)
+
+
+def _compute_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
     s = settings_of(settings_key)
     prep = prepared(text, settings_key, book)
     if kind in ("causal", "multihead", "wrapper"):

@@ -1,0 +1,238 @@
+"""The classic attention bugs: one line each, and each one caught by its named check."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnviz import bugs as B
+from attnviz import checks as C
+from attnviz import lesson as L
+from attnviz import trace as T
+from attnviz.inputs import book_inputs
+from attnviz.settings import Settings
+
+from .helpers import labels, typed_batch
+
+# A setting where every bug shows: two heads, dropout, six tokens in a context of 32.
+SHOWING = Settings(d_in=16, d_out=8, num_heads=2, context_length=32, dropout=0.5)
+X_BATCH = typed_batch(16, n=6)  # two different six-token texts
+
+
+def _spec(pass_kind: str, s: Settings = SHOWING):
+    return {
+        "simplified": None,
+        "trainable": L.spec_trainable(s),
+        "causal": L.spec_causal(s),
+        "multihead": L.spec_multihead(s),
+    }[pass_kind]
+
+
+def _x(pass_kind: str, batch: torch.Tensor = X_BATCH):
+    if pass_kind == "simplified":
+        # Pass 1 runs on the book's inputs. (With d_in=16 embeddings X Xᵀ is so
+        # diagonal-dominant that softmax over either axis is close to the identity.)
+        return book_inputs()
+    if pass_kind == "trainable":
+        return batch[0]
+    return batch
+
+
+# --- run_steps is the engine ----------------------------------------------------------------
+def test_run_steps_simplified_equals_the_simplified_trace():
+    x = typed_batch(8, n=6)[0]
+    out = B.run_steps("simplified", None, x)
+    tr = T.trace_simplified(x, labels(6))
+    assert torch.equal(out["output"], tr["context_vec"])
+    assert torch.equal(out["attn_weights"], tr["attn_weights"])
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_run_steps_trainable_equals_the_modules_forward(version):
+    module = L.spec_trainable(SHOWING, version).build()
+    x = X_BATCH[0]
+    assert torch.equal(B.run_steps("trainable", module, x)["output"], module(x))
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec_of"), [("causal", L.spec_causal), ("multihead", L.spec_multihead)]
+)
+def test_run_steps_equals_the_modules_forward_bit_for_bit(kind, spec_of):
+    module = spec_of(SHOWING).build().eval()
+    out = B.run_steps(kind, module, X_BATCH)
+    assert torch.equal(out["output"], module(X_BATCH))
+    # ... and the intermediate weights equal the trace's.
+    tr = (T.trace_causal if kind == "causal" else T.trace_multihead)(
+        spec_of(SHOWING), X_BATCH, labels(6)
+    )
+    assert torch.equal(out["attn_weights"], tr["attn_weights"])
+
+
+def test_run_steps_with_the_renormalize_route_matches_the_minus_infinity_route():
+    module = L.spec_causal(SHOWING).build().eval()
+    steps = B.Steps(renormalize=B.M.renormalize_causal)
+    routed = B.run_steps("causal", module, X_BATCH, steps)["output"]
+    assert torch.allclose(routed, module(X_BATCH), atol=1e-6)
+
+
+def test_run_steps_refuses_an_unknown_pass():
+    module = L.spec_causal(SHOWING).build()
+    with pytest.raises(ValueError, match="recurrent"):
+        B.run_steps("recurrent", module, X_BATCH)
+
+
+# --- the diffs ----------------------------------------------------------------------------
+@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+def test_each_bug_is_exactly_one_changed_line(bug):
+    diff = bug.diff()
+    lines = diff.splitlines()
+    assert lines[:2] == ["--- correct", "+++ bug"]
+    removed = [ln for ln in lines[2:] if ln.startswith("-")]
+    added = [ln for ln in lines[2:] if ln.startswith("+")]
+    assert len(removed) == 1 and len(added) == 1, diff
+    assert removed[0] != "-" + added[0][1:]
+    assert bug.changed_lines() == ([removed[0][1:]], [added[0][1:]])
+
+
+def test_the_wrong_axis_diff_shows_the_axis():
+    removed, added = B.BUGS_BY_KEY["softmax_wrong_axis"].changed_lines()
+    assert "dim=-1" in removed[0] and "dim=-2" in added[0]
+
+
+def test_each_bug_replaces_a_real_step_and_names_a_real_check():
+    step_names = set(B.Steps.__dataclass_fields__)
+    for bug in B.BUGS:
+        assert bug.step in step_names, bug.key
+        assert callable(getattr(C, bug.check)), bug.key
+        assert bug.pass_kind in ("simplified", "trainable", "causal", "multihead")
+    assert len(B.BUGS_BY_KEY) == len(B.BUGS)
+
+
+def test_bugs_for_partitions_the_bugs_by_pass():
+    by_pass = [
+        b for kind in ("simplified", "trainable", "causal", "multihead") for b in B.bugs_for(kind)
+    ]
+    assert sorted(b.key for b in by_pass) == sorted(b.key for b in B.BUGS)
+
+
+# --- mutation test: every bug is caught -----------------------------------------------------
+@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+def test_every_bug_fails_its_check_or_raises(bug):
+    x, spec = _x(bug.pass_kind), _spec(bug.pass_kind)
+    assert bug.hidden_reason(6, SHOWING.num_heads, SHOWING.head_dim, 0.5, 32) is None
+    outcome = B.run_bug(bug, x, spec)
+    assert outcome.bug is bug
+    if bug.raises is None:
+        assert outcome.error is None
+        assert outcome.check is not None
+        assert outcome.check.name == bug.check
+        assert outcome.check.status == "fail", outcome.check.detail
+        assert outcome.wrong is not None
+        assert not torch.equal(outcome.wrong["output"], outcome.right["output"])
+    else:
+        assert outcome.check is None
+        assert outcome.error
+        assert outcome.why
+        assert outcome.wrong is None
+    assert outcome.right["output"].shape[-2] == x.shape[-2]
+
+
+def test_unsliced_mask_raises_the_exact_shape_error():
+    bug = B.BUGS_BY_KEY["unsliced_mask"]
+    outcome = B.run_bug(bug, X_BATCH, _spec("causal"))
+    assert outcome.error == (
+        "The size of tensor a (6) must match the size of tensor b (32) at non-singleton dimension 2"
+    )
+    assert "(32, 32)" in outcome.why
+    assert "(2, 6, 6)" in outcome.why
+    assert "32 ≠ 6" in outcome.why
+
+
+def test_global_transpose_raises_and_explains_the_reversed_dims():
+    bug = B.BUGS_BY_KEY["global_transpose"]
+    outcome = B.run_bug(bug, X_BATCH, _spec("causal"))
+    assert outcome.error and "must match" in outcome.error
+    assert "keys (2, 6, 8)" in outcome.why
+    assert "(8, 6, 2)" in outcome.why
+
+
+@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+def test_the_named_check_passes_on_the_correct_code(bug):
+    result = B.correct_check(bug, _x(bug.pass_kind), _spec(bug.pass_kind))
+    assert result.name == bug.check
+    assert result.status == "pass", result.detail
+
+
+def test_the_check_names_the_size_of_the_damage():
+    outcome = B.run_bug(B.BUGS_BY_KEY["mask_with_zero"], X_BATCH, _spec("causal"))
+    assert outcome.check.max_diff > 1e3 * outcome.check.tol
+    assert "see the future" in outcome.check.explanation
+
+
+# --- hidden bugs --------------------------------------------------------------------------
+def test_split_without_transpose_is_hidden_with_one_head():
+    bug = B.BUGS_BY_KEY["split_without_transpose"]
+    reason = bug.hidden_reason(6, 1, 8, 0.5, 32)
+    assert reason == "invisible with num_heads=1: raise num_heads to 2 or more"
+    one_head = SHOWING.with_changes(num_heads=1)
+    outcome = B.run_bug(bug, X_BATCH, _spec("multihead", one_head))
+    assert outcome.check.status == "pass"  # really invisible there
+
+
+def test_scale_by_d_out_is_hidden_with_one_head():
+    bug = B.BUGS_BY_KEY["scale_by_d_out"]
+    assert "num_heads=1" in bug.hidden_reason(6, 1, 8, 0.0, 32)
+    outcome = B.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
+    assert outcome.check.status == "pass"
+
+
+def test_no_scaling_is_hidden_with_a_key_width_of_one():
+    bug = B.BUGS_BY_KEY["no_scaling"]
+    reason = bug.hidden_reason(6, 1, 1, 0.0, 32)
+    assert "√1 = 1" in reason and "raise d_out" in reason
+    narrow = SHOWING.with_changes(d_out=1, num_heads=1)
+    outcome = B.run_bug(bug, X_BATCH[0], _spec("trainable", narrow))
+    assert outcome.check.status == "pass"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "softmax_wrong_axis",
+        "divide_by_sum",
+        "no_scaling",
+        "mask_with_zero",
+        "renormalize_without_mask",
+    ],
+)
+def test_bugs_needing_two_tokens_are_hidden_with_one(key):
+    bug = B.BUGS_BY_KEY[key]
+    reason = bug.hidden_reason(1, 2, 4, 0.5, 32)
+    assert reason == "invisible with 1 token: type a text with at least 2 tokens"
+    outcome = B.run_bug(bug, _x(bug.pass_kind)[..., :1, :], _spec(bug.pass_kind))
+    assert outcome.error is None
+    assert outcome.check.status in ("pass", "n/a"), outcome.check.detail
+
+
+def test_dropout_in_eval_is_hidden_with_dropout_zero():
+    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    assert bug.hidden_reason(6, 2, 4, 0.0, 32) == "invisible with dropout=0: raise dropout above 0"
+    assert bug.hidden_reason(1, 2, 4, 0.5, 32) is None  # one token still shows it
+    outcome = B.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(dropout=0.0)))
+    assert outcome.check.status == "pass"
+
+
+def test_unsliced_mask_is_hidden_and_does_not_raise_when_the_text_fills_the_context():
+    bug = B.BUGS_BY_KEY["unsliced_mask"]
+    reason = bug.hidden_reason(6, 2, 4, 0.5, 6)
+    assert "T = context_length = 6" in reason
+    assert "raise context_length above 6" in reason
+    outcome = B.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(context_length=6)))
+    assert outcome.error is None
+    assert outcome.check.status == "pass"
+    assert torch.equal(outcome.wrong["output"], outcome.right["output"])
+
+
+def test_hidden_reason_is_none_when_the_bug_shows():
+    for bug in B.BUGS:
+        assert bug.hidden_reason(6, 2, 4, 0.5, 32) is None, bug.key

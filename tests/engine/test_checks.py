@@ -1,0 +1,354 @@
+"""Live checks: each claim of the chapter tested on the numbers in front of the student."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from attnviz import book
+from attnviz import checks as C
+from attnviz import lesson as L
+from attnviz import modules as M
+from attnviz import trace as T
+from attnviz.inputs import book_inputs
+from attnviz.settings import BOOK, GPT2_SMALL, Settings
+
+from .helpers import random_x
+
+DEFAULT_TEXT = "Your journey starts with one step, and every next step follows the last."
+STATUSES = {"pass", "fail", "documented", "n/a"}
+
+
+def _assert_well_formed(result: C.CheckResult) -> None:
+    assert isinstance(result, C.CheckResult)
+    assert result.status in STATUSES
+    assert result.name and result.title and result.explanation
+    if result.status == "pass":
+        assert result.max_diff is not None and result.tol is not None
+        assert 0.0 <= result.max_diff <= result.tol
+        assert result.scale is not None and result.scale >= 0
+        assert result.explanation in result.detail
+        assert f"{result.max_diff:.2e}" in result.detail
+    if result.status in ("documented", "n/a"):
+        assert result.ok and not result.passed
+
+
+def _pass_one_checks(prep) -> list[C.CheckResult]:
+    simp = L.simplified(prep)
+    results = [
+        C.rows_sum_to_one(simp["attn_weights"]),
+        C.weights_are_softmax(simp["attn_scores"], simp["attn_weights"]),
+        C.naive_softmax_matches(simp["attn_scores"]),
+    ]
+    if "loop_scores" in simp:
+        results.append(C.loops_equal_matmul(simp["inputs"], simp["loop_scores"]))
+    return results
+
+
+def _pass_two_checks(prep, s) -> list[C.CheckResult]:
+    tr = L.trainable(prep, s)
+    if prep.book:
+        v1, v2 = book.SPEC_V1.build(), replace(book.SPEC_V2, seed=book.SEED_V1).build()
+    else:
+        v1, v2 = L.spec_trainable(s, "v1").build(), L.spec_trainable(s, "v2").build()
+    return [
+        C.rows_sum_to_one(tr["attn_weights"]),
+        C.matches_sdpa(tr["queries"], tr["keys"], tr["values"], tr.output, causal=False),
+        C.v1_equals_v2(v1, v2, prep.x[0]),
+    ]
+
+
+def _pass_three_checks(prep, s) -> list[C.CheckResult]:
+    tr = L.causal(prep, s)
+    module = tr.spec.build().eval()
+    x = torch.cat([prep.x, prep.x.flip(1)])  # a batch of two different sequences
+    return [
+        C.rows_sum_to_one(tr["attn_weights"]),
+        C.masking_routes_agree(T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]),
+        C.no_future_leak(module, prep.x),
+        C.matches_sdpa(tr["queries"], tr["keys"], tr["values"], tr.output, causal=True),
+        C.eval_ignores_dropout(
+            lambda m, inp: m(inp), lambda p: replace(tr.spec, dropout=p).build(), prep.x, 0.5
+        ),
+        C.batch_rows_independent(module, x),
+    ]
+
+
+def _pass_four_checks(prep, s) -> list[C.CheckResult]:
+    tr = L.multihead(prep, s)
+    mha = tr.spec.build().eval()
+    return [
+        C.rows_sum_to_one(tr["attn_weights"]),
+        C.heads_equal_loop(
+            tr["queries"],
+            tr["keys"],
+            tr["values"],
+            tr["merged"],
+            mha.num_heads,
+            T.causal_mask(tr).bool(),
+        ),
+        C.wrapper_equals_split(mha, prep.x),
+        C.matches_sdpa(
+            tr["queries_heads"], tr["keys_heads"], tr["values_heads"], tr["context_vec"], True
+        ),
+        C.matches_torch_mha(mha, prep.x),
+        C.masking_routes_agree(T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]),
+        C.no_future_leak(mha, prep.x),
+    ]
+
+
+def _all_checks(prep, s):
+    return (
+        _pass_one_checks(prep)
+        + _pass_two_checks(prep, s)
+        + _pass_three_checks(prep, s)
+        + _pass_four_checks(prep, s)
+    )
+
+
+def _statuses(results):
+    return {r.name: r.status for r in results if r.status != "pass"}, {r.name for r in results}
+
+
+def test_every_check_passes_at_the_default_settings():
+    s = Settings()
+    prep = L.prepare(DEFAULT_TEXT, s)
+    results = _all_checks(prep, s)
+    for r in results:
+        _assert_well_formed(r)
+    not_passing, names = _statuses(results)
+    assert not_passing == {"matches_torch_mha": "n/a"}  # d_in=16 != d_out=8
+    assert names == {
+        "rows_sum_to_one",
+        "weights_are_softmax",
+        "naive_softmax_matches",
+        "loops_equal_matmul",
+        "matches_sdpa",
+        "v1_equals_v2",
+        "masking_routes_agree",
+        "no_future_leak",
+        "eval_ignores_dropout",
+        "batch_rows_independent",
+        "heads_equal_loop",
+        "wrapper_equals_split",
+        "matches_torch_mha",
+    }
+
+
+def test_every_check_passes_in_book_mode():
+    s = Settings(**BOOK)
+    prep = L.prepare("", s, use_book=True)
+    results = _all_checks(prep, s)
+    for r in results:
+        _assert_well_formed(r)
+    assert _statuses(results)[0] == {"matches_torch_mha": "n/a"}  # d_in=3 != d_out=2
+
+
+def test_checks_pass_at_square_default_sizes_including_torch_mha():
+    s = Settings(d_in=8, d_out=8, num_heads=4)
+    prep = L.prepare(DEFAULT_TEXT, s)
+    results = _pass_four_checks(prep, s)
+    assert all(r.status == "pass" for r in results), [r.detail for r in results]
+
+
+def test_checks_hold_at_gpt2_small_sizes_with_256_tokens():
+    s = Settings(**GPT2_SMALL, max_tokens=256)
+    prep = L.prepare("The quick brown fox jumps over the lazy dog. " * 40, s)
+    assert prep.num_tokens == 256 and prep.x.shape == (1, 256, 768)
+    simp = L.simplified(prep)  # trace 1
+    naive = C.naive_softmax_matches(simp["attn_scores"])
+    assert naive.status == "documented"
+    assert "naive overflowed: max score" in naive.explanation
+    assert C.rows_sum_to_one(simp["attn_weights"]).passed
+    assert C.weights_are_softmax(simp["attn_scores"], simp["attn_weights"]).passed
+
+    results = _pass_four_checks(prep, s)  # trace 2
+    for r in results:
+        _assert_well_formed(r)
+    assert {r.name: r.status for r in results} == {
+        "rows_sum_to_one": "pass",
+        "heads_equal_loop": "pass",
+        "wrapper_equals_split": "pass",
+        "matches_sdpa": "pass",
+        "matches_torch_mha": "pass",
+        "masking_routes_agree": "pass",
+        "no_future_leak": "pass",
+    }
+    # The tolerance grows with the scale of the values: larger here than at book sizes.
+    torch_mha = next(r for r in results if r.name == "matches_torch_mha")
+    assert torch_mha.tol > C.tolerance(1.0, 768)
+
+
+# --- naive softmax ------------------------------------------------------------------------
+def _book_scores():
+    x = book_inputs()
+    return x @ x.T
+
+
+def test_naive_softmax_agrees_on_the_book_scores():
+    result = C.naive_softmax_matches(_book_scores())
+    assert result.status == "pass"
+
+
+def test_naive_softmax_overflow_is_documented():
+    scores = _book_scores() * 100
+    result = C.naive_softmax_matches(scores)
+    assert result.status == "documented"
+    assert "naive overflowed: max score" in result.explanation
+    assert f"{float(scores.max()):.4g}" in result.explanation
+    overflowing_rows = int(torch.isinf(torch.exp(scores)).any(dim=-1).sum())
+    assert overflowing_rows == 4  # rows 3 and 4 peak below 88.7 even at x100
+    assert f"({overflowing_rows} rows affected)" in result.explanation
+    assert result.ok
+
+
+def test_naive_softmax_underflow_is_documented():
+    scores = _book_scores() - 200
+    result = C.naive_softmax_matches(scores)
+    assert result.status == "documented"
+    assert "naive underflowed" in result.explanation
+    assert result.max_diff is None
+
+
+def test_a_single_overflowing_row_is_counted_alone():
+    scores = _book_scores()
+    scores[2] *= 100
+    assert "(1 row affected)" in C.naive_softmax_matches(scores).explanation
+
+
+# --- n/a results --------------------------------------------------------------------------
+def test_torch_mha_is_not_applicable_when_d_in_differs_from_d_out():
+    mha = T.ModuleSpec("mha", 16, 8, 32, 0.0, 2).build()
+    result = C.matches_torch_mha(mha, random_x((1, 5, 16), 0))
+    assert result.status == "n/a"
+    assert "needs d_in == d_out" in result.explanation
+    assert "(here d_in=16, d_out=8)" in result.explanation
+    assert C.torch_mha_from(mha) is None
+
+
+def test_torch_mha_matches_with_qkv_bias():
+    mha = T.ModuleSpec("mha", 8, 8, 16, 0.0, 2, True, 5).build()
+    assert C.matches_torch_mha(mha, random_x((2, 7, 8), 1)).passed
+
+
+def test_v1_equals_v2_is_not_applicable_with_qkv_bias():
+    v1 = T.ModuleSpec("v1", 4, 3).build()
+    v2 = T.ModuleSpec("v2", 4, 3, qkv_bias=True).build()
+    result = C.v1_equals_v2(v1, v2, random_x((5, 4), 0))
+    assert result.status == "n/a"
+    assert "qkv_bias=True" in result.explanation
+
+
+def test_no_future_leak_needs_two_tokens():
+    module = T.ModuleSpec("causal", 4, 4, 8).build().eval()
+    result = C.no_future_leak(module, random_x((1, 1, 4), 0))
+    assert result.status == "n/a"
+    assert "at least two tokens" in result.explanation
+
+
+def test_eval_ignores_dropout_passes_with_zero_tolerance():
+    spec = T.ModuleSpec("mha", 8, 8, 16, 0.5, 2, False, 3)
+    result = C.eval_ignores_dropout(
+        lambda m, inp: m(inp),
+        lambda p: replace(spec, dropout=p).build(),
+        random_x((2, 6, 8), 0),
+        0.5,
+    )
+    assert result.status == "pass"
+    assert result.tol == 0.0 and result.max_diff == 0.0
+
+
+# --- every check can fail -----------------------------------------------------------------
+def test_checks_fail_on_wrong_numbers():
+    scores = _book_scores()
+    weights = torch.softmax(scores, dim=-1)
+    x = book_inputs()
+    assert C.rows_sum_to_one(weights * 1.01).status == "fail"
+    assert C.weights_are_softmax(scores, torch.softmax(scores * 2, dim=-1)).status == "fail"
+    assert C.loops_equal_matmul(x, scores + 1e-3).status == "fail"
+    masked = weights.tril()
+    assert C.masking_routes_agree(masked, weights, scores).status == "fail"
+    q = k = v = x.unsqueeze(0)
+    assert C.matches_sdpa(q, k, v, v, causal=True).status == "fail"
+
+
+def test_no_future_leak_fails_for_a_forward_that_sees_the_future():
+    def leaky(inp):
+        return inp.flip(-2).cumsum(-2).flip(-2)  # each output sums its own and later tokens
+
+    result = C.no_future_leak(leaky, random_x((1, 6, 3), 0))
+    assert result.status == "fail"
+    assert "see the future" in result.explanation
+
+
+def test_eval_ignores_dropout_fails_when_dropout_stays_on():
+    spec = T.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, 3)
+
+    def always_training(module, inp):
+        return module.train()(inp)
+
+    result = C.eval_ignores_dropout(
+        always_training, lambda p: replace(spec, dropout=p).build(), random_x((1, 6, 8), 0), 0.5
+    )
+    assert result.status == "fail"
+    assert result.max_diff > 0
+
+
+def test_batch_rows_independent_fails_when_examples_mix():
+    result = C.batch_rows_independent(lambda inp: inp + inp.mean(0), random_x((2, 4, 3), 0))
+    assert result.status == "fail"
+
+
+def test_heads_equal_loop_fails_for_merged_heads_in_the_wrong_order():
+    tr = T.trace_multihead(T.ModuleSpec("mha", 8, 8, 16, 0.0, 2), random_x((1, 5, 8), 0), "abcde")
+    swapped = torch.cat([tr["merged"][..., 4:], tr["merged"][..., :4]], dim=-1)
+    result = C.heads_equal_loop(
+        tr["queries"], tr["keys"], tr["values"], swapped, 2, T.causal_mask(tr).bool()
+    )
+    assert result.status == "fail"
+
+
+def test_different_shapes_fail_with_both_shapes_named():
+    result = C.rows_sum_to_one(torch.ones(3, 3) / 3)
+    assert result.passed
+    mismatch = C.matches_sdpa(
+        random_x((1, 4, 2), 0),
+        random_x((1, 4, 2), 1),
+        random_x((1, 4, 2), 2),
+        random_x((1, 4, 3), 3),
+        causal=False,
+    )
+    assert mismatch.status == "fail"
+    assert mismatch.explanation == "shapes differ: (1, 4, 3) against (1, 4, 2)"
+    assert mismatch.max_diff == math.inf
+
+
+def test_masking_routes_document_an_underflowed_renormalize_row():
+    scaled = torch.tensor([[0.0, 1000.0], [0.0, 0.0]])
+    mask = torch.triu(torch.ones(2, 2), diagonal=1)
+    route1 = M.renormalize_causal(torch.softmax(scaled, dim=-1), mask, 2)
+    route2 = torch.softmax(scaled.masked_fill(mask.bool(), -torch.inf), dim=-1)
+    assert torch.isnan(route1[0]).all()
+    result = C.masking_routes_agree(route1, route2, scaled)
+    assert result.status == "documented"
+    assert "1 row(s) of the renormalize route underflowed" in result.explanation
+
+
+# --- tolerance ----------------------------------------------------------------------------
+def test_tolerance_grows_with_scale_and_sum_length():
+    eps = torch.finfo(torch.float32).eps
+    assert C.tolerance(1.0, 1) == pytest.approx(C.TOL_FACTOR * eps)
+    assert C.tolerance(0.001, 1) == C.tolerance(1.0, 1)  # small values use scale 1
+    assert C.tolerance(800.0, 1) == pytest.approx(800 * C.tolerance(1.0, 1))
+    assert C.tolerance(1.0, 64) == pytest.approx(8 * C.tolerance(1.0, 1))
+
+
+def test_detail_reports_the_scale_beside_the_difference():
+    result = C.CheckResult("n", "t", "pass", 2.4e-4, 1e-3, 800.0, "float32 rounding")
+    assert result.detail == (
+        "largest difference 2.40e-04 on values ~800 (tolerance 1.00e-03): float32 rounding"
+    )
+    assert C.CheckResult("n", "t", "n/a", None, None, None, "why").detail == "why"

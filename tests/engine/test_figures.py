@@ -1,0 +1,100 @@
+"""Figures: escaped category labels, 4-decimal hover, float32 data, cropping."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attnviz import figures as F
+from attnviz.tokens import tokenize
+
+
+def _heatmap_trace(fig: go.Figure):
+    return fig.data[0]
+
+
+def test_heatmap_labels_are_escaped_categories_with_one_row_per_position():
+    toks = tokenize("<b>1</b> 1 <b>")
+    z = torch.eye(len(toks))
+    fig = F.heatmap(z, toks.labels, toks.labels, title="weights")
+    trace = _heatmap_trace(fig)
+    assert len(trace.y) == len(toks) == len(set(trace.y))
+    assert all("<" not in label for label in trace.x)
+    assert any("&lt;" in label for label in trace.x)
+    assert fig.layout.xaxis.type == "category" and fig.layout.yaxis.type == "category"
+    assert "%{z:.4f}" in trace.hovertemplate
+    assert "%{y}" in trace.hovertemplate and "%{x}" in trace.hovertemplate
+
+
+def test_heatmap_data_is_float32_and_minus_infinity_is_blank():
+    z = torch.tensor([[0.5, -torch.inf], [0.25, 0.75]])
+    trace = _heatmap_trace(
+        F.heatmap(z, ["0: a", "1: b"], ["0: a", "1: b"], title="s", kind="signed")
+    )
+    data = np.asarray(trace.z)
+    assert data.dtype == np.float32
+    assert np.isnan(data[0, 1])
+    assert data[1, 1] == np.float32(0.75)
+    assert trace.zmid == 0.0 and trace.zmin == -trace.zmax
+
+
+def test_weights_use_a_fixed_zero_to_one_scale():
+    trace = _heatmap_trace(F.heatmap(torch.full((2, 2), 0.1), ["a", "b"], ["a", "b"], title="w"))
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+    after_dropout = F.heatmap(torch.ones(2, 2), ["a", "b"], ["a", "b"], title="w", zmax=2.0)
+    assert _heatmap_trace(after_dropout).zmax == 2.0
+
+
+def test_large_matrices_are_cropped_and_the_title_says_so():
+    n = F.MAX_SIDE + 4
+    labels = [f"{i}: t" for i in range(n)]
+    fig = F.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
+    assert np.asarray(_heatmap_trace(fig).z).shape == (F.MAX_SIDE, 3)
+    assert f"rows 0–{F.MAX_SIDE - 1} of {n}" in fig.layout.title.text
+
+
+def test_escape_label_shortens_long_tokens():
+    label = F.escape_label("12: " + "x" * 40)
+    assert len(label) == F.LABEL_CHARS
+    assert label.endswith("…") and label.startswith("12: ")
+
+
+@given(st.text(max_size=200))
+def test_escaped_token_labels_stay_unique(text):
+    labels = F.axis_labels(tokenize(text, cap=256).labels)
+    assert len(labels) == len(set(labels))
+    assert all("<" not in label and ">" not in label for label in labels)
+
+
+def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
+    w = torch.softmax(torch.randn(3, 4, 4, generator=torch.Generator().manual_seed(0)), -1)
+    fig = F.heads_grid(w, ["a", "b", "c", "d"], title="heads")
+    assert len(fig.data) == 3
+    assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2"]
+    assert all(t.coloraxis == "coloraxis" for t in fig.data)
+
+
+def test_relative_to_uniform_is_zero_for_uniform_causal_weights():
+    n = 4
+    w = torch.tril(torch.ones(n, n))
+    w = w / w.sum(-1, keepdim=True)
+    z = np.asarray(_heatmap_trace(F.relative_to_uniform(w, list("abcd"), title="r")).z)
+    visible = np.tril(np.ones((n, n), dtype=bool))
+    assert np.allclose(z[visible], 0.0, atol=1e-6)
+    assert np.isnan(z[~visible]).all()
+
+
+def test_bars_highlight_one_token():
+    fig = F.bars(torch.tensor([0.1, 0.7, 0.2]), ["0: a", "1: b", "2: c"], title="q", highlight=1)
+    colours = list(fig.data[0].marker.color)
+    assert colours[1] != colours[0] == colours[2]
+
+
+def test_figure_bytes_grows_with_the_matrix():
+    small = F.figure_bytes(F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="s"))
+    labels = [str(i) for i in range(64)]
+    large = F.figure_bytes(F.heatmap(torch.zeros(64, 64), labels, labels, title="s"))
+    assert 0 < small < large

@@ -1,0 +1,94 @@
+"""From typed text and settings to prepared inputs, specs and traces."""
+
+from __future__ import annotations
+
+import torch
+
+from attnviz import lesson as L
+from attnviz import trace as T
+from attnviz.settings import Settings
+from attnviz.tokens import tokenize
+
+TEXT = "Your journey starts with one step"
+
+
+def test_prepare_tokenizes_and_embeds_the_text():
+    s = Settings()
+    prep = L.prepare(TEXT, s)
+    assert not prep.book
+    assert prep.labels == tokenize(TEXT).labels
+    assert prep.x.shape == (1, 6, s.d_in)
+    assert prep.messages == ()
+    assert prep.num_tokens == 6 and not prep.empty
+
+
+def test_x_ignores_the_weight_seed_context_length_and_dropout():
+    base = L.prepare(TEXT, Settings()).x
+    other = L.prepare(TEXT, Settings(seed_weights=9, context_length=64, dropout=0.5)).x
+    assert torch.equal(base, other)
+    assert not torch.equal(base, L.prepare(TEXT, Settings(seed_embed=9)).x)
+
+
+def test_prepare_of_empty_text_says_there_is_nothing_to_attend_over():
+    prep = L.prepare("", Settings())
+    assert prep.empty
+    assert prep.x.shape == (1, 0, 16)
+    assert prep.messages == (L.EMPTY_MESSAGE,)
+
+
+def test_prepare_caps_long_text_and_says_so():
+    s = Settings(max_tokens=20)
+    prep = L.prepare("word " * 100, s)
+    assert prep.num_tokens == 20
+    assert prep.x.shape == (1, 20, 16)
+    assert len(prep.messages) == 1
+    assert "the token cap is 20" in prep.messages[0]
+    assert f"has {tokenize('word ' * 100).total} tokens" in prep.messages[0]
+
+
+def test_within_context_cuts_to_the_context_and_explains():
+    prep = L.prepare("word " * 40, Settings(max_tokens=40))
+    cut, note = L.within_context(prep, 32)
+    assert cut.num_tokens == 32
+    assert cut.x.shape == (1, 32, 16)
+    assert torch.equal(cut.x, prep.x[:, :32])
+    assert cut.labels == prep.labels[:32]
+    assert "40 tokens" in note and "context_length is 32" in note
+    same, none = L.within_context(prep, 40)
+    assert same is prep and none is None
+
+
+def test_specs_follow_the_settings():
+    s = Settings(
+        d_in=12, d_out=6, num_heads=3, context_length=16, dropout=0.2, qkv_bias=True, seed_weights=5
+    )
+    assert L.spec_causal(s) == T.ModuleSpec("causal", 12, 6, 16, 0.2, 1, True, 5)
+    assert L.spec_multihead(s) == T.ModuleSpec("mha", 12, 6, 16, 0.2, 3, True, 5)
+    assert L.spec_wrapper(s) == T.ModuleSpec("wrapper", 12, 2, 16, 0.2, 3, True, 5)
+    assert L.spec_trainable(s, "v1").qkv_bias is False  # v1 has no bias to give
+    assert L.spec_trainable(s, "v2").qkv_bias is True
+
+
+def test_the_wrapper_and_the_weight_split_have_the_same_output_width():
+    s = Settings(d_out=12, num_heads=3)
+    prep = L.prepare(TEXT, s)
+    assert L.wrapper(prep, s).shape("output") == L.multihead(prep, s).shape("output") == (1, 6, 12)
+
+
+def test_lesson_traces_use_the_training_flag_and_dropout_seed():
+    s = Settings(dropout=0.5, training=True, seed_dropout=77)
+    prep = L.prepare(TEXT, s)
+    tr = L.causal(prep, s)
+    assert tr.training and tr.dropout_seed == 77
+    direct = T.trace_causal(L.spec_causal(s), prep.x, prep.labels, True, 77)
+    assert torch.equal(tr.output, direct.output)
+    other = L.causal(prep, s.with_changes(seed_dropout=78))
+    assert not torch.equal(tr["dropped_weights"], other["dropped_weights"])
+
+
+def test_lesson_traces_are_reproducible_from_plain_values():
+    s = Settings(training=True, dropout=0.3)
+    a = L.multihead(L.prepare(TEXT, s), s)
+    b = L.multihead(L.prepare(TEXT, s), s)
+    for name in a.names:
+        assert torch.equal(a[name], b[name]), name
