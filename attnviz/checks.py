@@ -420,34 +420,41 @@ def torch_mha_from(mha: M.MultiHeadAttention) -> nn.MultiheadAttention | None:
     return ref.eval()
 
 
+def torch_mha_na(mha: M.MultiHeadAttention) -> str | None:
+    """Why ``nn.MultiheadAttention`` cannot hold this module's weights, or None when it can."""
+    d_in = mha.W_query.in_features
+    if d_in == mha.d_out:
+        return None
+    return (
+        f"nn.MultiheadAttention projects queries from embed_dim = d_out, so it needs d_in == d_out "
+        f"(here d_in={d_in}, d_out={mha.d_out}); its kdim/vdim change only keys and values"
+    )
+
+
+def _mha_output_scale(mha: M.MultiHeadAttention, recorded: dict) -> float:
+    """The size of the numbers behind one ``MultiHeadAttention`` output: the scaled scores, times
+    the values, times the largest row sum of ``out_proj`` (how much it can amplify them)."""
+    return (
+        _max_abs(recorded["scaled_scores"])
+        * max(_max_abs(recorded["values"]), 1.0)
+        * max(float(mha.out_proj.weight.detach().abs().sum(dim=-1).max()), 1.0)
+    )
+
+
 def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
     """Our ``MultiHeadAttention`` equals ``torch.nn.MultiheadAttention`` with the same weights."""
     title = "Matches torch.nn.MultiheadAttention"
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        d_in = mha.W_query.in_features
-        return CheckResult(
-            "matches_torch_mha",
-            title,
-            "n/a",
-            None,
-            None,
-            None,
-            f"nn.MultiheadAttention projects queries from embed_dim = d_out, so it needs d_in == d_out "
-            f"(here d_in={d_in}, d_out={mha.d_out}); its kdim/vdim change only keys and values",
-        )
+        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha))
     n = x.shape[-2]
     recorded = {}
     with torch.inference_mode():
         ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
         future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
         theirs, _ = ref(x, x, x, attn_mask=future, need_weights=False)
-    scale = (
-        _max_abs(recorded["scaled_scores"])
-        * max(_max_abs(recorded["values"]), 1.0)
-        * max(float(mha.out_proj.weight.detach().abs().sum(dim=-1).max()), 1.0)
-    )
+    scale = _mha_output_scale(mha, recorded)
     return _compare(
         "matches_torch_mha",
         title,
@@ -457,6 +464,70 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
         mha.d_out,
         "PyTorch's own class, loaded with our weights, gives the same output",
         "our MultiHeadAttention and nn.MultiheadAttention disagree",
+    )
+
+
+def same_output_as_mha(
+    mha: M.MultiHeadAttention, x: torch.Tensor, actual: torch.Tensor, title: str
+) -> CheckResult:
+    """Another implementation's output on ``x`` equals our ``MultiHeadAttention``'s (eval mode),
+    within the tolerance :func:`matches_torch_mha` uses."""
+    mha = mha.eval()
+    recorded = {}
+    with torch.inference_mode():
+        ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+    return _compare(
+        "same_output_as_mha",
+        title,
+        actual,
+        ours,
+        _mha_output_scale(mha, recorded),
+        mha.d_out,
+        "gives our MultiHeadAttention's output on the same input",
+        "differs from our MultiHeadAttention's output on the same input",
+    )
+
+
+def torch_mha_forward(
+    mha: M.MultiHeadAttention, x: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """``nn.MultiheadAttention`` loaded with our weights, causal, eval mode: its output
+    (b, T, d_out) and its per-head weights (b, H, T, T) (``average_attn_weights=False``), or
+    None when it cannot hold the weights (:func:`torch_mha_na`)."""
+    ref = torch_mha_from(mha)
+    if ref is None:
+        return None
+    n = x.shape[-2]
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True = may not attend
+    with torch.inference_mode():
+        output, weights = ref(
+            x, x, x, attn_mask=future, need_weights=True, average_attn_weights=False
+        )
+    return output, weights
+
+
+def torch_mha_weights_match(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
+    """Each head's attention weights equal ``nn.MultiheadAttention``'s per-head weights."""
+    title = "Per-head weights match nn.MultiheadAttention"
+    mha = mha.eval()
+    theirs = torch_mha_forward(mha, x)
+    if theirs is None:
+        return CheckResult(
+            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha)
+        )
+    recorded = {}
+    with torch.inference_mode():
+        M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+    return _compare(
+        "torch_mha_weights_match",
+        title,
+        recorded["attn_weights"],  # (b, H, T, T), before dropout
+        theirs[1],
+        _max_abs(recorded["scaled_scores"]),  # softmax's error follows the size of the scores
+        mha.head_dim,
+        f"need_weights=True, average_attn_weights=False returns the same {mha.num_heads} "
+        "weight matrices",
+        "PyTorch's per-head weights differ from ours: heads or scaling do not line up",
     )
 
 

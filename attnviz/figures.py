@@ -28,7 +28,10 @@ LABEL_CHARS = 18
 SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe
 DIVERGING = "RdBu_r"  # ColorBrewer RdBu, colour-blind safe, blue below 0 and red above
 MASK_SCALE = [[0.0, "#f0f0f0"], [1.0, "#3b3b3b"]]
-ANNOTATE_MAX = 12  # write the numbers into the cells up to this many rows and columns
+ANNOTATE_MAX = 12
+# No Plotly template: Streamlit's theme styles the charts, and the default template would add
+# ~6 kB to every figure and most of the cost of sending it.
+TEMPLATE = "none"  # write the numbers into the cells up to this many rows and columns
 
 
 def escape_label(label: str) -> str:
@@ -85,11 +88,13 @@ def heatmap(
     col_name: str = "key",
     value_name: str = "weight",
     height: int | None = None,
+    annotate: bool = True,
 ) -> go.Figure:
     """One matrix as a heatmap. ``rows``/``cols`` are raw labels (escaped here).
 
     ``kind``: "weights" (sequential, [0, zmax or 1]), "signed" (diverging around 0), "mask"
-    (two shades). Non-finite cells (−∞ masked scores) are left blank.
+    (two shades). Non-finite cells (−∞ masked scores) are left blank. Small matrices get their
+    values written in the cells unless ``annotate`` is False (for figures in narrow columns).
     """
     z = _array(z)
     z, rows, cols, cut = crop(z, list(rows), list(cols))
@@ -106,7 +111,7 @@ def heatmap(
         ygap=1 if max(n_rows, n_cols) <= 32 else 0,
         **_colour(kind, z, zmax),
     )
-    if n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
+    if annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
         trace.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
     full_title = f"{title} <span style='font-size:12px'>({cut})</span>" if cut else title
     side = height or int(min(640, max(260, 120 + 22 * n_rows)))
@@ -114,6 +119,7 @@ def heatmap(
         dict(
             data=[dict(type="heatmap", **trace)],
             layout=dict(
+                template=TEMPLATE,
                 title=dict(text=full_title, font=dict(size=15)),
                 height=side,
                 margin=dict(l=10, r=10, t=50, b=10),
@@ -151,6 +157,7 @@ def bars(
                 )
             ],
             layout=dict(
+                template=TEMPLATE,
                 title=dict(text=title, font=dict(size=15)),
                 height=300,
                 margin=dict(l=10, r=10, t=50, b=10),
@@ -180,6 +187,7 @@ def grouped_bars(
         dict(
             data=data,
             layout=dict(
+                template=TEMPLATE,
                 barmode="group",
                 title=dict(text=title, font=dict(size=15)),
                 height=320,
@@ -221,6 +229,7 @@ def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4)
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
     fig.update_layout(
+        template=TEMPLATE,
         title=dict(text=title, font=dict(size=15)),
         coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=zmax),
         height=min(1200, 80 + 230 * rows),
@@ -248,6 +257,7 @@ def lines(
         dict(
             data=data,
             layout=dict(
+                template=TEMPLATE,
                 title=dict(text=title, font=dict(size=15)),
                 height=320,
                 margin=dict(l=10, r=10, t=50, b=10),
@@ -310,6 +320,7 @@ def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "valu
         dict(
             data=data,
             layout=dict(
+                template=TEMPLATE,
                 barmode="overlay",
                 title=dict(text=title, font=dict(size=15)),
                 height=320,

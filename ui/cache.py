@@ -13,6 +13,8 @@ from attnviz import budget, lesson
 from attnviz.settings import Settings
 from attnviz.tokens import get_tokenizer
 
+from .memo import Memo
+
 # Memory bound (see attnviz/budget.py): light traces are small (their whole request is predicted
 # under budget.HEAVY_BYTES), heavy ones can reach hundreds of MB, so they get few entries.
 TRACE_ENTRIES = 48
@@ -88,4 +90,4 @@ def _compute_trace(kind: str, text: str, settings_key: tuple, book: bool, varian
 
 # For derived values a page computes from traces (figures, tables, check results): keyed by the
 # same plain values, shared read-only between sessions.
-derived = st.cache_resource(max_entries=FIGURE_ENTRIES, show_spinner=False)
+derived = Memo(FIGURE_ENTRIES)

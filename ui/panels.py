@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import io
 
@@ -82,11 +83,16 @@ def badges(results) -> None:
             badge(result)
 
 
+@functools.lru_cache(maxsize=256)
+def _source_of(fn) -> str:
+    return inspect.getsource(fn)
+
+
 def source(*functions, title: str = "The engine's code for this") -> None:
     """The engine's own source, so the picture and the code cannot disagree."""
     with st.expander(title, expanded=False):
         for fn in functions:
-            st.code(inspect.getsource(fn), language="python")
+            st.code(_source_of(fn), language="python")
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:
