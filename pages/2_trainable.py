@@ -92,6 +92,7 @@ def figures(text, skey, bk, ver):
             row_name="token",
             col_name="output dim",
             value_name="value",
+            annotate=False,
         )
     n_tok = tr.num_tokens
     out["attn_scores"] = F.heatmap(

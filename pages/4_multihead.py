@@ -180,6 +180,7 @@ def head_figures(text, skey, bk, h):
             row_name="token",
             col_name="head dim",
             value_name="value",
+            annotate=False,
         )
     out["attn_scores"] = F.heatmap(
         tr["attn_scores"][0, h],
