@@ -303,19 +303,31 @@ def figure_bytes(fig: go.Figure) -> int:
     return len(fig.to_json())
 
 
-def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "value") -> go.Figure:
-    """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2)."""
-    data = [
-        dict(
-            type="histogram",
-            x=_array(values).reshape(-1),
-            name=name,
-            opacity=0.65,
-            nbinsx=40,
-            hovertemplate=f"{name}<br>{x_name} %{{x}}<br>count %{{y}}<extra></extra>",
+def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "value",
+               bins: int = 40) -> go.Figure:
+    """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2).
+
+    Binned here, on shared bin edges, so a figure of millions of values sends only the counts.
+    """
+    arrays = {name: _array(values).reshape(-1) for name, values in series.items()}
+    finite = np.concatenate([a[np.isfinite(a)] for a in arrays.values()])
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    edges = np.linspace(low, high if high > low else low + 1.0, bins + 1)
+    centres = ((edges[:-1] + edges[1:]) / 2).astype(np.float32)
+    data = []
+    for name, values in arrays.items():
+        counts, _ = np.histogram(values[np.isfinite(values)], bins=edges)
+        data.append(
+            dict(
+                type="bar",
+                x=centres,
+                y=counts.astype(np.float32),
+                width=float(edges[1] - edges[0]),
+                name=name,
+                opacity=0.6,
+                hovertemplate=f"{name}<br>{x_name} ≈ %{{x:.4f}}<br>count %{{y}}<extra></extra>",
+            )
         )
-        for name, values in series.items()
-    ]
     return go.Figure(
         dict(
             data=data,
@@ -328,6 +340,67 @@ def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "valu
                 legend=dict(orientation="h", y=-0.3),
                 xaxis=dict(title=dict(text=x_name)),
                 yaxis=dict(title=dict(text="count")),
+            ),
+        )
+    )
+
+
+def timing_bars(
+    labels,
+    median_ms,
+    ratios,
+    *,
+    title: str,
+    low_ms=None,
+    high_ms=None,
+    highlight: set[int] | None = None,
+) -> go.Figure:
+    """Horizontal bars of median times, in the order given (put the fastest first), each labelled
+    with its ratio to the fastest ("×1.00", "×2.31"); whiskers from ``low_ms`` to ``high_ms``
+    (e.g. the quartiles) when given. Bars whose index is in ``highlight`` stand out."""
+    ms = _array(median_ms).reshape(-1)
+    ratio = _array(ratios).reshape(-1)
+    names = [html.escape(str(label), quote=False) for label in labels]  # full names, not cut
+    colours = ["#fde725" if i in (highlight or set()) else "#3b528b" for i in range(len(ms))]
+    bar = dict(
+        type="bar",
+        orientation="h",
+        x=ms,
+        y=names,
+        customdata=ratio,
+        text=[f"×{r:.2f}" for r in ratio],
+        textposition="outside",
+        cliponaxis=False,
+        marker=dict(color=colours),
+        hovertemplate="%{y}<br>median %{x:.4g} ms<br>×%{customdata:.2f} the fastest<extra></extra>",
+    )
+    if low_ms is not None and high_ms is not None:
+        low, high = _array(low_ms).reshape(-1), _array(high_ms).reshape(-1)
+        bar["error_x"] = dict(
+            type="data",
+            symmetric=False,
+            array=np.maximum(high - ms, 0).astype(np.float32),
+            arrayminus=np.maximum(ms - low, 0).astype(np.float32),
+            color="#555555",
+            thickness=1,
+            width=3,
+        )
+    top = float(ms.max()) if ms.size else 1.0
+    if high_ms is not None:
+        top = max(top, float(_array(high_ms).max(initial=0.0)))
+    return go.Figure(
+        dict(
+            data=[bar],
+            layout=dict(
+                template=TEMPLATE,
+                title=dict(text=title, font=dict(size=15)),
+                height=int(110 + 42 * max(len(ms), 1)),
+                margin=dict(l=10, r=40, t=50, b=10),
+                xaxis=dict(
+                    title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.18]
+                ),
+                yaxis=dict(type="category", autorange="reversed"),
+                showlegend=False,
             ),
         )
     )

@@ -117,7 +117,7 @@ if not prep.empty:
             value_name="value",
         )
 
-    numbers = panels.show_numbers_toggle(default=prep.num_tokens <= 12)
+    numbers = panels.show_numbers_toggle()
     panels.matrix(
         x_figure(cfg.text, skey, cfg.book),
         x,

@@ -33,7 +33,7 @@ if prep.empty:
     st.stop()
 trace = cache.trace("simplified", *args)
 labels, n = trace.labels, trace.num_tokens
-numbers = panels.show_numbers_toggle(default=n <= 12)
+numbers = panels.show_numbers_toggle()
 
 # --- one query ------------------------------------------------------------------------------
 st.header("One query at a time")

@@ -46,7 +46,7 @@ version = st.radio(
 )
 trace = cache.trace("trainable", *args, version)
 spec = trace.spec
-numbers = panels.show_numbers_toggle(default=n <= 12)
+numbers = panels.show_numbers_toggle()
 st.code(f"torch.manual_seed({spec.seed})\nsa = {spec.constructor_call()}", language="python")
 if cfg.book:
     st.caption(

@@ -45,7 +45,7 @@ _, context_note = lesson.within_context(prep, context_length)
 if context_note:
     st.warning(md_escape(context_note))
 labels, n = trace.labels, trace.num_tokens
-numbers = panels.show_numbers_toggle(default=n <= 12)
+numbers = panels.show_numbers_toggle()
 st.code(f"torch.manual_seed({spec.seed})\nca = {spec.constructor_call()}", language="python")
 if cfg.book:
     st.caption(

@@ -130,7 +130,7 @@ trace = cache.trace("multihead", *args)
 spec = trace.spec
 H, head_dim = spec.num_heads, spec.d_out // spec.num_heads
 labels, n = trace.labels, trace.num_tokens
-numbers = panels.show_numbers_toggle(default=n <= 12)
+numbers = panels.show_numbers_toggle()
 
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")

@@ -20,9 +20,10 @@ from .text import md_escape
 PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False}
 
 
-def show_numbers_toggle(default: bool) -> bool:
-    """One page-level view control: show each matrix's exact numbers under it."""
-    return st.toggle("Show the numbers tables", value=default, key="show_numbers")
+def show_numbers_toggle(default: bool = False) -> bool:
+    """One page-level view control: show each matrix's exact numbers under it. Off by default:
+    small matrices already carry their values in the cells, and every table costs a rerun time."""
+    return st.toggle("Show the exact numbers under each matrix", value=default, key="show_numbers")
 
 
 def notes(messages) -> None:
@@ -124,17 +125,13 @@ NONE = "(none: the correct code)"
 
 
 def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
-    rows = [
-        {
-            "bug": bug.title,
-            "breaks": bug.check,
-            "what goes wrong": bug.symptom,
-            "at these settings": hidden[bug.key]
-            or ("raises an error" if bug.raises else "visible"),
-        }
-        for bug in B.bugs_for(pass_kind)
-    ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    """The pass's bugs as a Markdown table (the engine's own text, escaped all the same)."""
+    rows = ["| bug | caught by | what goes wrong | at these settings |", "|---|---|---|---|"]
+    for bug in B.bugs_for(pass_kind):
+        now = hidden[bug.key] or ("raises an error" if bug.raises else "visible")
+        cells = (bug.title, bug.check, bug.symptom, now)
+        rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    st.markdown("\n".join(rows))
 
 
 def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, book: bool) -> None:

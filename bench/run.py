@@ -1,0 +1,270 @@
+"""The benchmark suite: one command, loopback only, writes bench/results.md.
+
+    .venv/bin/python bench/run.py            # everything (a few minutes)
+    .venv/bin/python bench/run.py --skip-browser
+
+1. Page rerun time (AppTest, median of 5 reruns after a warm-up) for every page at the default
+   settings, in book mode and at GPT-2-small settings with 64 and 256 tokens; the bytes of figure
+   data each page sends; the same for a one-heatmap reference app, measured in the same run.
+2. Engine cost at the book's bonus-benchmark shape with batch 1 (1024 tokens, 768 wide, 12 heads):
+   the traced MultiHeadAttention forward against the plain chapter-style forward and against
+   scaled_dot_product_attention, interleaved, as ratios.
+3. Start-up: from `streamlit run` to the first page drawn in Chromium; the first-run cost of
+   loading the tokenizer.
+4. Browser: from a slider move to the charts redrawn, in headless Chromium.
+Plus what one cached trace costs in memory and how many the caches hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import suite  # noqa: E402
+
+ROOT = suite.ROOT
+RESULTS = ROOT / "bench" / "results.md"
+
+
+def engine_cost(repeats: int = 7) -> dict:
+    """Traced forward against the plain forward and SDPA, interleaved, at the bonus shape."""
+    import torch
+    import torch.nn.functional as F
+
+    from attnviz import modules as M
+    from attnviz.trace import ModuleSpec, trace_multihead
+
+    spec = ModuleSpec("mha", 768, 768, 1024, 0.0, 12, False, 123)
+    module = spec.build().eval()
+    x = torch.randn(1, 1024, 768, generator=torch.Generator().manual_seed(0))
+    labels = tuple(str(i) for i in range(1024))
+
+    def plain():
+        return module(x)
+
+    def traced_forward():
+        recorded = {}
+        return M.multi_head_attention(module, x, lambda n, t: recorded.__setitem__(n, t))
+
+    def traced_full():  # builds the module too, as the app's trace call does
+        return trace_multihead(spec, x, labels)
+
+    def sdpa():
+        b, T, _ = x.shape
+        q = module.W_query(x).view(b, T, 12, 64).transpose(1, 2)
+        k = module.W_key(x).view(b, T, 12, 64).transpose(1, 2)
+        v = module.W_value(x).view(b, T, 12, 64).transpose(1, 2)
+        ctx = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return module.out_proj(ctx.transpose(1, 2).reshape(b, T, 768))
+
+    runs = {"plain": [], "traced forward": [], "trace (with build)": [], "sdpa": []}
+    fns = {
+        "plain": plain,
+        "traced forward": traced_forward,
+        "trace (with build)": traced_full,
+        "sdpa": sdpa,
+    }
+    with torch.inference_mode():
+        for fn in fns.values():
+            fn()
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                fn()
+                runs[name].append(time.perf_counter() - start)
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    return {
+        "median_ms": {k: v * 1e3 for k, v in med.items()},
+        "ratio_to_plain": {k: v / med["plain"] for k, v in med.items()},
+    }
+
+
+def tokenizer_first_load() -> dict:
+    """A fresh process: import time of the engine, then the first tokenizer load."""
+    code = (
+        "import time; t0 = time.perf_counter(); import attnviz.tokens as T; t1 = time.perf_counter(); "
+        "T.get_tokenizer(); t2 = time.perf_counter(); T.tokenize('warm'); t3 = time.perf_counter(); "
+        "print(t1 - t0, t2 - t1, t3 - t2)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    imp, load, first = (float(v) for v in out.stdout.split())
+    return {"import_ms": imp * 1e3, "first_load_ms": load * 1e3, "first_tokenize_ms": first * 1e3}
+
+
+def browser_figures(slider_moves: int = 5) -> dict:
+    """Start-up to the first page drawn, and slider move to charts redrawn, in Chromium."""
+    from tests.support.browser import chromium, wait_for_app
+    from tests.support.network import Blackhole, proxy_env
+    from tests.support.server import running_app
+
+    hole = Blackhole()
+    env = proxy_env(hole)
+    try:
+        start = time.perf_counter()
+        with running_app(env=env) as (url, _proc), chromium(hole.port) as browser:
+            healthy = time.perf_counter() - start
+            page = browser.new_page(viewport={"width": 1400, "height": 3000})
+            page.goto(url)
+            wait_for_app(page)
+            page.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=60_000)
+            first_drawn = time.perf_counter() - start
+            page.goto(f"{url}/causal-attention")
+            wait_for_app(page)
+            _wait_charts(page)
+            slider = page.get_by_role("slider").first
+            times = []
+            for i in range(slider_moves):
+                slider.focus()
+                t0 = time.perf_counter()
+                page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+                page.locator("[data-testid='stApp'][data-test-script-state='running']").wait_for(
+                    state="attached", timeout=10_000
+                )
+                wait_for_app(page)
+                _wait_charts(page)
+                times.append(time.perf_counter() - t0)
+        return {
+            "server_healthy_s": healthy,
+            "first_page_drawn_s": first_drawn,
+            "slider_to_redrawn_ms": statistics.median(times) * 1e3,
+            "slider_moves": slider_moves,
+        }
+    finally:
+        hole.close()
+
+
+def _wait_charts(page) -> None:
+    charts = page.locator("[data-testid='stPlotlyChart']")
+    for i in range(charts.count()):
+        charts.nth(i).locator(".main-svg").first.wait_for(timeout=60_000)
+
+
+def trace_memory() -> dict:
+    """Bytes held by one cached trace at the default and at GPT-2-small settings."""
+    from attnviz import lesson
+    from attnviz.settings import Settings
+    from ui import cache
+
+    def size(trace) -> int:
+        return sum(
+            t.untyped_storage().nbytes()
+            for t in {id(t): t for t in trace.tensors.values()}.values()
+        )
+
+    out = {
+        "trace entries": cache.TRACE_ENTRIES,
+        "heavy trace entries": cache.HEAVY_TRACE_ENTRIES,
+        "derived entries": cache.FIGURE_ENTRIES,
+    }
+    for name, s, n in (
+        ("default, 6 tokens", Settings(), 6),
+        (
+            "gpt2-small, 256 tokens",
+            Settings(d_in=768, d_out=768, num_heads=12, context_length=1024),
+            256,
+        ),
+    ):
+        prep = lesson.prepare(suite.text_of_tokens(n), s)
+        out[f"multihead trace, {name} (MB)"] = size(lesson.multihead(prep, s)) / 2**20
+        out[f"causal trace, {name} (MB)"] = size(lesson.causal(prep, s)) / 2**20
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--skip-browser", action="store_true")
+    parser.add_argument("--reruns", type=int, default=5)
+    args = parser.parse_args()
+
+    lines = [
+        f"# attnviz benchmark results\n\n{datetime.datetime.now():%Y-%m-%d %H:%M}, "
+        f"`python bench/run.py`. Machine and packages: {suite.machine()}.\n",
+        "Medians; every ratio is measured side by side in this one run.\n",
+    ]
+
+    print("1. page reruns ...", flush=True)
+    reference = suite.measure_reference(args.reruns)
+    runs = suite.measure_pages(list(suite.SETTINGS), args.reruns)
+    lines.append("## 1. Page rerun time (server side, AppTest) and figure bytes\n")
+    lines.append(
+        f"Reference app (one 64×64 heatmap): {reference.median_ms:.1f} ms, "
+        f"{reference.figure_bytes / 1e3:.1f} kB of figure data.\n"
+    )
+    lines.append(
+        "| page | settings | median rerun (ms) | × reference | charts | figure data (kB) | target |"
+    )
+    lines.append("|---|---|---:|---:|---:|---:|---|")
+    for r in runs:
+        target = 100 if r.setting in ("default", "book") else 1000 if "256" in r.setting else None
+        verdict = (
+            "" if target is None else ("met" if r.median_ms < target else f"MISSED (< {target} ms)")
+        )
+        if r.error:
+            verdict = f"error: {r.error[:60]}"
+        lines.append(
+            f"| {r.page} | {r.setting} | {r.median_ms:.1f} | {r.median_ms / reference.median_ms:.2f} | "
+            f"{r.charts} | {r.figure_bytes / 1e3:.0f} | {verdict} |"
+        )
+        print(
+            f"  {r.page:28s} {r.setting:24s} {r.median_ms:8.1f} ms  {r.figure_bytes / 1e3:8.0f} kB  {verdict}"
+        )
+
+    print("2. engine cost at the bonus shape ...", flush=True)
+    eng = engine_cost()
+    lines.append("\n## 2. Engine cost, batch 1, 1024 tokens, 768 wide, 12 heads\n")
+    lines.append("| forward | median (ms) | × plain |")
+    lines.append("|---|---:|---:|")
+    for k, v in eng["median_ms"].items():
+        lines.append(f"| {k} | {v:.1f} | {eng['ratio_to_plain'][k]:.2f} |")
+    lines.append(
+        f"\nTarget: the traced forward costs at most 25% over the plain one: "
+        f"{'met' if eng['ratio_to_plain']['traced forward'] <= 1.25 else 'MISSED'} "
+        f"({eng['ratio_to_plain']['traced forward']:.2f}×)."
+    )
+    print("  ", eng)
+
+    print("3. start-up ...", flush=True)
+    tok = tokenizer_first_load()
+    lines.append("\n## 3. Start-up\n")
+    lines.append(
+        f"Fresh process: importing the engine {tok['import_ms']:.0f} ms; first tokenizer load "
+        f"(from the cache) {tok['first_load_ms']:.0f} ms; first tokenize {tok['first_tokenize_ms']:.1f} ms."
+    )
+    if not args.skip_browser:
+        print("4. browser ...", flush=True)
+        br = browser_figures()
+        lines.append(
+            f"`streamlit run` to healthy: {br['server_healthy_s']:.1f} s; to the first page drawn "
+            f"in Chromium: {br['first_page_drawn_s']:.1f} s."
+        )
+        lines.append("\n## 4. Browser\n")
+        verdict = "met" if br["slider_to_redrawn_ms"] < 1000 else "MISSED"
+        lines.append(
+            f"Causal page, default settings: a slider move (keyboard) to every chart redrawn: "
+            f"median {br['slider_to_redrawn_ms']:.0f} ms over {br['slider_moves']} moves "
+            f"(target < 1 s: {verdict})."
+        )
+        print("  ", br)
+
+    mem = trace_memory()
+    lines.append("\n## Cached traces\n")
+    for k, v in mem.items():
+        lines.append(f"- {k}: {v:.2f}" if isinstance(v, float) else f"- {k}: {v}")
+    print("  ", mem)
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
