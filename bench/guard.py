@@ -1,0 +1,77 @@
+"""The speed regression guard that CI runs (a step of .ci/run, not a pytest).
+
+For every page at the default settings it measures the median server-side rerun time, and the
+one-heatmap reference app's, in the same run, and compares the ratio page / reference with the
+committed ratio in bench/baseline.json. A page fails when its ratio exceeds 1.5x the committed
+one; failing pages are measured again once before the guard gives up (this machine is shared).
+
+    .venv/bin/python bench/guard.py            # check
+    .venv/bin/python bench/guard.py --update   # rewrite the baseline (commit it and say why)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import suite  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
+
+BASELINE = suite.ROOT / "bench" / "baseline.json"
+TOLERANCE = 1.5
+RERUNS = 7
+
+
+def ratios(pages) -> dict[str, float]:
+    """Each page's median rerun time over the reference app's, measured back to back."""
+    out = {}
+    for page in pages:
+        reference = suite.measure_reference(RERUNS)
+        run = suite.measure_page(page.path, {}, RERUNS)
+        if run.error:
+            raise SystemExit(f"{page.path} raised: {run.error}")
+        out[page.path] = run.median_ms / reference.median_ms
+        print(f"  {page.path:28s} {run.median_ms:7.1f} ms  reference {reference.median_ms:6.1f} ms  "
+              f"ratio {out[page.path]:.2f}", flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--update", action="store_true", help="write the measured ratios as the baseline")
+    args = parser.parse_args()
+    pages = app_pages()
+    print("speed guard: page rerun / reference app rerun, default settings", flush=True)
+    measured = ratios(pages)
+    if args.update:
+        BASELINE.write_text(json.dumps({"tolerance": TOLERANCE, "machine": suite.machine(),
+                                        "ratios": measured}, indent=2) + "\n")
+        print(f"wrote {BASELINE}")
+        return 0
+    baseline = suite.load_json(BASELINE).get("ratios", {})
+    failing = [p for p in pages if p.path in baseline and measured[p.path] > TOLERANCE * baseline[p.path]]
+    if failing:
+        print(f"{len(failing)} page(s) over {TOLERANCE}x their baseline ratio; measuring them again", flush=True)
+        measured.update(ratios(failing))
+        failing = [p for p in failing if measured[p.path] > TOLERANCE * baseline[p.path]]
+    missing = [p.path for p in pages if p.path not in baseline]
+    for p in pages:
+        if p.path in baseline:
+            limit = TOLERANCE * baseline[p.path]
+            state = "FAIL" if p in failing else "ok"
+            print(f"  {state:4s} {p.path:28s} ratio {measured[p.path]:.2f} (baseline {baseline[p.path]:.2f}, limit {limit:.2f})")
+    if missing:
+        print(f"  no baseline yet for {', '.join(missing)} (run with --update and commit)")
+    if failing:
+        print("speed guard FAILED", file=sys.stderr)
+        return 1
+    print("speed guard passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
