@@ -467,21 +467,33 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
     )
 
 
-def same_output_as_mha(
-    mha: M.MultiHeadAttention, x: torch.Tensor, actual: torch.Tensor, title: str
-) -> CheckResult:
-    """Another implementation's output on ``x`` equals our ``MultiHeadAttention``'s (eval mode),
-    within the tolerance :func:`matches_torch_mha` uses."""
+def mha_reference(mha: M.MultiHeadAttention, x: torch.Tensor) -> tuple[torch.Tensor, float]:
+    """Our ``MultiHeadAttention``'s output on ``x`` (eval mode) and the scale of the numbers
+    behind it: what :func:`same_output_as_mha` compares against (compute once, compare many)."""
     mha = mha.eval()
     recorded = {}
     with torch.inference_mode():
         ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+    return ours, _mha_output_scale(mha, recorded)
+
+
+def same_output_as_mha(
+    mha: M.MultiHeadAttention,
+    x: torch.Tensor,
+    actual: torch.Tensor,
+    title: str,
+    reference: tuple[torch.Tensor, float] | None = None,
+) -> CheckResult:
+    """Another implementation's output on ``x`` equals our ``MultiHeadAttention``'s (eval mode),
+    within the tolerance :func:`matches_torch_mha` uses. ``reference``: :func:`mha_reference`
+    of the same module and input, when several implementations are compared with one."""
+    ours, scale = reference if reference is not None else mha_reference(mha, x)
     return _compare(
         "same_output_as_mha",
         title,
         actual,
         ours,
-        _mha_output_scale(mha, recorded),
+        scale,
         mha.d_out,
         "gives our MultiHeadAttention's output on the same input",
         "differs from our MultiHeadAttention's output on the same input",

@@ -239,15 +239,26 @@ def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4)
 
 
 def lines(
-    x, series: dict[str, np.ndarray], *, title: str, x_name: str, y_name: str, log_x: bool = False
+    x,
+    series: dict[str, np.ndarray],
+    *,
+    title: str,
+    x_name: str,
+    y_name: str,
+    log_x: bool = False,
+    markers: bool = True,
+    y_range: tuple[float, float] | None = None,
 ) -> go.Figure:
-    """A few curves against one x axis (e.g. entropy against d_k, loss against steps)."""
+    """A few curves against one x axis (e.g. entropy against d_k, loss against steps).
+
+    ``markers=False`` for long curves (one point per training step); ``y_range`` fixes the
+    y axis (e.g. [0, 1] for an accuracy)."""
     data = [
         dict(
             type="scatter",
             x=np.asarray(x),
             y=_array(y),
-            mode="lines+markers",
+            mode="lines+markers" if markers else "lines",
             name=name,
             hovertemplate=f"{name}<br>{x_name} %{{x}}<br>{y_name} %{{y:.4f}}<extra></extra>",
         )
@@ -263,7 +274,7 @@ def lines(
                 margin=dict(l=10, r=10, t=50, b=10),
                 legend=dict(orientation="h", y=-0.3),
                 xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
-                yaxis=dict(title=dict(text=y_name)),
+                yaxis=dict(title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})),
             ),
         )
     )
@@ -355,9 +366,10 @@ def timing_bars(
     high_ms=None,
     highlight: set[int] | None = None,
 ) -> go.Figure:
-    """Horizontal bars of median times, in the order given (put the fastest first), each labelled
-    with its ratio to the fastest ("×1.00", "×2.31"); whiskers from ``low_ms`` to ``high_ms``
-    (e.g. the quartiles) when given. Bars whose index is in ``highlight`` stand out."""
+    """Horizontal bars of median times, in the order given (put the fastest first), each with its
+    ratio to the fastest ("×1.00", "×2.31") in a column at the right, clear of the whiskers that
+    run from ``low_ms`` to ``high_ms`` (e.g. the quartiles) when given. Bars whose index is in
+    ``highlight`` stand out."""
     ms = _array(median_ms).reshape(-1)
     ratio = _array(ratios).reshape(-1)
     names = [html.escape(str(label), quote=False) for label in labels]  # full names, not cut
@@ -368,9 +380,6 @@ def timing_bars(
         x=ms,
         y=names,
         customdata=ratio,
-        text=[f"×{r:.2f}" for r in ratio],
-        textposition="outside",
-        cliponaxis=False,
         marker=dict(color=colours),
         hovertemplate="%{y}<br>median %{x:.4g} ms<br>×%{customdata:.2f} the fastest<extra></extra>",
     )
@@ -388,6 +397,19 @@ def timing_bars(
     top = float(ms.max()) if ms.size else 1.0
     if high_ms is not None:
         top = max(top, float(_array(high_ms).max(initial=0.0)))
+    ratio_labels = [
+        dict(
+            x=1.0,
+            xref="paper",
+            xanchor="left",
+            y=name,
+            yref="y",
+            text=f"×{r:.2f}",
+            showarrow=False,
+            font=dict(size=13),
+        )
+        for name, r in zip(names, ratio, strict=True)
+    ]
     return go.Figure(
         dict(
             data=[bar],
@@ -395,9 +417,10 @@ def timing_bars(
                 template=TEMPLATE,
                 title=dict(text=title, font=dict(size=15)),
                 height=int(110 + 42 * max(len(ms), 1)),
-                margin=dict(l=10, r=40, t=50, b=10),
+                margin=dict(l=10, r=70, t=50, b=10),
+                annotations=ratio_labels,
                 xaxis=dict(
-                    title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.18]
+                    title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]
                 ),
                 yaxis=dict(type="category", autorange="reversed"),
                 showlegend=False,

@@ -179,6 +179,10 @@ def _check_calls(x, lab):
             lambda m, inp: m(inp), build, xs, 0.5
         ),
         "check.batch_rows_independent": lambda: C.batch_rows_independent(build(0.0).eval(), xs),
+        "check.same_output_as_mha": lambda: C.same_output_as_mha(
+            build(0.0).eval(), xs, build(0.0).eval()(xs), "t"
+        ),
+        "check.torch_mha_weights_match": lambda: C.torch_mha_weights_match(build(0.5), xs),
     }
 
 
@@ -200,6 +204,7 @@ def _figure_calls(mh, lab):
         "figures.relative_to_uniform": lambda: F.relative_to_uniform(w[0], lab, title="r"),
         "figures.figure_bytes": lambda: F.figure_bytes(F.heatmap(w[0], lab, lab, title="w")),
         "figures.histograms": lambda: F.histograms({"w": w.numpy()}, title="h"),
+        "figures.timing_bars": lambda: F.timing_bars(["a", "b"], [1.0, 2.0], [1.0, 2.0], title="t"),
     }
 
 

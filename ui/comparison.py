@@ -1,0 +1,48 @@
+"""Page 6's shared results: ours beside PyTorch's, and the speed comparison.
+
+Both are values shared read-only by every session, keyed by plain values.
+
+The benchmark takes seconds (tens of seconds at the book's shape), so it runs only when a student
+presses a button, and its result is shared: every session asking for the same shape reads the
+one result, and a class pressing the button together runs it once. ``st.cache_resource`` gives
+exactly that. Keyed on the plain shape tuple, it holds one value per key for the whole process,
+and for concurrent first calls Streamlit 1.67's ``streamlit/runtime/caching/cache_utils.py``
+(``CachedFunc._handle_cache_miss``) takes a per-key lock (``cache.compute_value_lock(value_key)``)
+and reads the cache again once it holds it ("double-checked locking"): the first caller
+computes, the others wait on that lock and then read its result (a waiting session can still be
+stopped or rerun: ``_hold_compute_lock`` polls). A request for a different shape waits in
+``bench.implementations`` instead, which runs one benchmark at a time so that two measurements
+never slow each other down.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from bench import implementations as impl
+
+from . import cache
+from .memo import Memo
+
+RESULT_ENTRIES = 16  # benchmark results are a few numbers each
+SIDE_ENTRIES = 16  # side-by-side results hold (H, T, T) weights twice: few entries
+
+
+@st.cache_resource(
+    max_entries=RESULT_ENTRIES,
+    show_spinner="Verifying every implementation, then timing them interleaved (up to a minute "
+    "at large shapes)…",
+)
+def measured(shape: tuple) -> impl.BenchResult:
+    """The benchmark at ``shape`` = (batch, tokens, d_in, d_out, num_heads, qkv_bias)."""
+    return impl.benchmark(shape)
+
+
+_side = Memo(SIDE_ENTRIES)
+
+
+@_side
+def side_by_side(text: str, settings_key: tuple, book: bool) -> impl.SideBySide:
+    """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
+    trace = cache.trace("multihead", text, settings_key, book)
+    return impl.side_by_side(trace.spec.build(), trace["inputs"])
