@@ -51,12 +51,17 @@ RUN mkdir -p "$TIKTOKEN_CACHE_DIR" \
 # - browser server address set: headless on 0.0.0.0, Streamlit would otherwise look up the
 #   machine's external IP on the internet at every start. Set it to the class's host name at
 #   `docker run` (-e STREAMLIT_BROWSER_SERVER_ADDRESS=attnviz.example.edu) for the right URL.
+# - script health check on: the HEALTHCHECK below also runs app.py once through it. The first
+#   script run of a process switches Streamlit from its legacy pages/ lookup to the app's own
+#   navigation; without it, the first student to open a lesson link to a page other than the
+#   home page would see a spurious "Page not found" notice.
 ENV OMP_NUM_THREADS=1 \
     MKL_NUM_THREADS=1 \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=type \
     STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
-    STREAMLIT_BROWSER_SERVER_ADDRESS=localhost
+    STREAMLIT_BROWSER_SERVER_ADDRESS=localhost \
+    STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED=true
 
 # The code last (see .dockerignore); owned by root, so the app cannot change itself.
 COPY . .
@@ -69,9 +74,11 @@ RUN python -c "import sys; from attnviz.tokens import load_tokenizer; t = load_t
 
 EXPOSE 8501
 
-# Slim images have no curl: ask Streamlit's health endpoint with Python's urllib.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
-  CMD ["python", "-c", "import sys, urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4); sys.exit(0 if r.read() == b'ok' else 1)"]
+# Slim images have no curl: ask Streamlit's health endpoint with Python's urllib, then have it
+# run app.py once (the script health check; see the ENV above). During the start period the
+# check runs every 2 s, so the app is warm within seconds of the container starting.
+HEALTHCHECK --interval=30s --timeout=60s --start-period=120s --start-interval=2s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request as u; urls = ('http://127.0.0.1:8501/_stcore/health', 'http://127.0.0.1:8501/_stcore/script-health-check'); sys.exit(0 if all(u.urlopen(x, timeout=50).read() == b'ok' for x in urls) else 1)"]
 
 # The README's `streamlit run app.py`, listening on every interface of the container.
 ENTRYPOINT ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]
