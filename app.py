@@ -6,9 +6,13 @@ the URL, builds the shared sidebar once, says which tokenizer is in use, and rou
 
 import streamlit as st
 
-from attnviz import budget
+import ui.learn  # noqa: F401 - registers page 5's URL names before read_url()
+from attnviz import budget, runtime
 from ui import cache, state
 from ui.text import md_escape
+
+# torch's intra-op threads, for the whole server process: set once, never per session.
+runtime.configure_threads()
 
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
 
@@ -28,14 +32,16 @@ PAGES = [
     st.Page(
         "pages/4_multihead.py", title="4. Multi-head attention", url_path="multi-head-attention"
     ),
+    st.Page("pages/5_learn.py", title="5. Watch attention learn", url_path="watch-attention-learn"),
+    st.Page("pages/6_pytorch.py", title="6. Your module against PyTorch's", url_path="against-pytorch"),
 ]
 
-# The URL is read and checked before any widget exists, so rejected values never reach them.
+navigation = st.navigation(PAGES)
+# The URL is read and checked before any widget exists, so rejected values never reach them
+# (after st.navigation, so that the rerun read_url may ask for stays on the requested page).
 url_warning = state.read_url()
 if url_warning:
-    st.session_state["_attnviz_url_warning"] = url_warning
-
-navigation = st.navigation(PAGES)
+    st.session_state[state.URL_WARNING_KEY] = url_warning
 config = state.sidebar()
 st.session_state["_attnviz_config"] = config
 
@@ -46,8 +52,8 @@ with header:
         st.caption(f"{status.headline} · {status.detail}")
     else:
         st.warning(f"{status.headline}. {md_escape(status.detail)}")
-    if "_attnviz_url_warning" in st.session_state:
-        st.warning(st.session_state["_attnviz_url_warning"])
+    if state.URL_WARNING_KEY in st.session_state:
+        st.warning(st.session_state[state.URL_WARNING_KEY])
 
 # Requests predicted to be heavy (large sizes) wait for one of a few slots, so a class dragging
 # every slider to its end at once queues instead of exhausting the server's memory.

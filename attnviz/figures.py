@@ -274,7 +274,9 @@ def lines(
                 margin=dict(l=10, r=10, t=50, b=10),
                 legend=dict(orientation="h", y=-0.3),
                 xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
-                yaxis=dict(title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})),
+                yaxis=dict(
+                    title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})
+                ),
             ),
         )
     )

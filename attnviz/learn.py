@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 import torch
@@ -46,16 +46,22 @@ TASKS = {
     "marked": "Output the marked token seen so far",
 }
 SYMBOLS = tuple("ABCDEFGHIJKLMNOP")
-HELD_OUT_SEED = 20_240_917  # the same held-out sequences for every training seed
-EXAMPLE_SEED = 7  # the fixed example whose attention the snapshots show
+# Seeds above the students' range (0 to 2**31 - 1) and below 2**32 (torch's CPU generator keeps
+# only the low 32 bits), so no training seed draws the same sequences. The held-out set is the
+# same for every run, and so is the fixed example.
+HELD_OUT_SEED = 2**31 + 17
+EXAMPLE_SEED = 2**31 + 7  # the fixed example whose attention the snapshots show
 EXAMPLE_MARK = 4  # where the fixed example's mark sits (the marked task)
 HELD_OUT_SIZE = 1000
 
-# The defaults: measured to reach >= 99% held-out accuracy and >= 0.9 of the attention on the
-# expected key for both tasks, with one head, over seeds 0-9 (see tests/learn).
-DEFAULT_LR = 0.01
-DEFAULT_STEPS = 300
-LR_CHOICES = (0.001, 0.003, 0.01, 0.03, 0.1)
+# The defaults (Adam, one head, batches of 64): measured to reach 100% held-out accuracy and
+# >= 0.96 of the attention on the expected key for both tasks over seeds 0-29
+# (bench/learn_defaults.py; tests/learn checks six seeds). Both are solved by about step 40. At smaller rates the loss still reaches
+# ~0 but the attention stays blurry: once the read-out is confident the gradients vanish, and
+# nothing pushes the weights to sharpen further (try 0.01 on the shift task).
+DEFAULT_LR = 0.05
+DEFAULT_STEPS = 120
+LR_CHOICES = (0.003, 0.01, 0.02, 0.05, 0.1)
 HEAD_CHOICES = (1, 2, 4)
 
 # (lowest, highest) for every number a student can set.
@@ -63,7 +69,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "k": (1, 4),
     "num_heads": (1, 4),
     "lr": (1e-4, 0.3),
-    "steps": (1, 2000),
+    "steps": (1, 1000),
     "seed": (0, 2**31 - 1),
     "vocab": (2, len(SYMBOLS)),
     "seq_len": (4, 32),
@@ -205,6 +211,16 @@ def class_names(cfg: LearnConfig) -> tuple[str, ...]:
     return (*SYMBOLS[: cfg.vocab], "none")
 
 
+def example_rows(cfg: LearnConfig) -> dict[str, tuple[str, ...]]:
+    """The fixed example as text: each position's input symbol and its target ("—": none)."""
+    fixed = example(cfg)
+    names = class_names(cfg)
+    return {
+        "input": tuple(label.split(": ", 1)[1] for label in token_labels(cfg, fixed.tokens[0])),
+        "target": tuple("—" if t == IGNORE else names[t] for t in fixed.targets[0].tolist()),
+    }
+
+
 def expected_pattern(expected_key: torch.Tensor, seq_len: int) -> torch.Tensor:
     """(T, T): 1 where query i should attend (key ``expected_key[i]``), 0 elsewhere.
 
@@ -285,6 +301,16 @@ def expected_share(weights: torch.Tensor, expected_key: torch.Tensor) -> tuple[f
     return tuple(float(v) for v in per_head)
 
 
+def pattern_share(weights: torch.Tensor, expected: torch.Tensor) -> tuple[float, ...]:
+    """Per head: the mean weight on the expected key of one example, over rows that have one.
+
+    weights (H, T, T), expected (T, T) as from :func:`expected_pattern`.
+    """
+    rows = expected.sum(dim=-1) > 0
+    on_key = (weights * expected).sum(dim=-1)  # (H, T)
+    return tuple(float(v) for v in on_key[:, rows].mean(dim=-1))
+
+
 # --- training -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Snapshot:
@@ -301,21 +327,16 @@ class LearnResult:
     accuracy: tuple[float, ...]  # on each training batch
     snapshots: tuple[Snapshot, ...]  # step 0 (the untrained layer) through the last step
     labels: tuple[str, ...]  # the fixed example's positions, "3: C"
-    example_targets: tuple[str, ...]  # what each position of the example should output
     expected: torch.Tensor  # (T, T) the pattern that solves the task, on the example
     held_out_accuracy: float
     held_out_loss: float
     head_share: tuple[float, ...]  # per head: attention mass on the expected key (held out)
     state: Mapping[str, torch.Tensor]  # the final weights
-    seconds: float  # wall time of the run (not part of the result's identity)
+    seconds: float = field(default=0.0, compare=False)  # wall time of the run
 
     @property
     def final_weights(self) -> torch.Tensor:
         return self.snapshots[-1].weights
-
-    @property
-    def best_head(self) -> int:
-        return max(range(len(self.head_share)), key=lambda h: self.head_share[h])
 
 
 def snapshot_steps(steps: int, count: int) -> tuple[int, ...]:
@@ -356,7 +377,7 @@ def train(cfg: LearnConfig, on_progress: Callable[[int, int], None] | None = Non
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         accuracies.append(masked_accuracy(logits.detach(), batch.targets))
         if step in wanted:
             snap(step)
@@ -371,14 +392,12 @@ def train(cfg: LearnConfig, on_progress: Callable[[int, int], None] | None = Non
         test_loss = float(masked_loss(logits, test.targets))
         test_accuracy = masked_accuracy(logits, test.targets)
         share = expected_share(rec.tensors["attn_weights"], test.expected_key)
-    names = class_names(cfg)
     return LearnResult(
         config=cfg,
         loss=tuple(losses),
         accuracy=tuple(accuracies),
         snapshots=tuple(snapshots),
         labels=token_labels(cfg, fixed.tokens[0]),
-        example_targets=tuple("—" if t == IGNORE else names[t] for t in fixed.targets[0].tolist()),
         expected=_frozen(expected_pattern(fixed.expected_key[0], cfg.seq_len)),
         held_out_accuracy=test_accuracy,
         held_out_loss=test_loss,

@@ -63,7 +63,8 @@ def mask_figure(text, skey, bk):
     tr = cache.trace("causal", text, skey, bk)
     ctx = tr.spec.context_length
     k = min(ctx, tr.num_tokens + 4)
-    pos = [f"{i}" + (": " + tr.labels[i] if i < tr.num_tokens else " (unused)") for i in range(k)]
+    # Token labels already start with their position ("2: ␣starts").
+    pos = [tr.labels[i] if i < tr.num_tokens else f"{i} (unused)" for i in range(k)]
     fig = F.heatmap(
         tr["mask_buffer"][:k, :k],
         pos,

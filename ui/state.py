@@ -111,10 +111,12 @@ def parse_value(f: Field, raw: str):
             raise ValueError(f"longer than {TEXT_MAX_CHARS:,} characters")
         return raw
     if f.kind == "bool":
-        low = raw.strip().lower()
-        if low in ("true", "1", "yes", "on"):
+        # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
+        # would drop silently, so it is named in the warning instead.
+        low = raw.lower()
+        if low == "true":
             return True
-        if low in ("false", "0", "no", "off"):
+        if low == "false":
             return False
         raise ValueError("not true or false")
     try:
@@ -129,6 +131,9 @@ def parse_value(f: Field, raw: str):
     return number
 
 
+URL_WARNING_KEY = "_attnviz_url_warning"
+
+
 def read_url() -> str | None:
     """Validate the query string before the widgets exist; drop what is rejected.
 
@@ -136,13 +141,14 @@ def read_url() -> str | None:
     """
     params = st.query_params
     rejected = []
+    removed = False
     for key in list(params.keys()):
         if key in RESERVED or key in _PAGE_KEYS:
             continue
         f = FIELDS_BY_URL.get(key)
         values = params.get_all(key)
         if f is None:
-            rejected.append(f"{key} (unknown setting)")
+            rejected.append(f"{key} (unknown setting)" if key else "a value with no name")
         else:
             try:
                 if len(values) != 1:
@@ -153,14 +159,23 @@ def read_url() -> str | None:
                 rejected.append(f"{key} ({err})")
         try:
             del params[key]
+            removed = True
         except Exception:  # noqa: BLE001 - a key already bound by a widget cannot be deleted
             pass
     if not rejected:
         return None
     listed = "; ".join(md_escape(r[:80]) for r in rejected)
-    return (
+    warning = (
         f"Some values in the link were not understood and the defaults are used instead: {listed}."
     )
+    if removed:
+        # Streamlit seeds bound widgets from the URL as it was when this run started, so a value
+        # deleted above would still reach its widget (a 2,001-character text cut to 2,000,
+        # d_in=7.5 read as 7). Start again from the cleaned URL; the warning waits in the
+        # session. (app.py calls this after st.navigation, so the rerun keeps the page.)
+        st.session_state[URL_WARNING_KEY] = warning
+        st.rerun()
+    return warning
 
 
 @dataclass(frozen=True)
@@ -214,8 +229,19 @@ def _widget(f: Field, disabled: bool = False):
     )
 
 
+def _clamp_texts() -> None:
+    """A text put into session state (not typed: the browser and the server both stop typed
+    text at ``max_chars``) is cut to the limit before its widget reads it, so no page ever
+    sees more and the bound URL never carries more."""
+    for key in ("text", "text2"):
+        value = st.session_state.get(key)
+        if isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
+            st.session_state[key] = value[:TEXT_MAX_CHARS]
+
+
 def sidebar() -> Config:
     """Build the shared sidebar (once, in app.py) and return the current configuration."""
+    _clamp_texts()
     with st.sidebar:
         st.header("Settings")
         book = _widget(FIELDS_BY_URL["book"])

@@ -6,6 +6,7 @@ import shutil
 from contextlib import contextmanager
 
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
+SILENCED_SERVICES = ("component-updater=url-source", "gaia-url", "autofill-server-url")
 
 
 def chromium_path() -> str:
@@ -31,6 +32,10 @@ def chromium(proxy_port: int):
                 "--disable-background-networking",
                 "--disable-component-update",
                 "--no-first-run",
+                # Chromium still calls its component updater, Google accounts and the autofill
+                # server on its own (seen in the blackhole): point them at a closed loopback
+                # port, so that whatever reaches the blackhole came from the app.
+                *(f"--{switch}=http://127.0.0.1:9" for switch in SILENCED_SERVICES),
             ],
         )
         try:
