@@ -16,15 +16,10 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.browser import chromium, wait_for_app  # noqa: E402
 from tests.support.network import Blackhole, proxy_env  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
 from tests.support.server import running_app  # noqa: E402
 
-PAGES = [
-    "",
-    "simplified-attention",
-    "trainable-attention",
-    "causal-attention",
-    "multi-head-attention",
-]
+PAGES = [("" if p.default else p.url_path) for p in app_pages()]
 
 
 def main() -> None:
