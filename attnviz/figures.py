@@ -300,10 +300,19 @@ def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
         log_ratio, labels, labels, title=title, kind="signed", zmax=4.0, value_name="log2 ratio"
     )
     ratio_shown, _, _, _ = crop(ratio, list(labels), list(labels))
+    small = ratio_shown.shape[0] <= ANNOTATE_MAX
+    # Heatmap cell text cannot read customdata: small maps get their ratios as cell strings
+    # (at most 12 x 12 of them); the hover reads the numbers from customdata at any size.
+    text = (
+        [["" if np.isnan(v) else f"×{v:.2f}" for v in row] for row in ratio_shown]
+        if small
+        else None
+    )
     fig.update_traces(
         customdata=ratio_shown,
         hovertemplate="query %{y}<br>key %{x}<br>weight × visible keys %{customdata:.4f}<extra></extra>",
-        texttemplate="×%{customdata:.2f}" if ratio_shown.shape[0] <= ANNOTATE_MAX else None,
+        text=text,
+        texttemplate="%{text}" if small else None,
         colorbar=dict(
             tickvals=[-4, -2, 0, 2, 4], ticktext=["1/16×", "1/4×", "even share", "4×", "16×"]
         ),
@@ -316,8 +325,9 @@ def figure_bytes(fig: go.Figure) -> int:
     return len(fig.to_json())
 
 
-def histograms(series: dict[str, np.ndarray], *, title: str, x_name: str = "value",
-               bins: int = 40) -> go.Figure:
+def histograms(
+    series: dict[str, np.ndarray], *, title: str, x_name: str = "value", bins: int = 40
+) -> go.Figure:
     """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2).
 
     Binned here, on shared bin edges, so a figure of millions of values sends only the counts.

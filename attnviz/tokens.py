@@ -227,7 +227,12 @@ def _visible(text: str) -> str:
             out.append("\u21e5")  # ⇥
         elif code in _CONTROL_PICTURES:
             out.append(_CONTROL_PICTURES[code])
-        elif unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp"):
+        elif (
+            unicodedata.category(ch)[0] == "C"
+            or unicodedata.category(ch) in ("Zl", "Zp")
+            or 0xFE00 <= code <= 0xFE0F  # variation selectors: invisible on their own
+            or 0xE0100 <= code <= 0xE01EF
+        ):
             # Invisible format characters (ZWJ, bidi overrides, ...) would hide or reorder the
             # label around them: name them instead.
             out.append(f"⟨U+{code:04X}⟩")
@@ -238,7 +243,15 @@ def _visible(text: str) -> str:
 
 def piece_display(piece: bytes) -> str:
     """A token's bytes as text a student can read; bytes that are only part of a UTF-8
-    character are shown in hex, e.g. ``⟨E2 80⟩``."""
+    character are shown in hex, e.g. ``⟨E2 80⟩``; a combining mark that starts a token is shown
+    on a dotted circle (◌́), so it does not land on the label's position number."""
+    text = _piece_text(piece)
+    if text and unicodedata.category(text[0]).startswith("M"):
+        text = "\u25cc" + text
+    return text
+
+
+def _piece_text(piece: bytes) -> str:
     out = []
     i = 0
     while i < len(piece):

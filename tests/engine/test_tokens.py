@@ -202,3 +202,11 @@ def test_character_groups_partition_the_positions(text):
     flat = [i for group in toks.char_groups for i in group]
     assert flat == list(range(len(toks)))
     assert [r["position"] for r in toks.table_rows()] == list(range(len(toks)))
+
+
+def test_invisible_marks_and_lone_combining_marks_stay_visible_in_labels():
+    from attnviz.tokens import piece_display
+
+    assert piece_display("\ufe0f".encode()) == "⟨U+FE0F⟩"  # the emoji variation selector
+    assert piece_display("\u0301".encode()) == "◌\u0301"  # a combining acute accent on its own
+    assert piece_display("e\u0301".encode()) == "e\u0301"  # attached to its letter: unchanged

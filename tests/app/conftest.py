@@ -1,0 +1,151 @@
+"""Shared helpers for the AppTest suite: open the app, read what a student sees.
+
+AppTest runs ``app.py`` (the frame every page runs in) headless, in this process. Streamlit's
+caches are process-wide, so tests that count engine calls clear them first.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.support.pages import app_pages
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "app.py"
+
+# Every page app.py registers, read from its PAGES list (pages added later are covered too).
+REGISTERED = app_pages()
+
+# The chapter's pages, in the order of the sidebar, with the title each shows.
+PAGES = {
+    "home": "pages/0_home.py",
+    "simplified": "pages/1_simplified.py",
+    "trainable": "pages/2_trainable.py",
+    "causal": "pages/3_causal.py",
+    "multihead": "pages/4_multihead.py",
+}
+TITLES = {
+    "home": "Attention, step by step",
+    "simplified": "1. Simplified self-attention",
+    "trainable": "2. Trainable self-attention",
+    "causal": "3. Causal attention and dropout",
+    "multihead": "4. Multi-head attention",
+}
+PASS_PAGES = ("simplified", "trainable", "causal", "multihead")
+
+TOKENIZER_CAPTION = "Tokenizer: GPT-2 BPE (tiktoken) · "
+URL_WARNING = "Some values in the link were not understood"
+BOOK_TEXT = "Your journey starts with one step"
+# Book mode: the chapter's six words, one per 3-dimensional input row (no tokenizer).
+BOOK_LABELS = ["0: Your", "1: journey", "2: starts", "3: with", "4: one", "5: step"]
+SIDEBAR_DEFAULTS = {"d_in": 16, "d_out": 8, "heads": 2, "ctx": 32, "eseed": 123, "wseed": 123}
+
+
+def open_app(query: dict[str, str | list[str]] | None = None, page: str = "home") -> AppTest:
+    """Run the app once with ``query`` in the URL, then switch to ``page`` and run it."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    if page != "home":
+        at.switch_page(PAGES[page]).run()
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    """Switch to a chapter page by name, or to any registered page by its file."""
+    return at.switch_page(PAGES.get(page, page)).run()
+
+
+def unescape(markdown: str) -> str:
+    """Undo the app's Markdown escaping (a backslash before each punctuation character)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+def values(elements) -> list[str]:
+    return [unescape(str(e.value)) for e in elements]
+
+
+def exceptions(at: AppTest) -> list[str]:
+    return [e.message for e in at.exception]
+
+
+def spec_array(obj) -> np.ndarray:
+    """Plotly's JSON arrays: ``{"dtype", "bdata", "shape"}`` base64, or plain lists."""
+    if isinstance(obj, dict) and "bdata" in obj:
+        a = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+        return a.reshape([int(s) for s in str(obj.get("shape", a.size)).split(",")])
+    return np.asarray(obj)
+
+
+def charts(at: AppTest) -> list:
+    return list(at.get("plotly_chart"))
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in charts(at)]
+
+
+def chart_title(spec: dict) -> str:
+    return spec.get("layout", {}).get("title", {}).get("text", "")
+
+
+def chart(at: AppTest, title_prefix: str) -> dict:
+    """The one chart whose title starts with ``title_prefix``."""
+    found = [s for s in chart_specs(at) if chart_title(s).startswith(title_prefix)]
+    titles = [chart_title(s) for s in chart_specs(at)]
+    assert len(found) == 1, f"{len(found)} charts titled {title_prefix!r}* among {titles}"
+    return found[0]
+
+
+BADGE = re.compile(r"^:(?P<colour>[a-z]+)-badge\[(?::material/[a-z_]+: )?(?P<text>.*)\]$", re.S)
+
+
+def badges(at: AppTest) -> list[tuple[str, str]]:
+    """Every ``st.badge`` on the page, in order, as (colour, text)."""
+    out = []
+    for m in at.markdown:
+        match = BADGE.match(str(m.value))
+        if match:
+            out.append((match["colour"], match["text"]))
+    return out
+
+
+def header_captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption if str(c.value).startswith("Tokenizer:")]
+
+
+def assert_sidebar(at: AppTest, **expected) -> None:
+    """The shared sidebar is built (app.py ran around the page) and holds these values."""
+    sb = at.sidebar
+    assert sb.toggle(key="book") is not None
+    assert sb.text_area(key="text") is not None
+    for key in ("d_in", "d_out", "heads", "ctx", "eseed", "wseed", "dseed"):
+        assert sb.number_input(key=key) is not None
+    assert sb.slider(key="dropout") is not None
+    assert sb.toggle(key="bias") is not None and sb.toggle(key="train") is not None
+    for key, value in expected.items():
+        if key == "text":
+            got = sb.text_area(key="text").value
+        elif key in ("book", "bias", "train"):
+            got = sb.toggle(key=key).value
+        elif key == "dropout":
+            got = sb.slider(key="dropout").value
+        elif key == "text2":
+            got = sb.text_input(key="text2").value
+        else:
+            got = sb.number_input(key=key).value
+        assert got == value, f"sidebar {key}: {got!r}, expected {value!r}"
+
+
+@pytest.fixture
+def app():
+    """``app(query, page)``: a fresh AppTest session (see :func:`open_app`)."""
+    return open_app

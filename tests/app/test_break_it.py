@@ -1,0 +1,145 @@
+"""Break it: every classic bug on its page shows a one-line diff, then either the exact error
+PyTorch raises or its named check failing beside the same check passing on the correct code;
+bugs the settings hide say so."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnviz import bugs as B
+from ui.panels import NONE
+
+from .conftest import (
+    PASS_PAGES,
+    badges,
+    chart,
+    chart_specs,
+    chart_title,
+    exceptions,
+    go,
+    open_app,
+    values,
+)
+
+# The badge title of each named check (checks.py).
+CHECK_TITLES = {
+    "rows_sum_to_one": "Rows sum to 1",
+    "weights_are_softmax": "Weights are softmax(scores)",
+    "matches_sdpa": "Matches PyTorch SDPA",
+    "heads_equal_loop": "Batched heads = loop over heads",
+    "no_future_leak": "No future leak",
+    "eval_ignores_dropout": "Eval mode ignores dropout",
+    "batch_rows_independent": "Batch = each example alone",
+}
+# At the default settings these two cannot run at all.
+RAISES_AT_DEFAULTS = {"unsliced_mask", "global_transpose"}
+ERROR = "With this bug the pass does not run. PyTorch raises:"
+ALL_BUGS = [(kind, bug.key) for kind in PASS_PAGES for bug in B.bugs_for(kind)]
+
+
+def turn_on(at, kind: str, title: str):
+    at.selectbox(key=f"bug_{kind}").set_value(title).run()
+    assert not exceptions(at)
+    return at
+
+
+def diff_body(at) -> list[str]:
+    (diff,) = [c.value for c in at.code if c.language == "diff"]
+    lines = diff.splitlines()
+    assert lines[:2] == ["--- correct", "+++ bug"], lines[:2]
+    return [ln for ln in lines[2:] if not ln.startswith("@@")]
+
+
+def test_every_pass_page_lists_its_bugs_and_starts_with_none():
+    assert {kind for kind, _ in ALL_BUGS} == set(PASS_PAGES)
+    at = open_app()
+    for kind in PASS_PAGES:
+        go(at, kind)
+        box = at.selectbox(key=f"bug_{kind}")
+        assert box.options == [NONE, *(bug.title for bug in B.bugs_for(kind))]
+        assert box.value == NONE
+        assert [c for c in at.code if c.language == "diff"] == []
+
+
+@pytest.mark.parametrize(("kind", "key"), ALL_BUGS, ids=[key for _, key in ALL_BUGS])
+def test_a_bug_shows_a_one_line_diff_and_what_it_breaks(kind, key):
+    bug = B.BUGS_BY_KEY[key]
+    at = turn_on(open_app(page=kind), kind, bug.title)
+    body = diff_body(at)
+    removed = [ln for ln in body if ln.startswith("-")]
+    added = [ln for ln in body if ln.startswith("+")]
+    assert len(removed) == 1 and len(added) == 1, body
+    assert all(ln.startswith(" ") for ln in body if ln not in removed + added)
+    assert removed[0][1:].strip() != added[0][1:].strip()
+    assert values(at.warning) == []  # visible at the defaults
+
+    title = CHECK_TITLES[bug.check]
+    page_badges = badges(at)
+    if key in RAISES_AT_DEFAULTS:
+        assert bug.raises
+        assert ERROR in values(at.error)
+        errors = [c.value for c in at.code if c.language == "text" and "RuntimeError" in c.value]
+        assert len(errors) == 1 and errors[0].startswith("RuntimeError: ")
+        assert [b for b in page_badges if b[0] == "red"] == []
+        titles = [chart_title(spec) for spec in chart_specs(at)]
+        assert not any(t.startswith(("With the bug", "Correct:")) for t in titles)
+    else:
+        assert values(at.error) == []
+        red = [text for colour, text in page_badges if colour == "red"]
+        assert len(red) == 1 and red[0].startswith(title) and red[0].endswith(": fail"), red
+        # The last two badges on the page: the buggy run, then the correct code.
+        (wrong_colour, wrong), (right_colour, right) = page_badges[-2:]
+        assert (wrong_colour, wrong) == ("red", red[0])
+        assert right_colour == "green" and right == red[0].removesuffix("fail") + "pass"
+        bugged = chart(at, "With the bug: weights")
+        correct = chart(at, "Correct: weights")
+        assert bugged["data"][0]["x"] == correct["data"][0]["x"]
+
+
+@pytest.mark.parametrize("kind", PASS_PAGES)
+def test_turning_the_bug_off_again_removes_its_diff(kind):
+    bug = B.bugs_for(kind)[0]
+    at = turn_on(open_app(page=kind), kind, bug.title)
+    assert len([c for c in at.code if c.language == "diff"]) == 1
+    turn_on(at, kind, NONE)
+    assert [c for c in at.code if c.language == "diff"] == []
+    assert [colour for colour, _ in badges(at) if colour == "red"] == []
+
+
+def test_dropout_left_on_is_invisible_in_book_mode_where_dropout_is_0():
+    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    at = turn_on(open_app({"book": "true"}, page="causal"), "causal", bug.title)
+    (warning,) = values(at.warning)
+    assert warning == (
+        "This bug is invisible with dropout=0: raise dropout above 0 (turn off book mode first)."
+    )
+    assert values(at.error) == []
+    assert [text for colour, text in badges(at)[-2:]] == [
+        "Eval mode ignores dropout: pass",
+        "Eval mode ignores dropout: pass",
+    ]
+
+
+def test_unsliced_mask_is_invisible_when_the_text_fills_the_context():
+    # Both batch texts have at least 6 tokens, so the batch has T = 6 = context_length.
+    six = "one two three four five six"
+    at = open_app({"text": six, "text2": six + " seven", "ctx": "6"}, page="causal")
+    bug = B.BUGS_BY_KEY["unsliced_mask"]
+    turn_on(at, "causal", bug.title)
+    (warning,) = values(at.warning)
+    assert warning == (
+        "This bug is invisible when the text fills the context (T = context_length = 6): "
+        "raise context_length above 6."
+    )
+    assert values(at.error) == []
+    assert not any("RuntimeError" in c.value for c in at.code)
+    assert [text for colour, text in badges(at)[-2:]] == ["No future leak: pass"] * 2
+
+
+def test_unsliced_mask_raises_once_the_context_is_longer_than_the_text():
+    six = "one two three four five six"
+    at = open_app({"text": six, "text2": six, "ctx": "7"}, page="causal")
+    turn_on(at, "causal", B.BUGS_BY_KEY["unsliced_mask"].title)
+    assert ERROR in values(at.error)
+    (error,) = [c.value for c in at.code if "RuntimeError" in c.value]
+    assert "(6)" in error and "(7)" in error

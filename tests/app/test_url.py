@@ -1,0 +1,155 @@
+"""Shared links: settings in the URL reach every page; values the app cannot use are named in
+one warning and replaced by the defaults before any widget sees them."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import (
+    BOOK_TEXT,
+    PAGES,
+    PASS_PAGES,
+    SIDEBAR_DEFAULTS,
+    URL_WARNING,
+    assert_sidebar,
+    chart,
+    charts,
+    exceptions,
+    go,
+    open_app,
+    values,
+)
+
+SHARED = {
+    "d_out": "12",
+    "heads": "3",
+    "ctx": "40",
+    "text": "the cat sat on the mat",
+    "dropout": "0.3",
+    "wseed": "7",
+    "bias": "true",
+}
+SHARED_VALUES = dict(
+    d_out=12, heads=3, ctx=40, text="the cat sat on the mat", dropout=0.3, wseed=7, bias=True
+)
+
+
+def url_warnings(at) -> list[str]:
+    return [w for w in values(at.warning) if w.startswith(URL_WARNING)]
+
+
+def test_shared_url_settings_reach_every_page_and_persist_across_switches():
+    at = open_app(SHARED)
+    assert url_warnings(at) == []
+    for page in [*PAGES, "simplified", "home"]:
+        go(at, page)
+        assert not exceptions(at), page
+        assert_sidebar(at, **SHARED_VALUES, d_in=16)
+    # The pages compute with them.
+    go(at, "trainable")
+    assert chart(at, "W_q")["layout"]["title"]["text"] == "W_q (16, 12)"
+    assert chart(at, "Weights A")["data"][0]["x"][-1] == "5: ␣mat"
+    go(at, "causal")
+    assert chart(at, "mask = triu(ones(40, 40)")
+    go(at, "multihead")
+    assert chart(at, "Attention weights of all 3 heads")
+    assert at.selectbox(key="p4_head").options == ["0", "1", "2"]
+
+
+BAD = {
+    "heads": ("abc", "heads (not a whole number)"),
+    "d_out": ("-5", "d_out (outside 1–1600)"),
+    "dropout": ("nan", "dropout (not a finite number)"),
+    "ctx": ("99999", "ctx (outside 1–1024)"),
+    "foo": ("1", "foo (unknown setting)"),
+    "wseed": (["1", "2"], "wseed (given more than once)"),
+    # Values Streamlit itself would turn into a number the app did not accept.
+    "d_in": ("7.5", "d_in (not a whole number)"),
+    "eseed": ("1e3", "eseed (not a whole number)"),
+    "book": ("maybe", "book (not true or false)"),
+    # Streamlit's bound toggle reads only true/false: "yes" would be dropped without a word.
+    "bias": ("yes", "bias (not true or false)"),
+    "text": ("x" * 2001, "text (longer than 2,000 characters)"),
+}
+
+
+def test_bad_url_values_are_named_in_one_warning_and_the_defaults_are_used():
+    at = open_app({key: raw for key, (raw, _) in BAD.items()})
+    assert not exceptions(at)
+    (warning,) = url_warnings(at)
+    for key, (_, named) in BAD.items():
+        assert named in warning, f"{key} not named in {warning!r}"
+    assert warning.count("(") == len(BAD)
+    assert_sidebar(at, **SIDEBAR_DEFAULTS, dropout=0.1, book=False, bias=False, text=BOOK_TEXT)
+    # The warning stays (once) on every page, which all still work with the defaults.
+    for page in PAGES:
+        go(at, page)
+        assert not exceptions(at), page
+        assert len(url_warnings(at)) == 1, page
+        assert len(charts(at)) > 0, page
+        assert_sidebar(at, **SIDEBAR_DEFAULTS, text=BOOK_TEXT)
+
+
+@pytest.mark.parametrize("key", list(BAD))
+def test_one_bad_url_value_is_named_alone_and_its_widget_keeps_the_default(key):
+    raw, named = BAD[key]
+    at = open_app({key: raw, "dseed": "5"})
+    assert not exceptions(at)
+    (warning,) = url_warnings(at)
+    assert warning == (
+        f"Some values in the link were not understood and the defaults are used instead: {named}."
+    )
+    assert_sidebar(
+        at, **SIDEBAR_DEFAULTS, dseed=5, text=BOOK_TEXT, book=False, bias=False, dropout=0.1
+    )
+    # The rejected value left the link; the good one stayed.
+    assert key not in at.query_params
+    assert at.query_params.get("dseed") == "5"
+
+
+def test_good_url_values_raise_no_warning():
+    at = open_app(
+        {"book": "false", "train": "true", "dropout": "0.25", "eseed": "0", "text": "x" * 2000}
+    )
+    assert url_warnings(at) == []
+    assert_sidebar(at, train=True, dropout=0.25, eseed=0, text="x" * 2000)
+    # The 2,000-character limit itself is said once, by the sidebar.
+    assert values(at.warning) == ["The text reached the 2,000-character limit; the rest was cut."]
+
+
+def test_a_text_longer_than_the_limit_is_rejected_not_cut():
+    at = open_app({"text": "abc " * 600}, page="simplified")
+    (warning,) = url_warnings(at)
+    assert "text (longer than 2,000 characters)" in warning
+    assert at.sidebar.text_area(key="text").value == BOOK_TEXT
+    assert chart(at, "Weights A")["data"][0]["x"][1] == "1: ␣journey"
+    assert not any(w.startswith("The text reached") for w in values(at.warning))
+
+
+def test_d_out_not_divisible_by_heads_stops_only_the_multi_head_page():
+    at = open_app({"d_out": "10", "heads": "4"})
+    for page in ("home", "simplified", "trainable", "causal"):
+        go(at, page)
+        assert not exceptions(at), page
+        assert values(at.error) == [], page
+        assert len(charts(at)) > 0, page
+    go(at, "multihead")
+    assert not exceptions(at)
+    (error,) = values(at.error)
+    assert error.startswith("d_out=10 is not divisible by num_heads=4: ")
+    assert error.endswith("Change d_out or num_heads in the sidebar; the other pages still work.")
+    assert charts(at) == []
+    assert [s.key for s in at.selectbox] == []  # nothing after the error: no head, no bugs
+    # and the others keep working afterwards
+    go(at, "simplified")
+    assert values(at.error) == [] and len(charts(at)) > 0
+    assert_sidebar(at, d_out=10, heads=4)
+
+
+@pytest.mark.parametrize("page", PASS_PAGES)
+def test_each_pass_page_opens_directly_with_settings_from_the_url(page):
+    at = open_app({"d_in": "4", "d_out": "6", "heads": "3", "text": "a b c"}, page=page)
+    assert not exceptions(at)
+    assert values(at.error) == []
+    assert len(charts(at)) > 0
+    assert_sidebar(at, d_in=4, d_out=6, heads=3, text="a b c")

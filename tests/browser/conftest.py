@@ -1,0 +1,88 @@
+"""One ``streamlit run app.py`` and one headless Chromium for the whole browser suite.
+
+Both send anything non-loopback to the blackhole. On a fresh server the first session that
+opens a non-root page gets Streamlit's "Page not found" (its legacy ``pages/`` lookup runs once
+per process), so the server is warmed up through the root URL, down to a drawn chart, first.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass
+
+import pytest
+
+from tests.support.browser import chromium, wait_for_app
+from tests.support.network import proxy_env
+from tests.support.server import running_app
+
+VIEWPORT = {"width": 1400, "height": 3000}
+CHART = "[data-testid='stPlotlyChart']"
+
+
+@dataclass
+class App:
+    url: str
+    context: object  # the Playwright BrowserContext every test opens its tab in
+    network_before: list[str]
+
+
+def drawn_charts(page) -> tuple[int, int]:
+    """(chart elements, charts with a drawn ``.main-svg``)."""
+    return tuple(
+        page.evaluate(
+            f"""() => {{
+                const charts = [...document.querySelectorAll("{CHART}")];
+                return [charts.length, charts.filter(c => c.querySelector('.main-svg')).length];
+            }}"""
+        )
+    )
+
+
+def settle(page, heading: str, charts: int | None = None, timeout_ms: int = 90_000) -> int:
+    """Wait for the page's title, the end of its run and every chart drawn; return the number
+    of charts. ``charts``: how many to wait for (else: at least one, and no change for a
+    second). Chart elements appear only once Plotly's lazily loaded chunk is in, after the run
+    has ended; leaving before then can abort the chunk, so every test waits here."""
+    page.locator("h1", has_text=heading).first.wait_for(timeout=timeout_ms)
+    wait_for_app(page, timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    last, stable_since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        count, drawn = drawn_charts(page)
+        if (count, drawn) != last:
+            last, stable_since = (count, drawn), time.monotonic()
+        done = count == drawn and (count == charts if charts is not None else count > 0)
+        if done and (charts is not None or time.monotonic() - stable_since >= 1.0):
+            return count
+        page.wait_for_timeout(200)
+    raise AssertionError(f"{heading!r}: charts (present, drawn) = {last}, expected {charts}")
+
+
+@pytest.fixture(scope="session")
+def app_in_chromium(blackhole):
+    if shutil.which("chromium") is None:
+        pytest.fail("chromium is not on PATH: the browser tests need Debian's chromium package")
+    before = blackhole.snapshot()
+    env = dict(proxy_env(blackhole))
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
+    with running_app(env=env) as (url, _proc), chromium(blackhole.port) as browser:
+        # One context: its HTTP cache keeps Streamlit's and Plotly's scripts between tests;
+        # every tab is still a session of its own.
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.goto(url + "/")
+        settle(page, "Attention, step by step")
+        page.close()
+        yield App(url, context, before)
+        context.close()
+
+
+@pytest.fixture
+def page(app_in_chromium):
+    tab = app_in_chromium.context.new_page()
+    yield tab
+    tab.close()
