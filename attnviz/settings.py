@@ -93,6 +93,27 @@ class Settings:
         """A plain, hashable value that identifies these settings (for caches)."""
         return tuple(getattr(self, f.name) for f in fields(self))
 
+    def for_pass(self, kind: str) -> Settings:
+        """These settings with every field the pass does not read set to its default, so that
+        changing, say, the dropout slider recomputes nothing on the pages it cannot affect."""
+        keep = set(PASS_FIELDS[kind])
+        defaults = Settings()
+        return replace(
+            self, **{f.name: getattr(defaults, f.name) for f in fields(self) if f.name not in keep}
+        )
+
+
+# The settings each pass reads (the input X needs d_in, the embedding seed and the token cap).
+_INPUT = ("d_in", "seed_embed", "max_tokens")
+_WEIGHTS = (*_INPUT, "d_out", "seed_weights", "qkv_bias")
+_CAUSAL = (*_WEIGHTS, "context_length", "dropout", "seed_dropout", "training")
+PASS_FIELDS = {
+    "simplified": _INPUT,
+    "trainable": _WEIGHTS,
+    "causal": _CAUSAL,
+    "multihead": (*_CAUSAL, "num_heads"),
+}
+
 
 def validate(s: Settings) -> list[str]:
     """Every problem with ``s``, as sentences; empty when valid."""

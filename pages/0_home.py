@@ -8,7 +8,7 @@ from attnviz.inputs import BOOK_WORDS
 from ui import cache, panels, state
 
 cfg = state.config()
-skey = cfg.settings.key()
+args = cfg.trace_args("simplified")  # X depends only on the text, d_in and the embedding seed
 
 st.title("Attention, step by step")
 st.write(
@@ -74,7 +74,7 @@ st.dataframe(
 st.page_link("pages/1_simplified.py", label="Start with pass 1", icon=":material/arrow_forward:")
 
 st.subheader("Your text, as the model sees it")
-prep = cache.prepared(cfg.text, skey, cfg.book)
+prep = cache.prepared(*args)
 panels.notes(prep.messages)
 if cfg.book:
     st.write(
@@ -119,7 +119,7 @@ if not prep.empty:
 
     numbers = panels.show_numbers_toggle()
     panels.matrix(
-        x_figure(cfg.text, skey, cfg.book),
+        x_figure(*args),
         x,
         prep.labels,
         F.dim_labels(x.shape[1]),

@@ -13,7 +13,7 @@ from attnviz import trace as T
 from ui import cache, panels, state
 
 cfg = state.config()
-args = cfg.trace_args()
+args = cfg.trace_args("simplified")
 
 st.title("1. Simplified self-attention")
 st.write(

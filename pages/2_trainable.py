@@ -11,7 +11,7 @@ from attnviz import modules as M
 from ui import cache, panels, state
 
 cfg = state.config()
-args = cfg.trace_args()
+args = cfg.trace_args("trainable")
 
 st.title("2. Trainable self-attention")
 st.write(

@@ -15,7 +15,7 @@ from ui import cache, panels, state
 from ui.text import md_escape
 
 cfg = state.config()
-args = cfg.trace_args()
+args = cfg.trace_args("causal")
 s = cfg.settings
 
 st.title("3. Causal attention and dropout")

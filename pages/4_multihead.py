@@ -17,7 +17,7 @@ from ui import cache, panels, state
 from ui.text import md_escape
 
 cfg = state.config()
-args = cfg.trace_args()
+args = cfg.trace_args("multihead")
 s = cfg.settings
 
 st.title("4. Multi-head attention")

@@ -10,7 +10,7 @@ from ui import cache, comparison, panels, state
 from ui.text import md_escape
 
 cfg = state.config()
-args = cfg.trace_args()
+args = cfg.trace_args("multihead")
 s = cfg.settings
 
 st.title("6. Your module against PyTorch's")

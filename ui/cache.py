@@ -32,8 +32,14 @@ def settings_of(key: tuple) -> Settings:
     return Settings(*key)
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
 def prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
+    """Tokens and X for a text. X reads only the text, d_in, the embedding seed and the token
+    cap, so every other setting is dropped from the key: one entry serves every pass."""
+    return _prepared(text, settings_of(settings_key).for_pass("simplified").key(), book)
+
+
+@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
+def _prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
     return lesson.prepare(text, settings_of(settings_key), book)
 
 

@@ -190,18 +190,19 @@ class Config:
     def key(self) -> tuple:
         return (self.settings.key(), self.text, self.text2, self.book)
 
-    def trace_args(self) -> tuple:
-        """(text, settings key, book) for the caches; book mode ignores the sidebar, so all
-        book-mode sessions share one entry."""
+    def trace_args(self, kind: str = "multihead") -> tuple:
+        """(text, settings key, book) for the caches of pass ``kind``: only the settings that
+        pass reads are in the key, and book mode ignores the sidebar, so all book-mode sessions
+        share one entry."""
         if self.book:
             return ("", DEFAULTS.key(), True)
-        return (self.text, self.settings.key(), False)
+        return (self.text, self.settings.for_pass(kind).key(), False)
 
-    def batch_args(self) -> tuple:
+    def batch_args(self, kind: str = "causal") -> tuple:
         """(text, text2, settings key, book) for the batch views."""
         if self.book:
             return ("", "", DEFAULTS.key(), True)
-        return (self.text, self.text2, self.settings.key(), False)
+        return (self.text, self.text2, self.settings.for_pass(kind).key(), False)
 
 
 def _widget(f: Field, disabled: bool = False):

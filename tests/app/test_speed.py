@@ -135,3 +135,26 @@ def test_figures_stay_within_budget_at_gpt2_sizes(size):
         )
     over = {page: total for page, (_, total, _) in sizes.items() if total > FIGURE_BUDGET_BYTES}
     assert over == {}, f"pages over {FIGURE_BUDGET_BYTES:,} bytes of figure JSON: {over}"
+
+
+def test_settings_a_pass_does_not_read_recompute_nothing_on_its_page(engine_calls):
+    """Dropout, heads and the weight seed do not enter pass 1: moving them on page 1 (or on
+    the home page) traces nothing again; pass 2 ignores dropout and heads."""
+    at = open_app({"text": "the cat sat on the mat"}, page="simplified")
+    before = dict(engine_calls)
+    at.sidebar.slider(key="dropout").set_value(0.3).run()
+    at.sidebar.number_input(key="heads").set_value(4).run()
+    at.sidebar.number_input(key="wseed").set_value(7).run()
+    at.sidebar.toggle(key="train").set_value(True).run()
+    assert not exceptions(at)
+    assert dict(engine_calls) == before
+    go(at, "trainable")
+    traced = dict(engine_calls)
+    at.sidebar.slider(key="dropout").set_value(0.5).run()
+    at.sidebar.number_input(key="heads").set_value(1).run()
+    assert not exceptions(at)
+    assert dict(engine_calls) == traced
+    # ... while d_in, which pass 1 reads, does trace it again.
+    go(at, "simplified")
+    at.sidebar.number_input(key="d_in").set_value(4).run()
+    assert engine_calls["trace_simplified"] == before["trace_simplified"] + 1

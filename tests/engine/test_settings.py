@@ -202,3 +202,33 @@ def test_request_bytes_at_the_widest_setting_stays_bounded():
     # The bounds exist so one request's cost is bounded: GPT-2 XL with 1024 tokens.
     worst = request_bytes(Settings(**GPT2_XL, max_tokens=1024), tokens=1024)["total"]
     assert 0 < worst < 4 * 2**30
+
+
+def test_for_pass_keeps_only_what_the_pass_reads():
+    s = Settings(
+        d_in=12,
+        d_out=6,
+        num_heads=3,
+        context_length=20,
+        dropout=0.3,
+        seed_embed=5,
+        seed_weights=6,
+        seed_dropout=7,
+        qkv_bias=True,
+        training=True,
+    )
+    simple = s.for_pass("simplified")
+    assert (simple.d_in, simple.seed_embed) == (12, 5)
+    assert simple.d_out == Settings().d_out and simple.dropout == Settings().dropout
+    trainable = s.for_pass("trainable")
+    assert (trainable.d_out, trainable.seed_weights, trainable.qkv_bias) == (6, 6, True)
+    assert trainable.dropout == Settings().dropout and trainable.num_heads == Settings().num_heads
+    causal = s.for_pass("causal")
+    assert (causal.context_length, causal.dropout, causal.training, causal.seed_dropout) == (
+        20,
+        0.3,
+        True,
+        7,
+    )
+    assert causal.num_heads == Settings().num_heads
+    assert s.for_pass("multihead") == s
