@@ -1,9 +1,11 @@
 """Process-wide runtime settings for the server: how many threads torch may use per operation.
 
 Every student's session is a thread of one Python process, and ``torch.set_num_threads`` is
-process-wide, so it is set once, at import of the app, never per session. The matrices here are
-small: a second intra-op thread per operation gains little and makes concurrent sessions fight
-over the cores (see ``bench/loadtest-results.md`` for the measurement behind the default).
+process-wide, so it is set once, at import of the app, never per session. The default is 1:
+with 50 concurrent sessions on two cores, 2 threads gave no more throughput and no lower
+latency than 1 (``bench/loadtest-results.md``, ``bench/loadtest-threads.md``): the server is held
+at one busy core by Python (page scripts, Plotly's JSON, Streamlit), not by torch's kernels, and
+one thread per operation keeps a large request from taking both cores.
 
 ``ATTNVIZ_TORCH_THREADS``: a positive integer; ``auto`` leaves torch's own choice (one thread per
 core, or ``OMP_NUM_THREADS``). Anything else falls back to the default with a logged warning.
@@ -16,7 +18,7 @@ import os
 import threading
 
 ENV = "ATTNVIZ_TORCH_THREADS"
-DEFAULT_THREADS = 1  # measured with bench/loadtest.py: see bench/loadtest-results.md
+DEFAULT_THREADS = 1  # measured with bench/loadtest.py --threads 1,2 (see the docstring)
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()

@@ -25,6 +25,20 @@ class PageInfo:
         """The path a browser opens: the default page lives at "/"."""
         return "/" if self.default else f"/{self.url_path}"
 
+    def source(self) -> str:
+        return (ROOT / self.path).read_text(encoding="utf-8")
+
+    @property
+    def draws_sidebar_text(self) -> bool:
+        """Drawn from the sidebar's text and settings (a page with inputs of its own, such as
+        "Watch attention learn", says so and draws nothing until asked)."""
+        return "state.config()" in self.source()
+
+    @property
+    def runs_multihead(self) -> bool:
+        """Runs the multi-head pass, so must refuse a d_out the heads do not divide."""
+        return "multihead_problem(" in self.source()
+
 
 def _literal(node: ast.AST | None, default=None):
     if node is None:

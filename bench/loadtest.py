@@ -1,0 +1,657 @@
+"""Load test: N concurrent students on one loopback attnviz server, over Streamlit's websocket.
+
+    .venv/bin/python bench/loadtest.py                      # 50 sessions, all settings
+    .venv/bin/python bench/loadtest.py --sessions 10 --quick   # the CI version (< 2 minutes)
+    .venv/bin/python bench/loadtest.py --reference-app --threads 1,2
+
+What it does, loopback only, bounded in sessions, reruns and time, and stopping by itself:
+
+1. Starts ``streamlit run app.py`` on 127.0.0.1 (headless, a free port, no file watcher), with
+   every outbound request sent to a blackhole (nothing leaves the machine; any attempt is reported).
+2. Reference: ONE session drives every page of ``app.py``'s ``PAGES`` at each setting (a complete
+   URL query string: every sidebar value is given, so nothing depends on what ran before) and
+   records each page's figure data (a digest of every Plotly spec, in order).
+3. Load: N sessions connect at once and each drives every (setting, page) ``--rounds`` times in
+   its own shuffled order, as a browser does: ``BackMsg.rerun_script`` with
+   ``ClientState(query_string=…, page_name=<url_path>)`` (``""`` for the default page), then
+   ``ForwardMsg``s until ``script_finished``.
+4. Reports errors (exceptions and error alerts in the deltas, "page not found", protocol errors,
+   timeouts), figure data that differs from the reference, p50/p95 latency per page, throughput,
+   and the server's RSS: before the load, its peak, with the N sessions still connected and idle
+   (growth per session = (idle − before) / N), and after they disconnect.
+
+``--reference-app`` runs the same load against ``bench/reference_app.py`` (one cached 64×64
+heatmap) in the same run, for scale. ``--threads 1,2`` runs attnviz once per
+``ATTNVIZ_TORCH_THREADS`` value. Exit status 1 on any error or mismatch.
+
+Protocol notes (read from streamlit 1.67's server code): ``ClientState.page_name`` is matched
+against each page's ``url_pathname`` (``PagesManager._resolve_page_script``); the default page's
+is ``""``. On an ordinary rerun a bound widget keeps its session value and only the first run
+seeds it from the URL (``SessionState._handle_query_param_binding``); with
+``is_history_navigation`` the URL wins, a missing key meaning the default. Every rerun here sets
+it, and every setting spells out every key as well. Page-local widgets keep their value while a
+session stays on a page, so the plans never run one page twice in a row. Reference messages
+(``ref_hash``) are sent only for hashes the client lists in ``cached_message_hashes``; this
+client lists none, so every message arrives whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import hashlib
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+import websockets  # noqa: E402
+from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+
+from tests.support.network import Blackhole, proxy_env  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
+from tests.support.server import running_app  # noqa: E402
+
+RESULTS = ROOT / "bench" / "loadtest-results.md"
+QUICK_RESULTS = ROOT / "test-artifacts" / "loadtest-quick.md"
+SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
+MAX_SESSIONS = 500  # a hard bound, whatever is asked
+
+# --- settings: complete query strings ------------------------------------------------------------
+BOOK_TEXT = "Your journey starts with one step"
+DEFAULTS = {
+    "book": "false",
+    "text": BOOK_TEXT,
+    "text2": "Every effort moves you forward",
+    "d_in": "16",
+    "d_out": "8",
+    "heads": "2",
+    "ctx": "32",
+    "dropout": "0.1",
+    "eseed": "123",
+    "wseed": "123",
+    "dseed": "123",
+    "bias": "false",
+    "train": "false",
+}
+LONGER_TEXT = (
+    "In this chapter we implement the attention mechanism step by step: first a simplified "
+    "self-attention without trainable weights, then self-attention with trainable weights, then "
+    "causal attention that hides future tokens, and finally multi-head attention, the form used "
+    "in GPT models, with several heads that each learn their own way of relating the tokens."
+)
+SETTINGS: dict[str, dict[str, str]] = {
+    "default": {},
+    "book": {"book": "true"},
+    "longer text": {"text": LONGER_TEXT, "ctx": "128", "d_in": "32", "d_out": "16"},
+    "4 heads": {
+        "text": "Attention is all you need, isn't it?",
+        "d_in": "64",
+        "d_out": "64",
+        "heads": "4",
+        "bias": "true",
+        "wseed": "42",
+    },
+    "dropout in training": {"dropout": "0.5", "train": "true", "dseed": "7"},
+}
+# Only when named with --settings: GPT-2 small's widths on a longer text (heavier matmuls, where
+# a second torch thread could pay off).
+EXTRA_SETTINGS: dict[str, dict[str, str]] = {
+    "gpt2-small": {
+        "text": LONGER_TEXT,
+        "ctx": "128",
+        "d_in": "768",
+        "d_out": "768",
+        "heads": "12",
+    },
+}
+QUICK_SETTINGS = ("default", "4 heads")
+
+
+def query_for(name: str) -> str:
+    return urlencode({**DEFAULTS, **{**SETTINGS, **EXTRA_SETTINGS}[name]})
+
+
+@dataclass(frozen=True)
+class Step:
+    setting: str
+    query: str
+    page: str  # url_path, for the report
+    page_name: str  # what ClientState.page_name carries ("" for the default page)
+
+
+@dataclass
+class RunResult:
+    step: Step
+    seconds: float
+    charts: tuple[str, ...]  # digests of the Plotly specs, in delta-path order
+    received_bytes: int
+    errors: list[str] = field(default_factory=list)
+
+
+def plan(steps: list[Step], rounds: int, seed: int, first_page_name: str | None = None):
+    """Every step ``rounds`` times, shuffled, never the same page twice in a row (page-local
+    widgets would carry over). ``first_page_name``: start there (a browser's landing page)."""
+    rng = random.Random(seed)
+    pool = [s for _ in range(rounds) for s in steps]
+    rng.shuffle(pool)
+    if first_page_name is not None:
+        first = next(i for i, s in enumerate(pool) if s.page_name == first_page_name)
+        pool.insert(0, pool.pop(first))
+    out: list[Step] = []
+    for step in pool:
+        if not out or out[-1].page != step.page:
+            out.append(step)
+            continue
+        for i in range(1, len(out)):  # a place between two other pages
+            if out[i - 1].page != step.page and out[i].page != step.page:
+                out.insert(i, step)
+                break
+        else:
+            out.append(step)
+    return out
+
+
+# --- one websocket session --------------------------------------------------------------------------
+class ProtocolError(RuntimeError):
+    pass
+
+
+class Session:
+    def __init__(self, url: str, timeout: float):
+        self.ws_url = url.replace("http://", "ws://") + "/_stcore/stream"
+        self.timeout = timeout
+        self.ws = None
+
+    async def connect(self) -> None:
+        self.ws = await asyncio.wait_for(
+            websockets.connect(
+                self.ws_url,
+                subprotocols=["streamlit"],
+                max_size=2**28,
+                ping_interval=None,  # an idle student sends nothing either
+                open_timeout=self.timeout,
+                close_timeout=5,
+            ),
+            self.timeout + 5,
+        )
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+    async def rerun(self, step: Step) -> RunResult:
+        msg = BackMsg()
+        msg.rerun_script.query_string = step.query
+        msg.rerun_script.page_name = step.page_name
+        # "Open this URL": the URL, not the session's earlier widget values, sets every bound
+        # widget (what a browser's back/forward between two shared links does).
+        msg.rerun_script.is_history_navigation = True
+        start = time.perf_counter()
+        deadline = start + self.timeout
+        await self.ws.send(msg.SerializeToString())
+        elements: dict[tuple[int, ...], object] = {}
+        errors: list[str] = []
+        received = 0
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError(f"no script_finished within {self.timeout:.0f} s")
+            try:
+                raw = await asyncio.wait_for(self.ws.recv(), remaining)
+            except TimeoutError:
+                raise TimeoutError(f"no script_finished within {self.timeout:.0f} s") from None
+            if isinstance(raw, str):
+                raise ProtocolError("text frame on the websocket")
+            received += len(raw)
+            fm = ForwardMsg()
+            try:
+                fm.ParseFromString(raw)
+            except Exception as exc:  # noqa: BLE001 - a broken frame is a protocol error
+                raise ProtocolError(f"undecodable ForwardMsg ({type(exc).__name__})") from None
+            kind = fm.WhichOneof("type")
+            if kind == "delta":
+                if fm.delta.WhichOneof("type") == "new_element":
+                    elements[tuple(fm.metadata.delta_path)] = fm.delta.new_element
+            elif kind == "ref_hash":
+                raise ProtocolError("ref_hash for a message this client never cached")
+            elif kind == "page_not_found":
+                errors.append(f"page not found: {step.page_name!r}")
+            elif kind == "script_finished":
+                status = fm.script_finished
+                if status in (
+                    ForwardMsg.FINISHED_EARLY_FOR_RERUN,  # st.rerun(): the next run follows
+                    ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+                ):
+                    continue
+                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    errors.append("script compile error")
+                break
+        seconds = time.perf_counter() - start
+        charts = []
+        for _path, element in sorted(elements.items()):
+            kind = element.WhichOneof("type")
+            if kind == "plotly_chart":
+                charts.append(hashlib.sha1(element.plotly_chart.spec.encode()).hexdigest()[:16])
+            elif kind == "exception":
+                errors.append(f"exception: {element.exception.type}: {element.exception.message}")
+            elif kind == "alert" and element.alert.format == element.alert.ERROR:
+                errors.append(f"error alert: {element.alert.body[:160]}")
+        return RunResult(step, seconds, tuple(charts), received, errors)
+
+
+# --- measurements ---------------------------------------------------------------------------------
+class MemorySampler:
+    """The server's RSS, sampled in the background; ``peak`` is the largest sample."""
+
+    def __init__(self, pid: int, every: float = 0.1):
+        self.proc = psutil.Process(pid)
+        self.every = every
+        self.peak = 0
+        self._task = None
+
+    def rss(self) -> int:
+        value = self.proc.memory_info().rss
+        self.peak = max(self.peak, value)
+        return value
+
+    async def _run(self) -> None:
+        while True:
+            self.rss()
+            await asyncio.sleep(self.every)
+
+    def start(self) -> None:
+        self.peak = self.rss()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+@dataclass
+class Report:
+    label: str
+    sessions: int
+    rounds: int
+    settings: tuple[str, ...]
+    pages: tuple[str, ...]
+    reference: list[RunResult] = field(default_factory=list)
+    results: list[RunResult] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # protocol errors, timeouts
+    mismatches: list[str] = field(default_factory=list)
+    load_seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the server's CPU time (user + system) during the load
+    rss: dict[str, int] = field(default_factory=dict)
+    outbound: list[str] = field(default_factory=list)
+    torch_threads: str = ""
+    loadavg: tuple[float, float] = (0.0, 0.0)  # the machine's 1-minute load, before and after
+
+    @property
+    def errors(self) -> list[str]:
+        found = [f"{r.step.setting} @ {r.step.page}: {e}" for r in self.results for e in r.errors]
+        found += [
+            f"(reference) {r.step.setting} @ {r.step.page}: {e}"
+            for r in self.reference
+            for e in r.errors
+        ]
+        return found + self.failures
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.mismatches
+
+    @property
+    def reruns_per_second(self) -> float:
+        return len(self.results) / self.load_seconds if self.load_seconds else 0.0
+
+    def growth_per_session(self) -> float:
+        return (self.rss["idle"] - self.rss["before"]) / self.sessions
+
+    def page_rows(self) -> list[tuple]:
+        rows = []
+        for page in self.pages:
+            times = [r.seconds for r in self.results if r.step.page == page]
+            single = [r.seconds for r in self.reference if r.step.page == page]
+            kb = [r.received_bytes / 1024 for r in self.results if r.step.page == page]
+            rows.append(
+                (
+                    page,
+                    len(times),
+                    pct(single, 0.5),
+                    pct(times, 0.5),
+                    pct(times, 0.95),
+                    max(times, default=float("nan")),
+                    statistics.mean(kb) if kb else float("nan"),
+                )
+            )
+        return rows
+
+
+async def run_load(url: str, pid: int, report: Report, steps: list[Step], args) -> None:
+    sampler = MemorySampler(pid)
+    budget_end = time.monotonic() + args.max_seconds
+
+    def left() -> float:
+        return budget_end - time.monotonic()
+
+    report.rss["start"] = sampler.rss()  # the server up, before any session
+    # 1. The reference: one session, every step once, starting on the default page, after one
+    # warm-up run (imports, the tokenizer) that is not counted.
+    ref = Session(url, args.timeout)
+    await ref.connect()
+    try:
+        warm = await ref.rerun(steps[0])
+        report.failures += [f"(warm-up) {e}" for e in warm.errors]
+        for step in plan(steps, 1, seed=0, first_page_name=""):
+            if left() <= 0:
+                raise TimeoutError("the time budget ran out during the reference run")
+            report.reference.append(await ref.rerun(step))
+    finally:
+        await ref.close()
+    expected = {(r.step.setting, r.step.page): r.charts for r in report.reference}
+    for setting in report.settings:  # a page may draw nothing until asked; a setting may not
+        if not any(r.charts for r in report.reference if r.step.setting == setting):
+            report.failures.append(f"(reference) {setting}: no figures on any page")
+    await asyncio.sleep(1.0)
+
+    # 2. The load: N sessions at once.
+    sampler.start()
+    report.rss["before"] = sampler.rss()
+    sessions = [Session(url, args.timeout) for _ in range(report.sessions)]
+    connected = await asyncio.gather(*(s.connect() for s in sessions), return_exceptions=True)
+    for i, outcome in enumerate(connected):
+        if isinstance(outcome, BaseException):
+            report.failures.append(f"session {i}: connect failed: {outcome!r}")
+    live = [s for s, c in zip(sessions, connected, strict=True) if not isinstance(c, BaseException)]
+
+    async def drive(i: int, session: Session) -> None:
+        for step in plan(steps, report.rounds, seed=1000 + i):
+            if left() <= 0:
+                report.failures.append(f"session {i}: time budget ran out")
+                return
+            try:
+                result = await session.rerun(step)
+            except (TimeoutError, ProtocolError, websockets.ConnectionClosed, OSError) as exc:
+                report.failures.append(f"session {i} {step.setting} @ {step.page}: {exc!r}")
+                return
+            report.results.append(result)
+            want = expected.get((step.setting, step.page))
+            if not result.errors and result.charts != want:
+                report.mismatches.append(
+                    f"session {i} {step.setting} @ {step.page}: {len(result.charts)} figures, "
+                    f"{sum(a != b for a, b in zip(result.charts, want or (), strict=False))} differ from the "
+                    f"reference's {len(want or ())}"
+                )
+
+    cpu_before = sum(sampler.proc.cpu_times()[:2])
+    start = time.perf_counter()
+    await asyncio.gather(*(drive(i, s) for i, s in enumerate(live)))
+    report.load_seconds = time.perf_counter() - start
+    report.cpu_seconds = sum(sampler.proc.cpu_times()[:2]) - cpu_before
+
+    # 3. Memory with every session still connected and idle, then after they leave.
+    await asyncio.sleep(args.settle)
+    report.rss["idle"] = sampler.rss()
+    await asyncio.gather(*(s.close() for s in live), return_exceptions=True)
+    await asyncio.sleep(args.settle)
+    report.rss["after"] = sampler.rss()
+    await sampler.stop()
+    report.rss["peak"] = sampler.peak
+
+
+def run_one(label: str, script: str, steps_for, args, env: dict[str, str]) -> Report:
+    pages = steps_for["pages"]
+    report = Report(
+        label,
+        min(args.sessions, MAX_SESSIONS),
+        args.rounds,
+        steps_for["settings"],
+        tuple(p for p, _ in pages),
+        torch_threads=env.get("ATTNVIZ_TORCH_THREADS", ""),
+    )
+    steps = [
+        Step(name, query, page, page_name)
+        for name, query in steps_for["queries"]
+        for page, page_name in pages
+    ]
+    loadavg_before = os.getloadavg()[0]
+    hole = Blackhole()
+    log = ROOT / "test-artifacts" / f"loadtest-{label.replace(' ', '-').replace(',', '')}.log"
+    try:
+        with running_app(script, env={**env, **proxy_env(hole)}, log_path=log) as (url, proc):
+            print(f"[{label}] server {url} (pid {proc.pid}); {len(steps)} steps per round")
+            try:
+                asyncio.run(
+                    asyncio.wait_for(
+                        run_load(url, proc.pid, report, steps, args), args.max_seconds + 60
+                    )
+                )
+            except TimeoutError as exc:
+                report.failures.append(f"time budget: {exc!r}")
+            except (ProtocolError, websockets.ConnectionClosed, OSError) as exc:
+                report.failures.append(f"reference run: {exc!r}")
+    finally:
+        report.outbound = hole.snapshot()
+        hole.close()
+    report.loadavg = (loadavg_before, os.getloadavg()[0])
+    return report
+
+
+# --- output ---------------------------------------------------------------------------------------
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    out = {"python": platform.python_version()}
+    for name in ("streamlit", "torch", "plotly", "websockets", "tiktoken", "numpy", "psutil"):
+        try:
+            out[name] = version(name)
+        except Exception:  # noqa: BLE001
+            out[name] = "?"
+    return out
+
+
+def mb(n: float) -> str:
+    return f"{n / 2**20:.1f}"
+
+
+def tables(reports: list[Report]) -> str:
+    lines = [
+        "| run | sessions × rounds | reruns | errors | mismatches | reruns/s | load wall (s) | "
+        "server CPU (cores busy) | "
+        "RSS at start (MB) | before load (MB) | peak (MB) | idle, N connected (MB) | "
+        "after disconnect (MB) | growth per session (MB) | machine load before/after |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in reports:
+        lines.append(
+            f"| {r.label} | {r.sessions} × {r.rounds} | {len(r.results)} | {len(r.errors)} | "
+            f"{len(r.mismatches)} | {r.reruns_per_second:.2f} | {r.load_seconds:.1f} | "
+            f"{r.cpu_seconds / r.load_seconds if r.load_seconds else 0:.2f} | "
+            f"{mb(r.rss.get('start', 0))} | {mb(r.rss.get('before', 0))} | "
+            f"{mb(r.rss.get('peak', 0))} | {mb(r.rss.get('idle', 0))} | "
+            f"{mb(r.rss.get('after', 0))} | {r.growth_per_session() / 2**20:.2f} | "
+            f"{r.loadavg[0]:.1f} / {r.loadavg[1]:.1f} |"
+            if r.rss.get("idle")
+            else f"| {r.label} | {r.sessions} × {r.rounds} | {len(r.results)} | "
+            f"{len(r.errors)} | {len(r.mismatches)} | – | – | – | – | – | – | – | – | – | – |"
+        )
+    for r in reports:
+        lines += [
+            "",
+            f"**{r.label}**: latency per page (seconds, from sending the rerun to "
+            "`script_finished`; single session = the reference run, no other load)",
+            "",
+            "| page | reruns | single session | p50 under load | p95 under load | max | "
+            "received per rerun (kB) |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for page, n, single, p50, p95, worst, kb in r.page_rows():
+            lines.append(
+                f"| {page} | {n} | {single:.3f} | {p50:.3f} | {p95:.3f} | {worst:.3f} | {kb:.0f} |"
+            )
+    return "\n".join(lines)
+
+
+def problems(reports: list[Report], limit: int = 15) -> str:
+    lines = []
+    for r in reports:
+        # Caught by the blackhole, so nothing left the machine; e.g. the tokenizer's vocabulary
+        # download when no local cache exists (the app then runs on its fallback tokenizer).
+        for line in r.outbound[:limit]:
+            lines.append(f"- {r.label}: notice: outbound request caught by the blackhole: {line}")
+        for kind, items in (("error", r.errors), ("mismatch", r.mismatches)):
+            for item in items[:limit]:
+                lines.append(f"- {r.label}: {kind}: {item}")
+            if len(items) > limit:
+                lines.append(f"- {r.label}: … {len(items) - limit} more {kind}s")
+    return "\n".join(lines) or "None."
+
+
+def write_markdown(path: Path, reports: list[Report], args, wall: float, load: tuple) -> None:
+    v = versions()
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    text = f"""# attnviz load test
+
+{datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}, `{command}`; {wall:.0f} s in all.
+
+Machine: {os.cpu_count()} cores ({platform.machine()}), {mb(psutil.virtual_memory().total)} MB RAM;
+load average before / after: {load[0]:.2f} / {load[1]:.2f} (other work on the machine slows
+every number here alike). Packages: {", ".join(f"{k} {val}" for k, val in v.items())}.
+
+One loopback server per run (`streamlit run … --server.address 127.0.0.1 --server.headless true
+--server.fileWatcherType none`), driven over its websocket (`/_stcore/stream`) exactly as a
+browser drives it. Settings: {", ".join(reports[0].settings) if reports else ""}; every page of
+`app.py`. Each session runs every (setting, page) {args.rounds} time(s) in its own shuffled
+order; every figure is compared with a single-session reference run.
+
+{tables(reports)}
+
+Errors and mismatches:
+
+{problems(reports)}
+"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions (50)")
+    parser.add_argument("--rounds", type=int, default=1, help="passes over every step (1)")
+    parser.add_argument(
+        "--quick", action="store_true", help="CI version: 10 sessions, 2 settings, 90 s budget"
+    )
+    parser.add_argument(
+        "--reference-app", action="store_true", help="also load bench/reference_app.py"
+    )
+    parser.add_argument(
+        "--threads",
+        default=None,
+        help="ATTNVIZ_TORCH_THREADS for the server; a comma list runs attnviz once per value",
+    )
+    parser.add_argument(
+        "--settings",
+        default=None,
+        help="comma list of settings to use (of: "
+        f"{', '.join([*SETTINGS, *EXTRA_SETTINGS])}); default: all but "
+        f"{', '.join(EXTRA_SETTINGS)}",
+    )
+    parser.add_argument("--timeout", type=float, default=120.0, help="per rerun, seconds")
+    parser.add_argument("--max-seconds", type=float, default=1500.0, help="per run, seconds")
+    parser.add_argument("--settle", type=float, default=3.0, help="seconds before RSS readings")
+    parser.add_argument("--output", type=Path, default=None, help="the Markdown report")
+    args = parser.parse_args(argv)
+    if args.quick:
+        if "--sessions" not in " ".join(argv or sys.argv[1:]):
+            args.sessions = 10
+        args.max_seconds = min(args.max_seconds, 90.0)
+        args.timeout = min(args.timeout, 60.0)
+    if not 1 <= args.sessions <= MAX_SESSIONS:
+        parser.error(f"--sessions must be 1–{MAX_SESSIONS}")
+    if not 1 <= args.rounds <= 20:
+        parser.error("--rounds must be 1–20")
+    output = args.output or (QUICK_RESULTS if args.quick else RESULTS)
+
+    env: dict[str, str] = {}
+    if SHARED_CACHE.is_dir() and "TIKTOKEN_CACHE_DIR" not in os.environ:
+        env["TIKTOKEN_CACHE_DIR"] = str(SHARED_CACHE)
+    names = QUICK_SETTINGS if args.quick else tuple(SETTINGS)
+    if args.settings:
+        names = tuple(n.strip() for n in args.settings.split(","))
+        known = [*SETTINGS, *EXTRA_SETTINGS]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            parser.error(f"unknown settings {unknown}; known: {known}")
+    pages = [(p.url_path, "" if p.default else p.url_path) for p in app_pages()]
+    attnviz = {
+        "settings": names,
+        "queries": [(n, query_for(n)) for n in names],
+        "pages": pages,
+    }
+    seeds = ("0", "1") if args.quick else ("0", "1", "2", "3", "4")
+    reference = {
+        "settings": tuple(f"seed={s}" for s in seeds),
+        "queries": [(f"seed={s}", f"seed={s}") for s in seeds],
+        "pages": [("reference", "")],
+    }
+
+    thread_values = [t.strip() for t in args.threads.split(",")] if args.threads else [None]
+    runs = []
+    for t in thread_values:
+        run_env = dict(env)
+        label = "attnviz"
+        if t is not None:
+            run_env["ATTNVIZ_TORCH_THREADS"] = t
+            label = f"attnviz, {t} torch thread{'s' if t != '1' else ''}"
+        repeat = sum(1 for r in runs if r[0].split(" #")[0] == label)
+        runs.append((f"{label} #{repeat + 1}" if repeat else label, "app.py", attnviz, run_env))
+    if args.reference_app:
+        runs.append(("reference app", "bench/reference_app.py", reference, dict(env)))
+
+    started = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    reports = [run_one(label, script, plan_, args, e) for label, script, plan_, e in runs]
+    wall = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
+
+    print()
+    print(tables(reports))
+    print()
+    print(problems(reports))
+    write_markdown(output, reports, args, wall, (load_before, load_after))
+    shown = output.resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown
+    print(f"\n{wall:.0f} s in all; written to {shown}")
+    ok = all(r.ok for r in reports)
+    print("OK" if ok else "FAILED: errors or mismatches above")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""ATTNVIZ_TORCH_THREADS: torch's thread count for the server, set once per process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attnviz import runtime
+from tests.support.pages import ROOT
+
+PROBE = (
+    "from attnviz import runtime; import torch; "
+    "a = runtime.configure_threads(); torch.set_num_threads(3); b = runtime.configure_threads(); "
+    "print(a, b, torch.get_num_threads())"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "threads"),
+    [
+        (None, runtime.DEFAULT_THREADS),
+        ("", runtime.DEFAULT_THREADS),
+        ("2", 2),
+        (" 1 ", 1),
+        ("auto", None),
+        ("AUTO", None),
+        ("0", runtime.DEFAULT_THREADS),
+        ("-2", runtime.DEFAULT_THREADS),
+        ("two", runtime.DEFAULT_THREADS),
+        ("1.5", runtime.DEFAULT_THREADS),
+        ("100000", runtime.DEFAULT_THREADS),
+    ],
+)
+def test_the_variable_is_read_or_ignored(value, threads):
+    assert runtime.threads_from_env(value) == threads
+
+
+@pytest.mark.parametrize(("value", "expected"), [("2", "2"), ("1", "1"), ("nonsense", None)])
+def test_configure_threads_applies_once_per_process(value, expected):
+    env = {**os.environ, runtime.ENV: value}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    first, second, now = out.stdout.split()
+    assert first == (expected or str(runtime.DEFAULT_THREADS))
+    assert (second, now) == (first, "3")  # a second call neither re-applies nor changes it
+
+
+def test_the_app_configures_threads_before_any_page_runs():
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    assert "runtime.configure_threads()" in source
+    assert source.index("runtime.configure_threads()") < source.index("st.navigation(")
