@@ -16,7 +16,10 @@ HERE = Path(__file__).resolve().parent
 def test_worst_request_stays_within_one_and_a_half_times_the_prediction():
     out = subprocess.run(
         [sys.executable, str(HERE / "worst_request.py")],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "2"},
     )
     assert out.returncode == 0, out.stderr
     growth, predicted, tokens = (int(v) for v in out.stdout.split()[:3])
