@@ -33,7 +33,9 @@ PAGES = [
         "pages/4_multihead.py", title="4. Multi-head attention", url_path="multi-head-attention"
     ),
     st.Page("pages/5_learn.py", title="5. Watch attention learn", url_path="watch-attention-learn"),
-    st.Page("pages/6_pytorch.py", title="6. Your module against PyTorch's", url_path="against-pytorch"),
+    st.Page(
+        "pages/6_pytorch.py", title="6. Your module against PyTorch's", url_path="against-pytorch"
+    ),
 ]
 
 navigation = st.navigation(PAGES)

@@ -35,27 +35,43 @@ def ratios(pages) -> dict[str, float]:
         if run.error:
             raise SystemExit(f"{page.path} raised: {run.error}")
         out[page.path] = run.median_ms / reference.median_ms
-        print(f"  {page.path:28s} {run.median_ms:7.1f} ms  reference {reference.median_ms:6.1f} ms  "
-              f"ratio {out[page.path]:.2f}", flush=True)
+        print(
+            f"  {page.path:28s} {run.median_ms:7.1f} ms  reference {reference.median_ms:6.1f} ms  "
+            f"ratio {out[page.path]:.2f}",
+            flush=True,
+        )
     return out
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--update", action="store_true", help="write the measured ratios as the baseline")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--update", action="store_true", help="write the measured ratios as the baseline"
+    )
     args = parser.parse_args()
     pages = app_pages()
     print("speed guard: page rerun / reference app rerun, default settings", flush=True)
     measured = ratios(pages)
     if args.update:
-        BASELINE.write_text(json.dumps({"tolerance": TOLERANCE, "machine": suite.machine(),
-                                        "ratios": measured}, indent=2) + "\n")
+        BASELINE.write_text(
+            json.dumps(
+                {"tolerance": TOLERANCE, "machine": suite.machine(), "ratios": measured}, indent=2
+            )
+            + "\n"
+        )
         print(f"wrote {BASELINE}")
         return 0
     baseline = suite.load_json(BASELINE).get("ratios", {})
-    failing = [p for p in pages if p.path in baseline and measured[p.path] > TOLERANCE * baseline[p.path]]
+    failing = [
+        p for p in pages if p.path in baseline and measured[p.path] > TOLERANCE * baseline[p.path]
+    ]
     if failing:
-        print(f"{len(failing)} page(s) over {TOLERANCE}x their baseline ratio; measuring them again", flush=True)
+        print(
+            f"{len(failing)} page(s) over {TOLERANCE}x their baseline ratio; measuring them again",
+            flush=True,
+        )
         measured.update(ratios(failing))
         failing = [p for p in failing if measured[p.path] > TOLERANCE * baseline[p.path]]
     missing = [p.path for p in pages if p.path not in baseline]
@@ -63,7 +79,9 @@ def main() -> int:
         if p.path in baseline:
             limit = TOLERANCE * baseline[p.path]
             state = "FAIL" if p in failing else "ok"
-            print(f"  {state:4s} {p.path:28s} ratio {measured[p.path]:.2f} (baseline {baseline[p.path]:.2f}, limit {limit:.2f})")
+            print(
+                f"  {state:4s} {p.path:28s} ratio {measured[p.path]:.2f} (baseline {baseline[p.path]:.2f}, limit {limit:.2f})"
+            )
     if missing:
         print(f"  no baseline yet for {', '.join(missing)} (run with --update and commit)")
     if failing:
