@@ -155,6 +155,22 @@ def _wait_charts(page) -> None:
         charts.nth(i).locator(".main-svg").first.wait_for(timeout=60_000)
 
 
+def learn_default_run(repeats: int = 3) -> dict:
+    """Wall time of the "Watch attention learn" page's default training run, per task."""
+    from attnviz import learn as L
+
+    L.train(L.LearnConfig(steps=1))  # the optimizer's first use imports more of torch
+    out = {}
+    for task in L.TASKS:
+        runs = [L.train(L.LearnConfig(task=task)) for _ in range(repeats)]
+        out[task] = {
+            "median_s": statistics.median(r.seconds for r in runs),
+            "accuracy": runs[0].held_out_accuracy,
+            "share": runs[0].head_share[0],
+        }
+    return out
+
+
 def trace_memory() -> dict:
     """Bytes held by one cached trace at the default and at GPT-2-small settings."""
     from attnviz import lesson
@@ -193,6 +209,9 @@ def main() -> None:
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--reruns", type=int, default=5)
     args = parser.parse_args()
+    from attnviz import runtime
+
+    runtime.configure_threads()  # torch threads as the server sets them (ATTNVIZ_TORCH_THREADS)
 
     lines = [
         f"# attnviz benchmark results\n\n{datetime.datetime.now():%Y-%m-%d %H:%M}, "
@@ -263,6 +282,16 @@ def main() -> None:
             f"(target < 1 s: {verdict})."
         )
         print("  ", br)
+
+    print("5. watch attention learn, default run ...", flush=True)
+    learn = learn_default_run()
+    lines.append("\n## Watch attention learn: the default training run\n")
+    for task, r in learn.items():
+        lines.append(
+            f"- {task}: {r['median_s']:.2f} s (median of 3), held-out accuracy "
+            f"{r['accuracy']:.3f}, attention share on the expected key {r['share']:.3f}"
+        )
+    print("  ", learn)
 
     mem = trace_memory()
     lines.append("\n## Cached traces\n")
