@@ -259,8 +259,10 @@ else:
         panels.matrix(
             L["dropped"], L["dropped_t"], labels, labels, key="p3_dropped", numbers=numbers
         )
-    sums = pd.DataFrame({"row": list(labels), "sum after dropout": [float(v) for v in L["sums"]]})
-    st.dataframe(sums, hide_index=True, height=min(300, 38 + 35 * n))
+    # Plain text, not a table: the lab is what changes when the dropout slider moves, and a
+    # table costs the browser a redraw on every move.
+    shown_sums = ", ".join(f"{float(v):.3f}" for v in L["sums"][:24]) + (" …" if n > 24 else "")
+    st.caption(f"Row sums after dropout, row 0 first: {shown_sums}")
     if L["zero_rows"]:
         st.warning(
             "Rows that dropped to zero (every visible weight dropped, so these tokens' context "
@@ -270,9 +272,10 @@ else:
     st.write(
         "Row sums are no longer 1: dropout keeps the *expected* sum at 1, not each sum. The "
         "common placement drops attention weights (as above, and in the chapter); another "
-        "option drops the context vectors after the weighted sum:"
+        "option drops the context vectors after the weighted sum."
     )
     dims = F.dim_labels(spec.d_out, "out")
+    compare = st.toggle("Compare with dropout on the context vectors", key="p3_placement")
 
     @cache.derived
     def placement(text, skey, bk):
@@ -300,12 +303,13 @@ else:
             ),
         )
 
-    pw, pc = placement(*args)
-    left, right = st.columns(2)
-    with left:
-        panels.matrix(pw, L["context_weights"], labels, dims, key="p3_place_w", numbers=False)
-    with right:
-        panels.matrix(pc, L["context_after"], labels, dims, key="p3_place_c", numbers=False)
+    if compare:
+        pw, pc = placement(*args)
+        left, right = st.columns(2)
+        with left:
+            panels.matrix(pw, L["context_weights"], labels, dims, key="p3_place_w", numbers=False)
+        with right:
+            panels.matrix(pc, L["context_after"], labels, dims, key="p3_place_c", numbers=False)
 mode = "training" if (s.training and not cfg.book) else "eval"
 st.caption(f"The sidebar is in {mode} mode: the figures above the lab use {mode}-mode weights.")
 

@@ -5,6 +5,7 @@ draws its charts for awkward texts, page 1's weights are what the engine compute
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import numpy as np
@@ -268,3 +269,15 @@ def test_heatmap_cell_texts_use_only_values_plotly_gives_heatmaps():
                 if used - HEATMAP_TEXT_VARIABLES:
                     wrong.append((page, spec["layout"]["title"]["text"], template))
     assert wrong == []
+
+
+def test_the_dropout_placement_comparison_appears_on_request():
+    at = open_app({"dropout": "0.5"}, page="causal")
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Dropout on the context vectors" not in titles
+    assert any("Row sums after dropout, row 0 first:" in c.value for c in at.caption)
+    at.toggle(key="p3_placement").set_value(True).run()
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Dropout on the context vectors" in titles
+    assert "Dropout on the weights: context" in titles
+    assert not at.exception
