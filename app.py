@@ -8,7 +8,7 @@ import streamlit as st
 
 import ui.learn  # noqa: F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime
-from ui import cache, state
+from ui import cache, profiling, state
 from ui.text import md_escape
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
@@ -61,7 +61,7 @@ with header:
 # every slider to its end at once queues instead of exhausting the server's memory.
 tokens = cache.prepared(*config.trace_args()).num_tokens
 try:
-    with budget.heavy_slot(config.settings, tokens):
+    with budget.heavy_slot(config.settings, tokens), profiling.page_profile():
         navigation.run()
 except budget.ServerBusy as busy:
     st.error(str(busy))
