@@ -114,6 +114,34 @@ def measure_page(
     )
 
 
+def _ready(page_path: str | None, query: dict, script: Path | None = None):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(script or ROOT / "app.py"), default_timeout=300)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if page_path:
+        at.switch_page(page_path).run()
+    at.run()
+    return at
+
+
+def measure_ratio(page_path: str, query: dict, reruns: int = 15) -> tuple[float, float]:
+    """Median rerun times (ms) of a page and of the reference app, measured alternately, so
+    that whatever else the machine is doing slows both alike."""
+    page, reference = _ready(page_path, query), _ready(None, {}, REFERENCE_APP)
+    if page.exception:
+        raise RuntimeError(f"{page_path} raised: {page.exception[0].message}")
+    times: dict[str, list[float]] = {"page": [], "reference": []}
+    for _ in range(reruns):
+        for name, at in (("page", page), ("reference", reference)):
+            start = time.perf_counter()
+            at.run()
+            times[name].append(time.perf_counter() - start)
+    return statistics.median(times["page"]) * 1e3, statistics.median(times["reference"]) * 1e3
+
+
 def measure_reference(reruns: int = 5) -> PageRun:
     return measure_page(None, {}, reruns, script=REFERENCE_APP)
 
