@@ -27,10 +27,7 @@ st.latex(
     r"z^{(i)} = \sum_j \alpha_{ij}\, x^{(j)}"
 )
 
-prep = cache.prepared(*args)
-panels.notes(prep.messages)
-if prep.empty:
-    st.stop()
+panels.prepared_or_stop(args)
 trace = cache.trace("simplified", *args)
 labels, n = trace.labels, trace.num_tokens
 numbers = panels.show_numbers_toggle()

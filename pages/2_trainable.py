@@ -27,10 +27,7 @@ st.latex(
     r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad Z = AV"
 )
 
-prep = cache.prepared(*args)
-panels.notes(prep.messages)
-if prep.empty:
-    st.stop()
+prep = panels.prepared_or_stop(args)
 labels, n = prep.labels, prep.num_tokens
 
 version = st.radio(

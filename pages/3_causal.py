@@ -32,18 +32,9 @@ st.latex(
     r"\qquad Z = AV"
 )
 
-prep = cache.prepared(*args)
-panels.notes(prep.messages)
-if prep.empty:
-    st.stop()
-trace = cache.trace("causal", *args)
+trace = panels.causal_trace_or_stop("causal", cfg, args)
 spec = trace.spec
 context_length = spec.context_length
-from attnviz import lesson  # noqa: E402
-
-_, context_note = lesson.within_context(prep, context_length)
-if context_note:
-    st.warning(md_escape(context_note))
 labels, n = trace.labels, trace.num_tokens
 numbers = panels.show_numbers_toggle()
 st.code(f"torch.manual_seed({spec.seed})\nca = {spec.constructor_call()}", language="python")

@@ -14,7 +14,6 @@ from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
 from ui import cache, panels, state
-from ui.text import md_escape
 
 cfg = state.config()
 args = cfg.trace_args("multihead")
@@ -109,24 +108,7 @@ with st.expander("Presets", expanded=False):
         "chapter's softmax axis (dim=1 → dim=-1) and no current code reproduces them."
     )
 
-problem = None if cfg.book else s.multihead_problem()
-if problem:
-    st.error(
-        md_escape(problem)
-        + " Change d_out or num_heads in the sidebar; the other pages still work."
-    )
-    st.stop()
-
-prep = cache.prepared(*args)
-panels.notes(prep.messages)
-if prep.empty:
-    st.stop()
-_, context_note = lesson.within_context(
-    prep, s.context_length if not cfg.book else book.CONTEXT_LENGTH
-)
-if context_note:
-    st.warning(md_escape(context_note))
-trace = cache.trace("multihead", *args)
+trace = panels.causal_trace_or_stop("multihead", cfg, args)
 spec = trace.spec
 H, head_dim = spec.num_heads, spec.d_out // spec.num_heads
 labels, n = trace.labels, trace.num_tokens

@@ -3,10 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from attnviz import book, lesson
 from attnviz import figures as F
 from bench import implementations as impl
-from ui import cache, comparison, panels, state
+from ui import comparison, panels, state
 from ui.text import md_escape
 
 cfg = state.config()
@@ -27,24 +26,7 @@ st.latex(
     r"\quad\text{for each head } h \text{, in one call}"
 )
 
-problem = None if cfg.book else s.multihead_problem()
-if problem:
-    st.error(
-        md_escape(problem)
-        + " Change d_out or num_heads in the sidebar; the other pages still work."
-    )
-    st.stop()
-
-prep = cache.prepared(*args)
-panels.notes(prep.messages)
-if prep.empty:
-    st.stop()
-_, context_note = lesson.within_context(
-    prep, s.context_length if not cfg.book else book.CONTEXT_LENGTH
-)
-if context_note:
-    st.warning(md_escape(context_note))
-trace = cache.trace("multihead", *args)
+trace = panels.causal_trace_or_stop("multihead", cfg, args)
 spec = trace.spec
 labels, n = trace.labels, trace.num_tokens
 H, head_dim = spec.num_heads, spec.d_out // spec.num_heads

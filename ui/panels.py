@@ -194,3 +194,38 @@ def _first_matrix(t: torch.Tensor) -> torch.Tensor:
     while t.dim() > 2:
         t = t[0]
     return t
+
+
+# --- the top of every pass page --------------------------------------------------------------
+def prepared_or_stop(args):
+    """The page's tokens and X; with no tokens, say so and stop the page (the sidebar stays)."""
+    from . import cache
+
+    prep = cache.prepared(*args)
+    notes(prep.messages)
+    if prep.empty:
+        st.stop()
+    return prep
+
+
+def causal_trace_or_stop(kind: str, cfg, args):
+    """The trace of a causal pass ("causal" or "multihead") for this page, or a stop with the
+    reason: d_out that the heads do not divide, no text, or (a note) a text past the context."""
+    from attnviz import book, lesson
+
+    from . import cache
+
+    if kind == "multihead":
+        problem = None if cfg.book else cfg.settings.multihead_problem()
+        if problem:
+            st.error(
+                md_escape(problem)
+                + " Change d_out or num_heads in the sidebar; the other pages still work."
+            )
+            st.stop()
+    prep = prepared_or_stop(args)
+    context_length = book.CONTEXT_LENGTH if cfg.book else cfg.settings.context_length
+    _, context_note = lesson.within_context(prep, context_length)
+    if context_note:
+        st.warning(md_escape(context_note))
+    return cache.trace(kind, *args)

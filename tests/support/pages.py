@@ -36,8 +36,10 @@ class PageInfo:
 
     @property
     def runs_multihead(self) -> bool:
-        """Runs the multi-head pass, so must refuse a d_out the heads do not divide."""
-        return "multihead_problem(" in self.source()
+        """Runs the multi-head pass, so must refuse a d_out the heads do not divide (directly,
+        or through the panel that stops a multi-head page)."""
+        source = self.source()
+        return "multihead_problem(" in source or 'causal_trace_or_stop("multihead"' in source
 
 
 def _literal(node: ast.AST | None, default=None):
