@@ -88,10 +88,8 @@ def _figure_bytes(at) -> tuple[int, int]:
     return sum(len(c.proto.spec) for c in charts), len(charts)
 
 
-def measure_page(
-    page_path: str | None, query: dict, reruns: int = 5, script: Path | None = None
-) -> PageRun:
-    """Median server-side rerun time of one page (AppTest, warm caches) and its figure bytes."""
+def _ready(page_path: str | None, query: dict, script: Path | None = None):
+    """An AppTest on the page with ``query`` in its URL, run twice so every cache is warm."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(script or ROOT / "app.py"), default_timeout=300)
@@ -100,7 +98,15 @@ def measure_page(
     at.run()
     if page_path:
         at.switch_page(page_path).run()
-    at.run()  # warm-up: every cache filled
+    at.run()
+    return at
+
+
+def measure_page(
+    page_path: str | None, query: dict, reruns: int = 5, script: Path | None = None
+) -> PageRun:
+    """Median server-side rerun time of one page (AppTest, warm caches) and its figure bytes."""
+    at = _ready(page_path, query, script)
     if at.exception:
         return PageRun(page_path or str(script), "", float("nan"), 0, 0, 0, at.exception[0].message)
     times = []
@@ -112,19 +118,6 @@ def measure_page(
     return PageRun(
         page_path or script.name, "", statistics.median(times) * 1e3, reruns, size, charts
     )
-
-
-def _ready(page_path: str | None, query: dict, script: Path | None = None):
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(script or ROOT / "app.py"), default_timeout=300)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    if page_path:
-        at.switch_page(page_path).run()
-    at.run()
-    return at
 
 
 def measure_ratio(page_path: str, query: dict, reruns: int = 15) -> tuple[float, float]:
