@@ -16,7 +16,7 @@ real numbers, within the engine's tolerance, before anything is timed:
 
 The last two need d_in == d_out (``nn.MultiheadAttention`` projects queries from embed_dim);
 otherwise they are reported "n/a" with the reason. Batch 1, eval mode, ``torch.inference_mode()``.
-Nothing here imports Streamlit: the page caches :func:`benchmark` per shape (``ui/speed.py``).
+Nothing here imports Streamlit: the page caches :func:`benchmark` per shape (``ui/comparison.py``).
 """
 
 from __future__ import annotations
