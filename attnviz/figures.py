@@ -21,6 +21,7 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 import torch
+from plotly.colors import sample_colorscale
 from plotly.subplots import make_subplots
 
 MAX_SIDE = 256
@@ -28,6 +29,7 @@ LABEL_CHARS = 18
 SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe
 DIVERGING = "RdBu_r"  # ColorBrewer RdBu, colour-blind safe, blue below 0 and red above
 MASK_SCALE = [[0.0, "#f0f0f0"], [1.0, "#3b3b3b"]]
+OUTLINE = "#ff2b2b"  # row outlines: bright red stands out on every Viridis shade
 ANNOTATE_MAX = 12
 # No Plotly template: Streamlit's theme styles the charts, and the default template would add
 # ~6 kB to every figure and most of the cost of sending it.
@@ -89,12 +91,14 @@ def heatmap(
     value_name: str = "weight",
     height: int | None = None,
     annotate: bool = True,
+    outline_rows=(),
 ) -> go.Figure:
     """One matrix as a heatmap. ``rows``/``cols`` are raw labels (escaped here).
 
     ``kind``: "weights" (sequential, [0, zmax or 1]), "signed" (diverging around 0), "mask"
     (two shades). Non-finite cells (−∞ masked scores) are left blank. Small matrices get their
     values written in the cells unless ``annotate`` is False (for figures in narrow columns).
+    ``outline_rows``: row positions drawn with a red outline (e.g. rows dropout zeroed).
     """
     z = _array(z)
     z, rows, cols, cut = crop(z, list(rows), list(cols))
@@ -125,8 +129,25 @@ def heatmap(
                 margin=dict(l=10, r=10, t=50, b=10),
                 xaxis=dict(type="category", tickangle=-45, title=dict(text=col_name)),
                 yaxis=dict(type="category", autorange="reversed", title=dict(text=row_name)),
+                shapes=[_row_outline(i) for i in outline_rows if 0 <= i < n_rows],
             ),
         )
+    )
+
+
+def _row_outline(i: int) -> dict:
+    """A rectangle around row ``i`` (a category axis puts row i at i, from i-0.5 to i+0.5)."""
+    return dict(
+        type="rect",
+        name=f"outlined row {i}",
+        xref="x domain",
+        x0=0,
+        x1=1,
+        yref="y",
+        y0=i - 0.5,
+        y1=i + 0.5,
+        line=dict(color=OUTLINE, width=3),
+        fillcolor="rgba(0,0,0,0)",
     )
 
 
@@ -282,40 +303,72 @@ def lines(
     )
 
 
-def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
-    """weight x (number of visible keys), coloured on a log2 scale: 0 = an even share.
-
-    The cells and the hover show the ratio itself (``×1.6``); the colour is its log2, so twice
-    and half an even share are equally far from white.
-    """
+def ratio_to_uniform(weights) -> np.ndarray:
+    """Each causal weight times the number of keys its row can see: 1 is an even share,
+    2 twice an even share. Future keys (hidden by the mask) are NaN."""
     w = _array(weights)
     n = w.shape[-1]
     visible = np.tril(np.ones((n, n), dtype=np.float32))
-    ratio = np.where(visible > 0, w * visible.sum(axis=-1, keepdims=True), np.nan).astype(
-        np.float32
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_ratio = np.log2(np.maximum(ratio, 1e-6)).astype(np.float32)
+    keys_seen = visible.sum(axis=-1, keepdims=True)
+    return np.where(visible > 0, w * keys_seen, np.nan).astype(np.float32)
+
+
+RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
+
+
+def _log_colourscale(low: float, high: float, steps: int = 33) -> list:
+    """The diverging scale laid out so that colour follows log2 of the value on [low, high]:
+    Plotly interpolates colours linearly in z, so dense stops at log-spaced values make
+    twice and half an even share equally far from white."""
+    logs = np.linspace(math.log2(low), math.log2(high), steps)
+    positions = (2.0**logs - low) / (high - low)
+    positions[0], positions[-1] = 0.0, 1.0
+    colours = sample_colorscale(DIVERGING, list(np.linspace(0.0, 1.0, steps)))
+    return [[float(p), c] for p, c in zip(positions, colours, strict=True)]
+
+
+def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
+    """Weight x (number of visible keys), coloured on a log2 scale: white = an even share.
+
+    The cells hold the ratio itself, so the hover and the cell text read it from z like every
+    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it. Plotly's
+    colour bar is linear in z, so the heatmap's own bar is hidden and an invisible marker draws
+    the bar on the log2 scale, with evenly spaced ticks.
+    """
+    ratio = ratio_to_uniform(weights)
+    low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
     fig = heatmap(
-        log_ratio, labels, labels, title=title, kind="signed", zmax=4.0, value_name="log2 ratio"
-    )
-    ratio_shown, _, _, _ = crop(ratio, list(labels), list(labels))
-    small = ratio_shown.shape[0] <= ANNOTATE_MAX
-    # Heatmap cell text cannot read customdata: small maps get their ratios as cell strings
-    # (at most 12 x 12 of them); the hover reads the numbers from customdata at any size.
-    text = (
-        [["" if np.isnan(v) else f"×{v:.2f}" for v in row] for row in ratio_shown]
-        if small
-        else None
+        ratio, labels, labels, title=title, kind="signed", value_name="weight × visible keys"
     )
     fig.update_traces(
-        customdata=ratio_shown,
-        hovertemplate="query %{y}<br>key %{x}<br>weight × visible keys %{customdata:.4f}<extra></extra>",
-        text=text,
-        texttemplate="%{text}" if small else None,
-        colorbar=dict(
-            tickvals=[-4, -2, 0, 2, 4], ticktext=["1/16×", "1/4×", "even share", "4×", "16×"]
-        ),
+        colorscale=_log_colourscale(low, high), zmin=low, zmax=high, zmid=None, showscale=False
+    )
+    ticks = list(range(-RATIO_RANGE, RATIO_RANGE + 1, 2))
+    first = axis_labels(list(labels)[:1]) or [""]
+    fig.add_trace(
+        go.Scatter(
+            x=first,
+            y=first,
+            mode="markers",
+            hoverinfo="skip",
+            showlegend=False,
+            marker=dict(
+                size=0,
+                opacity=0,
+                color=[0.0],
+                colorscale=DIVERGING,
+                cmin=-RATIO_RANGE,
+                cmax=RATIO_RANGE,
+                showscale=True,
+                colorbar=dict(
+                    tickvals=ticks,
+                    ticktext=[
+                        "even share" if t == 0 else f"{2**t}×" if t > 0 else f"1/{2**-t}×"
+                        for t in ticks
+                    ],
+                ),
+            ),
+        )
     )
     return fig
 

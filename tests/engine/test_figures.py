@@ -77,14 +77,42 @@ def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
     assert all(t.coloraxis == "coloraxis" for t in fig.data)
 
 
-def test_relative_to_uniform_is_zero_for_uniform_causal_weights():
+def test_relative_to_uniform_is_one_for_uniform_causal_weights():
     n = 4
     w = torch.tril(torch.ones(n, n))
     w = w / w.sum(-1, keepdim=True)
     z = np.asarray(_heatmap_trace(F.relative_to_uniform(w, list("abcd"), title="r")).z)
     visible = np.tril(np.ones((n, n), dtype=bool))
-    assert np.allclose(z[visible], 0.0, atol=1e-6)
+    assert np.allclose(z[visible], 1.0, atol=1e-6)
     assert np.isnan(z[~visible]).all()
+
+
+def test_relative_to_uniform_hovers_the_ratio_from_z_without_per_cell_strings():
+    w = torch.tensor([[1.0, 0.0, 0.0], [0.8, 0.2, 0.0], [0.5, 0.25, 0.25]])
+    fig = F.relative_to_uniform(w, ["0: <b>", "1: a", "2: b"], title="r")
+    trace = _heatmap_trace(fig)
+    # row 2 sees 3 keys: 0.5 * 3 = 1.5 times an even share; row 1: 0.8 * 2 = 1.6
+    assert np.asarray(trace.z)[2, 0] == np.float32(1.5)
+    assert np.asarray(trace.z)[1, 0] == np.float32(1.6)
+    assert trace.text is None and trace.customdata is None
+    assert "%{z:.4f}" in trace.hovertemplate and "%{y}" in trace.hovertemplate
+    assert trace.y[0] == "0: &lt;b&gt;"
+    # colour on log2: a ratio r and 1/r sit at the same distance from the white middle
+    stops = [p for p, _ in trace.colorscale]
+    colours = [c for _, c in trace.colorscale]
+    middle = len(stops) // 2
+    assert np.isclose(stops[middle] * (trace.zmax - trace.zmin) + trace.zmin, 1.0)
+    assert colours[middle - 8] != colours[middle] != colours[middle + 8]
+    bar = fig.data[1].marker.colorbar
+    assert list(bar.ticktext) == ["1/16×", "1/4×", "even share", "4×", "16×"]
+    assert fig.data[1].hoverinfo == "skip"
+
+
+def test_outlined_rows_get_one_rectangle_each():
+    fig = F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="w", outline_rows=[0, 2])
+    rects = [(s.y0, s.y1) for s in fig.layout.shapes]
+    assert rects == [(-0.5, 0.5), (1.5, 2.5)]
+    assert F.heatmap(torch.zeros(2, 2), list("ab"), list("ab"), title="w").layout.shapes == ()
 
 
 def test_bars_highlight_one_token():
