@@ -1,0 +1,349 @@
+"""What the home page and passes 1-2 show a student: the history text, the map of the passes,
+the token table and X, the softmax walk's overflow and underflow, the nearly one-hot note, the
+loop timing, the why-scale curves and the v1/v2 starting weights, with their real numbers."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from attnviz.scaling import scaling_study
+
+from .conftest import (
+    PASS_PAGES,
+    TITLES,
+    badges,
+    chart,
+    exceptions,
+    open_app,
+    spec_array,
+    values,
+)
+
+DEFAULT_IDS = [7120, 7002, 4940, 351, 530, 2239]
+DEFAULT_PIECES = ["Your", "␣journey", "␣starts", "␣with", "␣one", "␣step"]
+# 20 GPT-2 tokens: more than the nested loop's cap of 16.
+LONG_TEXT = (
+    "The quick brown fox jumps over the lazy dog while the small cat watches it "
+    "from the old wooden fence"
+)
+NAIVE = "Naive softmax = stable softmax"
+EX31 = "SelfAttention_v1 = v2 (exercise 3.1)"
+TIMING = re.compile(
+    r"^On (?P<k>\d+) tokens: the loop took (?P<loop>[\d.]+) ms, the matrix product "
+    r"(?P<mat>[\d.]+) ms, \*\*(?P<ratio>\d+)×\*\* faster"
+)
+ONE_HOT = re.compile(r"^The rows are nearly one-hot \(the average largest weight is ([\d.]+)\)")
+
+
+def markdown_with(at, fragment: str) -> list[str]:
+    return [m for m in values(at.markdown) if fragment in m]
+
+
+def caption_starting(at, prefix: str) -> str:
+    found = [c for c in values(at.caption) if c.startswith(prefix)]
+    assert len(found) == 1, (prefix, values(at.caption))
+    return found[0]
+
+
+def timings(at) -> list[re.Match]:
+    return [m for m in (TIMING.match(t) for t in values(at.markdown)) if m]
+
+
+def scores_used(at) -> tuple[float, float]:
+    """The (max, min) of the query row the softmax walk used, from its caption."""
+    text = caption_starting(at, "Scores used: ")
+    found = re.match(r"Scores used: max (\S+), min (\S+)\.", text)
+    return float(found[1]), float(found[2])
+
+
+def within_tolerance(caption: str) -> bool:
+    found = re.match(r"largest difference (\S+) on values ~\S+ \(tolerance (\S+)\)", caption)
+    assert found, caption
+    return float(found[1]) <= float(found[2])
+
+
+# --- home -------------------------------------------------------------------------------------
+def test_home_tells_why_attention_from_word_order_to_the_transformer():
+    at = open_app()
+    assert not exceptions(at)
+    assert at.title[0].value == TITLES["home"]
+    history = values(at.markdown)[0]
+    for fragment in (
+        "languages order words differently",
+        "German puts the verb at the end",
+        "an encoder RNN read the whole input and squeezed it into one hidden state",
+        "a decoder RNN generated the output from that single vector",
+        "Bahdanau attention (2014)",
+        "The transformer (2017) kept only the attention and dropped the recurrence",
+    ):
+        assert fragment in history, fragment
+    diagrams = at.get("graphviz_chart")
+    assert len(diagrams) == 1
+    spec = diagrams[0].proto.spec
+    assert 'label="RNN encoder–decoder: one bottleneck"' in spec
+    assert 'label="hidden state"' in spec
+    assert 'label="Attention: every output sees every input"' in spec
+    [contrast] = markdown_with(at, "**Self-attention**")
+    assert "relates the positions of one sequence to each other" in contrast
+    assert "Classic attention related two sequences instead" in contrast
+    assert "causal mask" in contrast
+
+
+def test_home_maps_the_four_passes_to_the_pages():
+    at = open_app()
+    assert "The four passes" in [s.value for s in at.subheader]
+    passes = at.dataframe[0].value
+    assert list(passes.columns) == ["pass", "adds", "module"]
+    names = list(passes["pass"])
+    assert names == [
+        "1. Simplified self-attention",
+        "2. Trainable self-attention",
+        "3. Causal attention",
+        "4. Multi-head attention",
+    ]
+    # Each pass is named as the sidebar names its page.
+    for name, page in zip(names, PASS_PAGES, strict=True):
+        assert TITLES[page].startswith(name), (name, TITLES[page])
+    assert list(passes["module"]) == [
+        "none",
+        "SelfAttention_v1, _v2",
+        "CausalAttention",
+        "MultiHeadAttentionWrapper, MultiHeadAttention",
+    ]
+    assert "QKᵀ/√d_k" in passes["adds"][1] and "out_proj" in passes["adds"][3]
+    [link] = at.get("page_link")
+    assert (link.proto.label, link.proto.page) == ("Start with pass 1", "simplified-attention")
+
+
+def test_home_token_table_lists_position_id_and_piece_of_the_default_text():
+    at = open_app()
+    assert markdown_with(at, "GPT-2's tokenizer splits it into **6** tokens")
+    table = at.dataframe[1].value
+    assert list(table.columns)[:3] == ["position", "id", "piece"]
+    assert list(table["position"]) == list(range(6))
+    assert list(table["id"]) == DEFAULT_IDS
+    assert list(table["piece"]) == DEFAULT_PIECES
+    assert list(table["bytes"])[1] == "20 6A 6F 75 72 6E 65 79"  # " journey" in UTF-8
+
+
+@pytest.mark.parametrize(("query", "shape"), [({}, (6, 16)), ({"d_in": "4"}, (6, 4))])
+def test_home_x_heatmap_states_its_shape_and_holds_that_many_values(query, shape):
+    at = open_app(query)
+    assert not exceptions(at) and values(at.warning) == []
+    assert markdown_with(at, f"Each token becomes a row of **X**, shape `{shape}` (tokens × d_in)")
+    spec = chart(at, "X ")
+    assert spec["layout"]["title"]["text"] == f"X {shape}"
+    trace = spec["data"][0]
+    z = spec_array(trace["z"])
+    assert z.shape == shape
+    assert np.isfinite(z).all() and np.abs(z).max() > 0
+    assert trace["y"] == [f"{i}: {p}" for i, p in enumerate(DEFAULT_PIECES)]
+    assert trace["x"] == [f"dim {j}" for j in range(shape[1])]
+
+
+def test_home_in_book_mode_shows_the_six_words_and_a_6_by_3_x():
+    at = open_app({"book": "true"})
+    words = at.dataframe[1].value
+    assert list(words.columns) == ["position", "word"]
+    assert list(words["word"]) == ["Your", "journey", "starts", "with", "one", "step"]
+    assert spec_array(chart(at, "X (6, 3)")["data"][0]["z"]).shape == (6, 3)
+
+
+# --- page 1 -----------------------------------------------------------------------------------
+def test_page_1_softmax_walk_passes_at_the_defaults():
+    at = open_app(page="simplified")
+    assert at.select_slider(key="p1_stretch").value == 1
+    assert at.select_slider(key="p1_shift").value == 0
+    assert badges(at)[0] == ("green", f"{NAIVE}: pass")
+    # The walk's badge is the page's first, its caption the first after the header's.
+    agree = values(at.caption)[1]
+    assert agree.endswith("with no overflow the two formulas agree")
+    assert within_tolerance(agree)
+    assert scores_used(at)[0] < 88.7
+
+
+def test_page_1_stretching_the_inputs_by_50_documents_the_naive_overflow():
+    at = open_app(page="simplified")
+    top, _ = scores_used(at)
+    at.select_slider(key="p1_stretch").set_value(50).run()
+    assert not exceptions(at)
+    assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
+    why = caption_starting(at, "naive overflowed: ")
+    found = re.match(r"naive overflowed: max score (\S+) > 88\.7, so exp\(\) is inf", why)
+    assert found, why
+    stretched = float(found[1])
+    assert stretched == pytest.approx(2500 * top, rel=1e-3)  # scores grow by a² = 2500
+    assert stretched == scores_used(at)[0]
+    assert "(1 row affected" in why  # the walk shows one query row
+    # Only the walk's stretched row overflows: the page's own check on X Xᵀ still passes.
+    assert ("green", f"{NAIVE}: pass") in badges(at)[1:]
+    walk = {
+        t["name"]: spec_array(t["y"]).astype(float)
+        for t in chart(at, "Weights for query 1")["data"]
+    }
+    assert not np.isfinite(walk["naive softmax"]).all()
+    assert walk["torch.softmax"].sum() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_page_1_shifting_the_scores_by_minus_300_documents_the_naive_underflow():
+    at = open_app(page="simplified")
+    top, low = scores_used(at)
+    at.select_slider(key="p1_shift").set_value(-300).run()
+    assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
+    why = caption_starting(at, "naive underflowed: ")
+    found = re.match(r"naive underflowed: max score (\S+) < -103\.3, so every exp\(\) is 0", why)
+    assert found, why
+    assert float(found[1]) == pytest.approx(top - 300, abs=0.1)
+    assert scores_used(at) == pytest.approx((top - 300, low - 300), abs=0.1)
+    at.select_slider(key="p1_shift").set_value(0).run()
+    assert badges(at)[0] == ("green", f"{NAIVE}: pass")
+
+
+def test_page_1_explains_the_nearly_one_hot_rows_with_the_sidebars_d_in():
+    at = open_app(page="simplified")
+    for d_in in (16, 64):
+        if d_in != 16:
+            at.sidebar.number_input(key="d_in").set_value(d_in).run()
+        [note] = [t for t in values(at.info) if ONE_HOT.match(t)]
+        weights = spec_array(chart(at, "Weights A")["data"][0]["z"]).astype(float)
+        assert note.startswith(
+            f"The rows are nearly one-hot (the average largest weight is "
+            f"{weights.max(axis=1).mean():.2f})"
+        )
+        assert weights.max(axis=1).mean() > 0.9
+        assert f"With d_in={d_in}, each token's score with itself is |x|², a sum of {d_in} " in note
+        assert "scores with other tokens mix positive and negative products" in note
+        assert note.endswith("the reason pass 2 scales by √d_k.")
+
+
+def test_page_1_book_mode_rows_are_not_one_hot_and_get_no_such_note():
+    at = open_app({"book": "true"}, page="simplified")
+    weights = spec_array(chart(at, "Weights A")["data"][0]["z"]).astype(float)
+    assert weights.shape == (6, 6)
+    assert weights.max(axis=1).mean() < 0.5  # d_in = 3: the book's weights are spread out
+    assert not any("one-hot" in t for t in values(at.info) + values(at.markdown))
+
+
+def test_page_1_times_the_loop_only_on_its_button_and_on_at_most_16_tokens():
+    at = open_app(page="simplified")
+    assert at.button(key="p1_time").label == "Time the loop and the matrix product on 6 tokens"
+    assert timings(at) == []
+    at.run()
+    assert timings(at) == []
+    at.button(key="p1_time").click().run()
+    [timing] = timings(at)
+    assert int(timing["k"]) == 6
+    assert float(timing["loop"]) > 0 and float(timing["mat"]) > 0
+
+    # A longer text: the earlier timing (of 6 tokens) is not shown for it.
+    at.sidebar.text_area(key="text").set_value(LONG_TEXT).run()
+    assert not exceptions(at)
+    assert at.button(key="p1_time").label == "Time the loop and the matrix product on 16 tokens"
+    assert timings(at) == []
+    at.button(key="p1_time").click().run()
+    [timing] = timings(at)
+    assert int(timing["k"]) == 16
+    loops = [c for c in values(at.caption) if "16x16 dot products equal the matrix product" in c]
+    assert len(loops) == 1 and within_tolerance(loops[0])
+
+
+@pytest.mark.parametrize("query", [1, 3])
+def test_page_1_query_code_uses_the_0_based_index_of_the_chosen_label(query):
+    at = open_app(page="simplified")
+    box = at.selectbox(key="p1_query")
+    assert box.value == 1  # the default query is "journey", as in the chapter
+    if query != 1:
+        box.set_value(query).run()
+    label = f"{query}: {DEFAULT_PIECES[query]}"
+    assert at.selectbox(key="p1_query").options[query] == label
+    assert markdown_with(at, f"The query is `inputs[{query}]`.")
+    bars = chart(at, f"Scores ω for query {query}")["data"][0]
+    highlighted = [
+        x for x, c in zip(bars["x"], bars["marker"]["color"], strict=True) if c == "#fde725"
+    ]
+    assert highlighted == [label]
+    rows = chart(at, f"α_{query}j · x_j, and their sum z")["data"][0]["y"]
+    assert rows[-1] == f"z (query {query})"
+
+
+# --- page 2 -----------------------------------------------------------------------------------
+def test_page_2_explains_query_key_value_and_the_two_kinds_of_weight():
+    at = open_app(page="trainable")
+    intro = values(at.markdown)[0]
+    assert "a **query** (what this token is looking for)" in intro
+    assert "a **key** (what it offers to be found by)" in intro
+    assert "a **value** (what it passes on)" in intro
+    assert "like a search: the query is matched against every key" in intro
+    assert "Two different things are called “weights” here" in intro
+    assert "the trainable weight matrices W_q, W_k, W_v, fixed after training" in intro
+    assert "the attention weights α, recomputed for every input" in intro
+
+
+def test_page_2_why_scale_charts_plot_the_engines_study():
+    at = open_app(page="trainable")
+    study = scaling_study()
+    entropy = chart(at, "Row entropy (bits)")
+    grad = chart(at, "Softmax gradient norm |∂α/∂ω|")
+    for spec, y_name in ((entropy, "bits"), (grad, "norm")):
+        assert spec["layout"]["xaxis"]["title"]["text"] == "d_k"
+        assert spec["layout"]["xaxis"]["type"] == "log"
+        assert spec["layout"]["yaxis"]["title"]["text"] == y_name
+        for t in spec["data"]:
+            assert list(spec_array(t["x"])) == list(study.d_ks), t["name"]
+    lines = {t["name"]: spec_array(t["y"]) for t in entropy["data"]}
+    assert list(lines) == ["÷√d_k", "unscaled", "uniform"]
+    np.testing.assert_allclose(lines["÷√d_k"], study.entropy_scaled, rtol=1e-6)
+    np.testing.assert_allclose(lines["unscaled"], study.entropy_unscaled, rtol=1e-6)
+    np.testing.assert_allclose(lines["uniform"], 4.0)
+    assert lines["unscaled"][0] > 3 and lines["unscaled"][-1] < 0.5
+    lines = {t["name"]: spec_array(t["y"]) for t in grad["data"]}
+    assert list(lines) == ["÷√d_k", "unscaled"]
+    np.testing.assert_allclose(lines["unscaled"], study.grad_norm_unscaled, rtol=1e-6)
+    assert lines["unscaled"][-1] < 0.25 * lines["÷√d_k"][-1]
+    assert caption_starting(at, "At d_k=1024: ") == (
+        f"At d_k=1024: largest weight {study.max_weight_unscaled[-1]:.3f} unscaled against "
+        f"{study.max_weight_scaled[-1]:.3f} scaled."
+    )
+
+
+@pytest.mark.parametrize("d_in", [16, 64])
+def test_page_2_starting_weights_v1_in_0_1_and_v2_within_one_over_sqrt_d_in(d_in):
+    at = open_app({"d_in": str(d_in)}, page="trainable")
+    assert not exceptions(at)
+    d_out = at.sidebar.number_input(key="d_out").value
+    bound = 1 / np.sqrt(d_in)
+    spec = chart(at, "Initial weights")
+    assert spec["layout"]["xaxis"]["title"]["text"] == "weight"
+    # Both series share the bins; a filled bin [low, high) holds at least one weight.
+    width = spec["data"][0]["width"]
+    eps = 1e-6  # the bin centres are float32
+    filled = {}
+    for t in spec["data"]:
+        centres = spec_array(t["x"]).astype(float)
+        counts = spec_array(t["y"]).astype(float)
+        assert counts.sum() == 3 * d_in * d_out, t["name"]  # every entry of W_q, W_k, W_v
+        filled[t["name"]] = (centres[counts > 0] - width / 2, centres[counts > 0] + width / 2)
+    assert list(filled) == ["v1: U[0, 1)", "v2: U(±1/√d_in)"]
+    # v1: every filled bin reaches into [0, 1), the last edge (its largest weight) is below 1,
+    # and the weights spread far beyond v2's bound, up to above 0.9.
+    low, high = filled["v1: U[0, 1)"]
+    assert (high > 0).all() and low.min() > -width
+    assert 0.9 < high.max() < 1 + eps
+    # v2: the first edge (its smallest weight) is above −1/√d_in, every filled bin starts below
+    # 1/√d_in, and there are weights on both sides of 0.
+    low, high = filled["v2: U(±1/√d_in)"]
+    assert low.min() > -bound - eps and (low < bound).all()
+    assert low.min() < -bound / 2 and high.max() > bound / 2
+
+
+def test_page_2_exercise_3_1_badge_passes_and_is_not_applicable_with_a_bias():
+    at = open_app(page="trainable")
+    assert badges(at).count(("green", f"{EX31}: pass")) == 2  # beside the code and in the checks
+    agree = [c for c in values(at.caption) if c.endswith("with W = weight.T the two agree")]
+    assert len(agree) == 2 and all(within_tolerance(c) for c in agree)
+    at.sidebar.toggle(key="bias").set_value(True).run()
+    assert badges(at).count(("gray", f"{EX31}: n/a")) == 2
+    assert "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True" in values(at.caption)
