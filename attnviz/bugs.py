@@ -155,6 +155,26 @@ class BugSetting:
     head_dim_at_least: int = 1
     dropout_above_zero: bool = False
     tokens_below_context: bool = False
+    # Usually invisible from this key width up (the simplified pass: d_in), see hidden_reason.
+    key_width_below: int | None = None
+
+
+WIDE_KEYS_REVEAL = 8  # the key width (d_in) at or below which the wrong axis reliably shows
+
+# The badge title of each check a bug names (a fallback for when the check itself cannot run).
+CHECK_TITLES = {
+    "rows_sum_to_one": "Rows sum to 1",
+    "weights_are_softmax": "Weights are softmax(scores)",
+    "matches_sdpa": "Matches PyTorch SDPA",
+    "heads_equal_loop": "Batched heads = loop over heads",
+    "no_future_leak": "No future leak",
+    "eval_ignores_dropout": "Eval mode ignores dropout",
+    "batch_rows_independent": "Batch = each example alone",
+}
+
+SLIPS_DEFAULT = (
+    "its effect here is below the float32 rounding the check allows; other text or settings show it"
+)
 
 
 @dataclass(frozen=True)
@@ -168,8 +188,11 @@ class Bug:
     symptom: str
     shows: BugSetting = field(default_factory=BugSetting)
     raises: str | None = None  # when it raises instead: why the shapes clash (format fields)
-    # Why the bug can still slip past its check when the settings do not hide it.
-    slips_when: str = "these numbers happen to hide it"
+    # Why the bug can still slip past its check when the settings do not hide it: run_bug
+    # reports it (status "documented", with the numbers) instead of a green pass on buggy code.
+    # Format fields: {weights} and {output} (the largest change the bug made), {margin} (pass 1:
+    # how far each token's score with itself exceeds its best score with another token).
+    slips_when: str = SLIPS_DEFAULT
 
     @property
     def correct(self) -> Callable:
@@ -196,10 +219,33 @@ class Bug:
         added = [ln[1:] for ln in text if ln.startswith("+")]
         return removed, added
 
+    def shows_when(self) -> str:
+        """The settings under which this bug shows, as one sentence."""
+        s = self.shows
+        width = "d_in" if self.pass_kind == "simplified" else "the key width"
+        needs = [f"at least {s.tokens_at_least} token{'s' if s.tokens_at_least > 1 else ''}"]
+        if s.heads_at_least > 1:
+            needs.append(f"num_heads of {s.heads_at_least} or more")
+        if s.head_dim_at_least > 1:
+            needs.append(f"{width} of {s.head_dim_at_least} or more")
+        if s.key_width_below is not None:
+            needs.append(
+                f"{width} below {s.key_width_below} (reliably at {WIDE_KEYS_REVEAL} or less)"
+            )
+        if s.dropout_above_zero:
+            needs.append("dropout above 0")
+        if s.tokens_below_context:
+            needs.append("fewer tokens than context_length")
+        return "shows with " + ", ".join(needs)
+
     def hidden_reason(
         self, tokens: int, num_heads: int, head_dim: int, dropout: float, context_length: int
     ) -> str | None:
-        """Why this bug cannot show at these settings, and what reveals it; None if it shows."""
+        """Why this bug cannot show at these settings, and what reveals it; None if it shows.
+
+        ``head_dim`` is the width of the dot products behind the scores: d_in in the simplified
+        pass, d_out in the trainable and causal ones, d_out / num_heads in the multi-head one.
+        """
         s = self.shows
         if tokens < s.tokens_at_least:
             return f"invisible with {tokens} token: type a text with at least {s.tokens_at_least} tokens"
@@ -210,6 +256,14 @@ class Bug:
                 f"invisible with a key width of {head_dim}: √1 = 1, so raise d_out "
                 f"(per head) to {s.head_dim_at_least} or more"
             )
+        if s.key_width_below is not None and head_dim >= s.key_width_below:
+            return (
+                f"usually invisible with d_in={head_dim}: each token's score with itself, "
+                f"|x|², grows with d_in and outgrows its scores with the other tokens, so "
+                f"softmax(X Xᵀ) is close to the identity along either axis (and X Xᵀ is "
+                f"symmetric, so the column softmax is just the row softmax transposed): lower "
+                f"d_in to {WIDE_KEYS_REVEAL} or less, or use the book's inputs"
+            )
         if s.dropout_above_zero and dropout == 0:
             return "invisible with dropout=0: raise dropout above 0"
         if s.tokens_below_context and tokens >= context_length:
@@ -218,6 +272,21 @@ class Bug:
                 f"raise context_length above {tokens}"
             )
         return None
+
+    def settings_of(self, x: torch.Tensor, spec: ModuleSpec | None) -> tuple:
+        """The arguments of :meth:`hidden_reason` for this input and module, as the pages pass
+        them: (tokens, num_heads, key width, dropout, context_length)."""
+        tokens = x.shape[-2]
+        if spec is None:  # the simplified pass: X Xᵀ, no mask, no dropout
+            return tokens, 1, x.shape[-1], 0.0, tokens
+        if self.pass_kind == "trainable":
+            return tokens, 1, spec.d_out, 0.0, tokens
+        heads = spec.num_heads if self.pass_kind == "multihead" else 1
+        return tokens, heads, spec.d_out // heads, spec.dropout, spec.context_length
+
+    def hidden_at(self, x: torch.Tensor, spec: ModuleSpec | None = None) -> str | None:
+        """:meth:`hidden_reason` for this input and module."""
+        return self.hidden_reason(*self.settings_of(x, spec))
 
 
 BUGS: tuple[Bug, ...] = (
@@ -229,6 +298,12 @@ BUGS: tuple[Bug, ...] = (
         softmax_rows_wrong_axis,
         "rows_sum_to_one",
         "dim=-2 normalises each key's column, so the query rows no longer sum to 1",
+        BugSetting(key_width_below=32),
+        slips_when="X Xᵀ is symmetric, so the column softmax is the row softmax transposed, and "
+        "here each token's score with itself exceeds its best score with another token by at "
+        "least {margin}: both softmaxes are within about exp(-{margin}) of the identity, and "
+        "every row still sums to 1 within float32 rounding. Lower d_in to "
+        f"{WIDE_KEYS_REVEAL} or less, or use the book's inputs, to see it",
     ),
     Bug(
         "divide_by_sum",
@@ -248,6 +323,8 @@ BUGS: tuple[Bug, ...] = (
         "matches_sdpa",
         "scores grow with d_k, the softmax saturates towards one-hot",
         BugSetting(head_dim_at_least=2),
+        slips_when="the scores here are so close to each other (or so far apart) that dividing "
+        "them by √d_k barely moves the softmax; other text or a wider d_out shows it",
     ),
     Bug(
         "scale_by_d_out",
@@ -258,6 +335,8 @@ BUGS: tuple[Bug, ...] = (
         "matches_sdpa",
         "each head's scores are divided by too much, so its weights are too flat",
         BugSetting(heads_at_least=2),
+        slips_when="the scores here are so close to each other (or so far apart) that the "
+        "extra division barely moves the softmax; other text or more heads show it",
     ),
     Bug(
         "split_without_transpose",
@@ -277,6 +356,8 @@ BUGS: tuple[Bug, ...] = (
         mask_future_with_zero,
         "no_future_leak",
         "a score of 0 still gets weight exp(0) after the softmax: future tokens leak in",
+        slips_when="the visible scores here are so large that a future score of 0 still gets "
+        "weight ≈ exp(0 − max) ≈ 0; a smaller d_in or other text shows it",
     ),
     Bug(
         "renormalize_without_mask",
@@ -286,6 +367,8 @@ BUGS: tuple[Bug, ...] = (
         renormalize_causal_unmasked,
         "no_future_leak",
         "dividing by the row sum without zeroing the future keeps the full, leaking weights",
+        slips_when="the future keys here already get weights ≈ 0 from the softmax, so leaving "
+        "them in changes nothing visible; other text shows it",
     ),
     Bug(
         "unsliced_mask",
@@ -318,6 +401,8 @@ BUGS: tuple[Bug, ...] = (
         "batch_rows_independent",
         "keys.T reverses all three dims, batch included",
         BugSetting(tokens_at_least=1),
+        slips_when="with one example of one token and d_out = 1 every dim is 1, so reversing "
+        "them changes nothing; two examples show it",
         raises="keys.T turns keys ({keys}) into ({keys_T}): every dim reversed, batch included. "
         "queries ({queries}) @ that needs matching inner sizes ({d} against {T}) and batch "
         "sizes that broadcast ({b} against {d}), so the matmul fails",
@@ -347,6 +432,11 @@ def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOut
     ``x`` is (T, d_in) for the simplified and trainable passes, (b, T, d_in) for the others;
     ``spec`` builds the module (``None`` for the simplified pass). Runs in eval mode, where the
     checks' claims hold; the dropout bug is exactly one that breaks eval mode.
+
+    Never raises for valid settings: a bug that raises gives its exact error and why the shapes
+    clash; a check that cannot run on the buggy code fails and says why. When the named check
+    passes although the settings do not hide the bug (:meth:`Bug.hidden_at`), the result is
+    "documented" with the numbers and :attr:`Bug.slips_when`, never a green pass on buggy code.
     """
     steps = replace(Steps(), **{bug.step: bug.buggy})
     module = spec.build().eval() if spec is not None else None
@@ -366,8 +456,74 @@ def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOut
                 wrong = run_steps(bug.pass_kind, module, x, steps)
         except RuntimeError as err:
             return BugOutcome(bug, None, str(err), _why(bug, x, spec), None, right)
-    check = _named_check(bug, module, x, spec, steps, wrong, forward)
+    check = _guarded_check(bug, module, x, spec, steps, wrong, forward)
+    if check.passed and bug.hidden_at(x, spec) is None:
+        check = _slipped(bug, check, wrong, right)
     return BugOutcome(bug, check, None, None, wrong, right)
+
+
+def _guarded_check(bug, module, x, spec, steps, tensors, forward) -> C.CheckResult:
+    """The bug's named check; if the check itself cannot run, a failing result saying why."""
+    try:
+        return _named_check(bug, module, x, spec, steps, tensors, forward)
+    except (RuntimeError, ValueError, IndexError) as err:
+        title = CHECK_TITLES.get(bug.check, bug.check)
+        return C.CheckResult(
+            bug.check,
+            title,
+            "fail",
+            None,
+            None,
+            None,
+            f"the check cannot run here: {type(err).__name__}: {err}",
+        )
+
+
+def _slipped(bug: Bug, check: C.CheckResult, wrong: dict, right: dict) -> C.CheckResult:
+    """The named check passed on the buggy code at settings that do not hide the bug: say so,
+    with how much the bug changed, instead of a green pass."""
+    fields = _slip_fields(wrong, right)
+    why = bug.slips_when.format_map(fields)
+    return C.CheckResult(
+        check.name,
+        check.title,
+        "documented",
+        check.max_diff,
+        check.tol,
+        check.scale,
+        f"the bug is in the code but this check cannot see it at these numbers: it moves the "
+        f"weights by at most {fields['weights']} and the output by at most {fields['output']}. "
+        f"Why: {why}",
+    )
+
+
+class _Fields(dict):
+    def __missing__(self, key):
+        return "?"
+
+
+def _largest_change(a: torch.Tensor | None, b: torch.Tensor | None) -> str:
+    if a is None or b is None or a.shape != b.shape:
+        return "?"
+    with torch.inference_mode():
+        diff = (a.double() - b.double()).abs()
+        diff = diff[~torch.isnan(diff)]
+        return f"{float(diff.max()):.1e}" if diff.numel() else "0"
+
+
+def _slip_fields(wrong: dict, right: dict) -> _Fields:
+    fields = _Fields(
+        weights=_largest_change(wrong.get("attn_weights"), right.get("attn_weights")),
+        output=_largest_change(wrong.get("output"), right.get("output")),
+    )
+    scores = right.get("scaled_scores")
+    if scores is not None and scores.dim() == 2 and scores.shape[-1] >= 2:
+        with torch.inference_mode():
+            n = scores.shape[-1]
+            others = scores.masked_fill(torch.eye(n, dtype=torch.bool), -torch.inf)
+            margin = float((scores.diagonal() - others.amax(dim=-1)).min())
+        fields["margin"] = f"{margin:.3g}"
+    return fields
 
 
 def _why(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None) -> str | None:
@@ -375,6 +531,8 @@ def _why(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None) -> str | None:
         return None
     b, T = x.shape[0], x.shape[-2]
     d = spec.d_out if spec else x.shape[-1]
+    if bug.key == "global_transpose":  # which step breaks depends on the shapes
+        return _why_global_transpose(b, T, d)
     return bug.raises.format(
         ctx=spec.context_length if spec else T,
         T=T,
@@ -384,6 +542,40 @@ def _why(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None) -> str | None:
         keys=f"{b}, {T}, {d}",
         keys_T=f"{d}, {T}, {b}",
         queries=f"{b}, {T}, {d}",
+    )
+
+
+def _broadcasts(a: int, b: int) -> bool:
+    return a == b or a == 1 or b == 1
+
+
+def _why_global_transpose(b: int, T: int, d: int) -> str:
+    """Which step of the pass the reversed keys break, for a batch (b, T, d)."""
+    start = (
+        f"keys.T turns keys ({b}, {T}, {d}) into ({d}, {T}, {b}): every dim reversed, batch "
+        "included. "
+    )
+    if d != T or not _broadcasts(b, d):
+        clash = []
+        if d != T:
+            clash.append(f"matching inner sizes ({d} against {T})")
+        if not _broadcasts(b, d):
+            clash.append(f"batch sizes that broadcast ({b} against {d})")
+        return (
+            start + f"queries ({b}, {T}, {d}) @ that needs " + " and ".join(clash) + ", so the "
+            "matmul fails"
+        )
+    batch = max(b, d)
+    if not (b == T or T == 1):
+        return (
+            start + f"The matmul runs, but gives scores ({batch}, {T}, {b}) instead of "
+            f"({b}, {T}, {T}): their last dim is the batch size. Masking them in place with the "
+            f"({T}, {T}) causal mask needs the mask to broadcast to them, and {T} ≠ {b}, so "
+            "masked_fill_ fails"
+        )
+    return (
+        start + f"The scores and weights come out ({batch}, {T}, {b}), so weights @ values "
+        f"({b}, {T}, {d}) needs matching inner sizes ({b} against {T}), and that matmul fails"
     )
 
 
@@ -442,4 +634,4 @@ def correct_check(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> 
 
         return run
 
-    return _named_check(bug, module, x, spec, steps, right, forward)
+    return _guarded_check(bug, module, x, spec, steps, right, forward)

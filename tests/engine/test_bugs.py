@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from attnviz import bugs as B
 from attnviz import checks as C
@@ -12,7 +14,7 @@ from attnviz import trace as T
 from attnviz.inputs import book_inputs
 from attnviz.settings import Settings
 
-from .helpers import labels, typed_batch
+from .helpers import labels, random_x, typed_batch
 
 # A setting where every bug shows: two heads, dropout, six tokens in a context of 32.
 SHOWING = Settings(d_in=16, d_out=8, num_heads=2, context_length=32, dropout=0.5)
@@ -236,3 +238,132 @@ def test_unsliced_mask_is_hidden_and_does_not_raise_when_the_text_fills_the_cont
 def test_hidden_reason_is_none_when_the_bug_shows():
     for bug in B.BUGS:
         assert bug.hidden_reason(6, 2, 4, 0.5, 32) is None, bug.key
+
+
+def test_bug_settings_agree_with_what_the_pages_pass_to_hidden_reason():
+    s = Settings(d_in=12, d_out=6, num_heads=3, context_length=20, dropout=0.3)
+    x2, x3 = typed_batch(12, n=5)[0], typed_batch(12, n=5)
+    by_key = {bug.pass_kind: bug for bug in B.BUGS}
+    # pages/1: (n, 1, d_in, 0.0, n); 2: (n, 1, d_out, 0.0, n); 3: (n, 1, d_out, dropout, ctx);
+    # 4: (n, H, head_dim, dropout, ctx)
+    assert by_key["simplified"].settings_of(x2, None) == (5, 1, 12, 0.0, 5)
+    assert by_key["trainable"].settings_of(x2, L.spec_trainable(s)) == (5, 1, 6, 0.0, 5)
+    assert by_key["causal"].settings_of(x3, L.spec_causal(s)) == (5, 1, 6, 0.3, 20)
+    assert by_key["multihead"].settings_of(x3, L.spec_multihead(s)) == (5, 3, 2, 0.3, 20)
+
+
+# --- the global transpose where it does not raise (batch = T = d_out) ----------------------
+def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
+    # The audit's crash: two 2-token texts, d_out = 2. The buggy batch runs; each example
+    # alone (batch size 1) does not. The check must fail and say so, not raise.
+    s = Settings(d_out=2, num_heads=1)
+    batch = L.prepare_batch("Hello world", "Good night", s)
+    tr = L.causal_batch(batch, s)
+    assert tuple(tr["inputs"].shape[:2]) == (2, 2)
+    bug = B.BUGS_BY_KEY["global_transpose"]
+    outcome = B.run_bug(bug, tr["inputs"], tr.spec)
+    assert outcome.error is None and outcome.why is None
+    assert outcome.wrong is not None
+    assert not torch.equal(outcome.wrong["output"], outcome.right["output"])
+    check = outcome.check
+    assert (check.name, check.status) == ("batch_rows_independent", "fail")
+    assert "example 0 alone (batch size 1) raises RuntimeError" in check.explanation
+    assert "doesn't match the broadcast shape" in check.explanation
+    assert check.detail == check.explanation  # no numbers to show: the run alone raised
+    assert B.correct_check(bug, tr["inputs"], tr.spec).status == "pass"
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_global_transpose_with_batch_tokens_and_d_out_equal_fails_for_larger_sizes(n):
+    x = torch.randn(n, n, 5, generator=torch.Generator().manual_seed(n))
+    spec = L.spec_causal(Settings(d_in=5, d_out=n, num_heads=1, context_length=8))
+    outcome = B.run_bug(B.BUGS_BY_KEY["global_transpose"], x, spec)
+    assert outcome.error is None
+    assert outcome.check.status == "fail", outcome.check.detail
+
+
+def test_global_transpose_explains_the_step_that_actually_breaks():
+    bug = B.BUGS_BY_KEY["global_transpose"]
+
+    def why(b, n, d):
+        spec = L.spec_causal(Settings(d_in=3, d_out=d, num_heads=1, context_length=8))
+        outcome = B.run_bug(bug, torch.randn(b, n, 3), spec)
+        assert outcome.error, (b, n, d)
+        return outcome.why
+
+    # One example, T = d_out: the matmul runs, the in-place mask does not fit.
+    text = why(1, 3, 3)
+    assert "The matmul runs, but gives scores (3, 3, 1) instead of (1, 3, 3)" in text
+    assert "masked_fill_ fails" in text
+    # Inner sizes clash, batch sizes broadcast: only the clash is named.
+    text = why(2, 6, 2)
+    assert "matching inner sizes (2 against 6)" in text and "batch sizes" not in text
+    # Batch sizes clash only.
+    text = why(3, 2, 2)
+    assert "batch sizes that broadcast (3 against 2)" in text and "inner" not in text
+    # One token, d_out = 1, two examples: the second matmul fails.
+    text = why(2, 1, 1)
+    assert "weights @ values (2, 1, 1) needs matching inner sizes (2 against 1)" in text
+
+
+# --- no bug evaluation raises, at any valid small settings ------------------------------------
+STATUSES = {"pass", "fail", "documented", "n/a"}
+
+
+@st.composite
+def bug_cases(draw):
+    n = draw(st.integers(1, 5))
+    heads = draw(st.integers(1, 3))
+    s = Settings(
+        d_in=draw(st.integers(1, 6)),
+        d_out=heads * draw(st.integers(1, 3)),
+        num_heads=heads,
+        context_length=n + draw(st.integers(0, 3)),
+        dropout=draw(st.sampled_from([0.0, 0.3])),
+        qkv_bias=draw(st.booleans()),
+        seed_weights=draw(st.integers(0, 2**31 - 1)),
+    )
+    b = draw(st.integers(1, 3))
+    scale = draw(st.sampled_from([0.0, 1.0, 40.0]))  # zeros, ordinary, saturating
+    return s, b, n, scale, draw(st.integers(0, 2**31 - 1))
+
+
+def _evaluate_every_bug(s, b, n, scale, seed):
+    x = random_x((b, n, s.d_in), seed) * scale
+    specs = {
+        "simplified": None,
+        "trainable": L.spec_trainable(s),
+        "causal": L.spec_causal(s),
+        "multihead": L.spec_multihead(s),
+    }
+    for bug in B.BUGS:
+        inputs = x[0] if bug.pass_kind in ("simplified", "trainable") else x
+        spec = specs[bug.pass_kind]
+        hidden = bug.hidden_at(inputs, spec)
+        assert hidden is None or isinstance(hidden, str)
+        outcome = B.run_bug(bug, inputs, spec)
+        right = B.correct_check(bug, inputs, spec)
+        assert right.name == bug.check and right.ok, (bug.key, right.detail)
+        assert isinstance(right.detail, str)
+        if outcome.error is not None:
+            assert bug.raises, (bug.key, outcome.error)  # only the documented raisers raise
+            assert outcome.check is None and outcome.wrong is None
+            assert outcome.why and isinstance(outcome.why, str)
+            continue
+        check = outcome.check
+        assert check.name == bug.check and check.status in STATUSES
+        assert isinstance(check.detail, str) and check.explanation
+        if hidden is None:
+            # Not hidden by the settings: caught, or the numbers hide it and it says so.
+            assert check.status in ("fail", "documented"), (bug.key, check.detail)
+        if check.status == "documented":
+            assert "cannot see it at these numbers" in check.explanation
+
+
+@settings(max_examples=60, deadline=None)
+@given(bug_cases())
+@example((Settings(d_out=2, num_heads=1), 2, 2, 1.0, 0))  # batch = T = d_out
+@example((Settings(d_in=3, d_out=3, num_heads=1, context_length=3), 3, 3, 1.0, 1))
+@example((Settings(d_in=1, d_out=1, num_heads=1, context_length=1), 1, 1, 1.0, 2))
+def test_no_bug_evaluation_raises_at_any_small_valid_setting(case):
+    _evaluate_every_bug(*case)
