@@ -1,27 +1,132 @@
-"""Bounded cost: what one request may hold, and how many heavy requests run at once.
+"""Bounded cost: what the shared caches may hold, what one request may hold, and how many heavy
+requests run at once.
 
-The server's memory is bounded by
+The server's memory beyond its warm start is bounded by
 
     cache entries x entry size  +  (concurrent heavy requests) x one request's peak
 
-The caches have a fixed number of entries (``ui/cache.py``); every request's peak is predicted
-by :func:`attnviz.settings.request_bytes` from its settings alone; and requests predicted above
+Every shared cache (``ui/cache.py``) is capped in bytes, not only in entries: each entry is
+measured with :func:`size_of` when it is stored, and the least recently used entries leave until
+the cache fits its cap (:data:`CACHE_BYTES`). Every request's peak is predicted by
+:func:`attnviz.settings.request_bytes` from its settings alone, and requests predicted above
 :data:`HEAVY_BYTES` take one of :data:`HEAVY_SLOTS` slots, so a class dragging every slider to its
-end at once queues instead of exhausting memory.
+end at once queues instead of exhausting memory. :func:`server_bound` adds it up.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 import threading
+import types
+from collections.abc import Mapping
 from contextlib import contextmanager
 
-from .settings import Settings, request_bytes
+import torch
+
+from .settings import BOUNDS, Settings, request_bytes
 
 HEAVY_BYTES = 48 * 2**20  # requests predicted above this are "heavy"
 HEAVY_SLOTS = 2  # one per core: heavy requests are CPU-bound too
 WAIT_SECONDS = 120.0
 
 _slots = threading.BoundedSemaphore(HEAVY_SLOTS)
+
+MB = 2**20
+# A request's measured peak growth stays within this factor of request_bytes' prediction
+# (tests/budget/test_budget.py runs every page at the worst settings to check it), so the bound
+# below uses the prediction times this factor.
+PREDICTION_MARGIN = 1.5
+# Byte caps of the shared caches (ui/cache.py). Light traces are those of light requests (each
+# under HEAVY_BYTES); heavy traces get a cache of their own so that one large trace cannot push
+# out every small one. The caps hold dozens of default-size traces and at least four of the
+# largest allowed ones (about 60 MB each at 1,600 wide, 32 heads, 256 tokens).
+CACHE_BYTES = {
+    "inputs": 32 * MB,  # tokens and X per text (1.6 MB at most each)
+    "light traces": 192 * MB,
+    "heavy traces": 288 * MB,
+    "derived": 96 * MB,  # figures, tables and check results the pages derive from traces
+}
+
+
+def worst_settings() -> Settings:
+    """The largest sizes the settings allow (heads dividing d_out), training with dropout and
+    biases on: the most a single request can cost."""
+    d_out = int(BOUNDS["d_out"][1])
+    heads = max(h for h in range(1, int(BOUNDS["num_heads"][1]) + 1) if d_out % h == 0)
+    return Settings(
+        d_in=int(BOUNDS["d_in"][1]),
+        d_out=d_out,
+        num_heads=heads,
+        context_length=int(BOUNDS["context_length"][1]),
+        dropout=0.1,
+        qkv_bias=True,
+        training=True,
+    )
+
+
+def server_bound(tokens: int | None = None) -> dict[str, int]:
+    """Bytes the server may hold beyond its warm start (torch, tokenizer, code): every cache at
+    its cap, plus :data:`HEAVY_SLOTS` requests at the worst allowed settings at once.
+    Sessions themselves (about 1 MB each, measured by the load test) come on top."""
+    s = worst_settings()
+    parts = {f"cache: {name}": cap for name, cap in CACHE_BYTES.items()}
+    peak = PREDICTION_MARGIN * predicted_bytes(s, tokens or s.max_tokens)
+    parts["heavy requests"] = int(HEAVY_SLOTS * peak)
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+_SHARED_OBJECTS = (
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    type,
+)
+
+
+def size_of(value) -> int:
+    """Bytes a cached value holds: tensor and array storage (each storage counted once), text,
+    and the containers, dataclasses and objects around them. An estimate from above for the
+    numbers (it counts a view's whole storage), close for the Python objects."""
+    seen: set[int] = set()
+    storages: set[tuple[int, int]] = set()
+
+    def walk(v) -> int:
+        if id(v) in seen:
+            return 0
+        seen.add(id(v))
+        if isinstance(v, _SHARED_OBJECTS):  # code and classes are not the value's own
+            return 0
+        if isinstance(v, torch.Tensor):
+            storage = v.untyped_storage()
+            key = (storage.data_ptr(), storage.nbytes())
+            if key in storages:
+                return 0
+            storages.add(key)
+            return storage.nbytes() + 80
+        if isinstance(v, (str, bytes, bytearray, int, float, complex, bool)) or v is None:
+            return sys.getsizeof(v)
+        nbytes = getattr(v, "nbytes", None)  # numpy arrays
+        if isinstance(nbytes, int):
+            return nbytes + 112
+        memory_usage = getattr(v, "memory_usage", None)  # pandas frames
+        if callable(memory_usage) and hasattr(v, "columns"):
+            return int(memory_usage(deep=True).sum())
+        if type(v).__module__.startswith("plotly."):  # a figure: its data and layout, not the
+            return walk((v._data, v._layout))  # validators every figure shares
+        if isinstance(v, Mapping):
+            return sys.getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return sys.getsizeof(v) + sum(walk(x) for x in v)
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return sys.getsizeof(v) + sum(walk(getattr(v, f.name)) for f in dataclasses.fields(v))
+        if hasattr(v, "__dict__") and not isinstance(v, type):
+            return sys.getsizeof(v) + walk(vars(v))
+        return sys.getsizeof(v)
+
+    return walk(value)
 
 
 class ServerBusy(RuntimeError):

@@ -1,8 +1,9 @@
 """Caches keyed by plain values (text, settings tuple), never by tensors.
 
-Traces and figures are immutable values shared by every session, so they are held in
-``st.cache_resource`` (no copy on every read, unlike ``st.cache_data``) with a bounded number of
-entries. Concurrent first calls with the same key wait for one computation.
+Traces and figures are immutable values shared by every session, so they are held once per
+process (no copy on every read, unlike ``st.cache_data``) in memos bounded in entries and in
+bytes (``ui/memo.py``; the caps are in ``attnviz/budget.py``). Concurrent first calls with the
+same key wait for one computation.
 """
 
 from __future__ import annotations
@@ -15,11 +16,27 @@ from attnviz.tokens import get_tokenizer
 
 from .memo import Memo
 
-# Memory bound (see attnviz/budget.py): light traces are small (their whole request is predicted
-# under budget.HEAVY_BYTES), heavy ones can reach hundreds of MB, so they get few entries.
-TRACE_ENTRIES = 48
-HEAVY_TRACE_ENTRIES = 4
-FIGURE_ENTRIES = 512
+# Memory bound (see attnviz/budget.py): every shared cache is capped in bytes (and in entries).
+# Light traces are small (their whole request is predicted under budget.HEAVY_BYTES); heavy ones
+# can reach tens of MB each, so they get a cache of their own and cannot push out the light ones.
+CAPS = budget.CACHE_BYTES
+TRACE_ENTRIES = 256
+HEAVY_TRACE_ENTRIES = 16
+FIGURE_ENTRIES = 1024
+
+_inputs = Memo(2 * TRACE_ENTRIES, CAPS["inputs"], "inputs")
+_light = Memo(TRACE_ENTRIES, CAPS["light traces"], "light traces")
+_heavy = Memo(HEAVY_TRACE_ENTRIES, CAPS["heavy traces"], "heavy traces")
+# For derived values a page computes from traces (figures, tables, check results): keyed by the
+# same plain values, shared read-only between sessions.
+derived = Memo(FIGURE_ENTRIES, CAPS["derived"], "derived")
+MEMOS = (_inputs, _light, _heavy, derived)
+
+
+def clear_all() -> None:
+    """Empty every shared cache (tests that need a cold start)."""
+    for memo in MEMOS:
+        memo.clear()
 
 
 @st.cache_resource(show_spinner=False)
@@ -35,22 +52,31 @@ def settings_of(key: tuple) -> Settings:
 def prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
     """Tokens and X for a text. X reads only the text, d_in, the embedding seed and the token
     cap, so every other setting is dropped from the key: one entry serves every pass."""
-    return _prepared(text, settings_of(settings_key).for_pass("simplified").key(), book)
+    key = (text, settings_of(settings_key).for_pass("simplified").key(), book)
+    return _inputs.get(("prepared", key), _prepare, key)
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
-def _prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
+def _prepare(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
     return lesson.prepare(text, settings_of(settings_key), book)
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
 def batch(text: str, text2: str, settings_key: tuple, book: bool) -> lesson.PreparedBatch:
+    key = (text, text2, settings_key, book)
+    return _inputs.get(("batch", key), _prepare_batch, key)
+
+
+def _prepare_batch(text: str, text2: str, settings_key: tuple, book: bool):
     return lesson.prepare_batch(text, text2, settings_of(settings_key), book)
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
 def batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
     """Pass 3 on the batch of the two sidebar texts (book mode: two copies of the inputs)."""
+    key = (text, text2, settings_key, book)
+    tokens = batch(*key).num_tokens
+    return _traced(settings_key, tokens, ("batch", key), _compute_batch_trace, key)
+
+
+def _compute_batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
     return lesson.causal_batch(
         batch(text, text2, settings_key, book), settings_of(settings_key), book
     )
@@ -58,20 +84,18 @@ def batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
 
 def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = ""):
     """One pass's trace. ``kind``: simplified, trainable, causal, multihead, wrapper."""
+    key = (kind, text, settings_key, book, variant)
     tokens = prepared(text, settings_key, book).num_tokens
-    if budget.is_heavy(settings_of(settings_key), tokens):
-        return _heavy_trace(kind, text, settings_key, book, variant)
-    return _light_trace(kind, text, settings_key, book, variant)
+    return _traced(settings_key, tokens, ("trace", key), _compute_trace, key)
 
 
-@st.cache_resource(max_entries=TRACE_ENTRIES, show_spinner=False)
-def _light_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
-    return _compute_trace(kind, text, settings_key, book, variant)
-
-
-@st.cache_resource(max_entries=HEAVY_TRACE_ENTRIES, show_spinner="Computing large attention maps…")
-def _heavy_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
-    return _compute_trace(kind, text, settings_key, book, variant)
+def _traced(settings_key: tuple, tokens: int, key: tuple, compute, args: tuple):
+    if not budget.is_heavy(settings_of(settings_key), tokens):
+        return _light.get(key, compute, args)
+    if key in _heavy:
+        return _heavy.get(key, compute, args)
+    with st.spinner("Computing large attention maps…"):
+        return _heavy.get(key, compute, args)
 
 
 def _compute_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
@@ -92,8 +116,3 @@ def _compute_trace(kind: str, text: str, settings_key: tuple, book: bool, varian
     if kind == "wrapper":
         return lesson.wrapper(prep, s)
     raise ValueError(kind)
-
-
-# For derived values a page computes from traces (figures, tables, check results): keyed by the
-# same plain values, shared read-only between sessions.
-derived = Memo(FIGURE_ENTRIES)

@@ -13,6 +13,7 @@ import streamlit as st
 from attnviz import lesson
 from attnviz import trace as T
 from attnviz.tokens import tokenize
+from ui import cache
 
 from .conftest import PAGES, TITLES, charts, exceptions, go, open_app, spec_array
 
@@ -39,8 +40,10 @@ def engine_calls(monkeypatch):
     for name in ("trace_simplified", "trace_trainable", "trace_causal", "trace_multihead"):
         counting(T, name)
     st.cache_resource.clear()
+    cache.clear_all()
     yield calls
     st.cache_resource.clear()
+    cache.clear_all()
 
 
 def test_page_1_view_controls_recompute_nothing(engine_calls):

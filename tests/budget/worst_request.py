@@ -1,7 +1,13 @@
-"""Run one request at the worst allowed settings and print its peak memory growth (bytes).
+"""Run one page at the worst allowed settings and print its peak memory growth (bytes).
 
-Run in a fresh process by tests/budget/test_budget.py:  python worst_request.py
-Prints: "<peak growth bytes> <predicted bytes>".
+Run in a fresh process by tests/budget/test_budget.py:
+
+    python worst_request.py causal-attention
+
+Prints: "<peak growth bytes> <predicted bytes> <tokens>". The page runs as a student's request
+does (AppTest through app.py, the settings in the URL, every cache cold), after a warm-up run of
+the same page at the default settings so that imports and first-use allocations of torch,
+Plotly and Streamlit are not counted as the request's.
 """
 
 import gc
@@ -10,12 +16,20 @@ import sys
 import threading
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
 
-from attnviz import checks, lesson  # noqa: E402
-from attnviz.settings import BOUNDS, Settings, request_bytes  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from attnviz import budget, lesson  # noqa: E402
+from attnviz.settings import request_bytes  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
+from ui import cache  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+# Within the text box's 2,000 characters, and more than the 256-token cap.
+TEXT = "The quick brown fox jumps over the lazy dog. " * 44
+TEXT2 = "Attention is all you need, said the paper in 2017. " * 38
 
 
 def rss() -> int:
@@ -46,39 +60,47 @@ class PeakSampler:
         self.peak = max(self.peak, rss())
 
 
-def worst_settings() -> Settings:
-    """The largest sizes the settings allow, with heads that divide d_out."""
-    d = int(BOUNDS["d_out"][1])
-    heads = max(h for h in range(1, int(BOUNDS["num_heads"][1]) + 1) if d % h == 0)
-    return Settings(
-        d_in=int(BOUNDS["d_in"][1]),
-        d_out=d,
-        num_heads=heads,
-        context_length=int(BOUNDS["context_length"][1]),
-        dropout=0.1,
-    )
+def worst_query() -> dict[str, str]:
+    s = budget.worst_settings()
+    return {
+        "text": TEXT,
+        "text2": TEXT2,
+        "d_in": str(s.d_in),
+        "d_out": str(s.d_out),
+        "heads": str(s.num_heads),
+        "ctx": str(s.context_length),
+        "dropout": str(s.dropout),
+        "bias": "true",
+        "train": "true",
+    }
 
 
-def main() -> None:
-    s = worst_settings()
-    text = "The quick brown fox jumps over the lazy dog. " * 60  # more than the 256-token cap
-    small = Settings()
-    warm = lesson.prepare("warm up the kernels", small)
-    lesson.multihead(warm, small)
+def run_page(page_file: str, query: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page_file).run()
+    problems = [e.value for e in at.exception] + [e.value for e in at.error]
+    assert not problems, problems
+    return at
+
+
+def main(url_path: str) -> None:
+    page_file = next(p.path for p in app_pages() if p.url_path == url_path)
+    run_page(page_file, {})  # warm-up at the defaults
+    cache.clear_all()
     gc.collect()
     before = rss()
     with PeakSampler() as sampler:
-        prep = lesson.prepare(text, s)
-        # What the heaviest page (multi-head) computes on a cold cache: the trace, then the
-        # checks that rebuild the module, a wrapper and nn.MultiheadAttention from it.
-        trace = lesson.multihead(prep, s)
-        module = trace.spec.build()
-        checks.wrapper_equals_split(module, trace["inputs"])
-        checks.matches_torch_mha(module, trace["inputs"])
-        checks.no_future_leak(module.eval(), trace["inputs"])
+        at = run_page(page_file, worst_query())
     growth = sampler.peak - before
-    print(growth, request_bytes(s, prep.num_tokens)["total"], prep.num_tokens, s)
+    s = budget.worst_settings()
+    tokens = lesson.prepare(TEXT, s).num_tokens
+    kept = {k: at.query_params[k] for k in ("text", "text2", "d_out", "train")}
+    assert kept == {"text": TEXT, "text2": TEXT2, "d_out": str(s.d_out), "train": "true"}, kept
+    print(growth, request_bytes(s, tokens)["total"], tokens)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1])

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import tokens
 from tests.support.pages import app_pages
+from ui import cache
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "tiktoken_cache"
@@ -22,8 +23,10 @@ def fresh_tokenizer(monkeypatch):
     """Forget the loaded tokenizer before and after, so the test loads it from its own cache."""
     monkeypatch.setattr(tokens, "_TOKENIZER", None)
     st.cache_resource.clear()
+    cache.clear_all()
     yield
     st.cache_resource.clear()
+    cache.clear_all()
 
 
 def _corrupt_cache(folder: Path) -> None:
