@@ -30,7 +30,7 @@ SCRIPT_TEXT = "<script>alert(1)</script>"
 IMG_TEXT = "<img src={canary}/img.png onerror=alert(1)>"
 MD_IMAGE_TEXT = "![x]({canary}/md.png)"
 MD_LINK_TEXT = "[link]({canary}/link)"
-MARKDOWN_TEXT = "**bold** _it_ `code` # heading :red[red] $x^2$ <https://example.invalid> ---"
+MARKDOWN_TEXT = "**bold** _it_ `code` # heading :red[red] $x^2$ <{canary}/autolink> ---"
 
 
 @dataclass(frozen=True)

@@ -254,3 +254,18 @@ def test_presets_reach_the_largest_sizes():
 def test_canary_and_blackhole_received_nothing(canary, blackhole, blackhole_start):
     assert canary.snapshot() == []
     assert blackhole.snapshot()[blackhole_start:] == []
+
+
+def test_every_url_in_the_corpus_points_at_the_canary():
+    """A URL that escaped into the page as a live link or image would fetch from it: only the
+    canary can tell, so the corpus holds no other address."""
+    import re
+
+    from .corpus import CASES
+
+    resolved = [case.resolve("http://127.0.0.1:9") for case in CASES]
+    texts = [repr(case) for case in resolved]
+    urls = [u for t in texts for u in re.findall(r"[a-z][a-z0-9+.-]*://[^\s'\")>\]]*", t)]
+    assert len(urls) >= 4  # the image, the Markdown image, link and autolink
+    assert all(u.startswith("http://127.0.0.1:9/") for u in urls), urls
+    assert any(u.endswith("/autolink") for u in urls)
