@@ -339,6 +339,12 @@ def test_lesson_links_in_the_deploy_guide_open_real_pages_with_valid_settings():
     pages = set(re.findall(r'url_path="([^"]+)"', (ROOT / "app.py").read_text()))
     links = re.findall(r"<(https?://[^>\s]+\?[^>\s]+)>", (ROOT / "docs" / "deploy.md").read_text())
     assert len(links) >= 3, "docs/deploy.md should give at least three lesson links"
+    # The README's example, written with a placeholder host.
+    readme = re.findall(
+        r"`(http://<machine>:8501/[^`\s]+\?[^`\s]+)`", (ROOT / "README.md").read_text()
+    )
+    assert len(readme) == 1, readme
+    links += [readme[0].replace("<machine>", "attnviz.example.edu")]
     for link in links:
         parts = urlsplit(link)
         assert parts.path.strip("/") in pages, f"{link}: no page at {parts.path}"
