@@ -159,7 +159,7 @@ class BugSetting:
     key_width_below: int | None = None
 
 
-WIDE_KEYS_REVEAL = 8  # the key width (d_in) at or below which the wrong axis reliably shows
+WIDE_KEYS_REVEAL = 8  # the key width (d_in) at or below which most texts show the wrong axis
 
 # The badge title of each check a bug names (a fallback for when the check itself cannot run).
 CHECK_TITLES = {
@@ -230,7 +230,7 @@ class Bug:
             needs.append(f"{width} of {s.head_dim_at_least} or more")
         if s.key_width_below is not None:
             needs.append(
-                f"{width} below {s.key_width_below} (reliably at {WIDE_KEYS_REVEAL} or less)"
+                f"{width} below {s.key_width_below} (most texts from {WIDE_KEYS_REVEAL} down)"
             )
         if s.dropout_above_zero:
             needs.append("dropout above 0")
@@ -262,7 +262,8 @@ class Bug:
                 f"|x|², grows with d_in and outgrows its scores with the other tokens, so "
                 f"softmax(X Xᵀ) is close to the identity along either axis (and X Xᵀ is "
                 f"symmetric, so the column softmax is just the row softmax transposed): lower "
-                f"d_in to {WIDE_KEYS_REVEAL} or less, or use the book's inputs"
+                f"d_in to {WIDE_KEYS_REVEAL} or less (most texts show it there, longer ones more "
+                "often), or use the book's inputs"
             )
         if s.dropout_above_zero and dropout == 0:
             return "invisible with dropout=0: raise dropout above 0"
@@ -302,8 +303,8 @@ BUGS: tuple[Bug, ...] = (
         slips_when="X Xᵀ is symmetric, so the column softmax is the row softmax transposed, and "
         "here each token's score with itself exceeds its best score with another token by at "
         "least {margin}: both softmaxes are within about exp(-{margin}) of the identity, and "
-        "every row still sums to 1 within float32 rounding. Lower d_in to "
-        f"{WIDE_KEYS_REVEAL} or less, or use the book's inputs, to see it",
+        "every row still sums to 1 within float32 rounding. A smaller d_in, a longer text "
+        "or the book's inputs show it",
     ),
     Bug(
         "divide_by_sum",
