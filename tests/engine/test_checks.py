@@ -43,8 +43,13 @@ def _pass_one_checks(prep) -> list[C.CheckResult]:
         C.weights_are_softmax(simp["attn_scores"], simp["attn_weights"]),
         C.naive_softmax_matches(simp["attn_scores"]),
     ]
-    if "loop_scores" in simp:
-        results.append(C.loops_equal_matmul(simp["inputs"], simp["loop_scores"]))
+    # The trace keeps the nested loops only up to LOOP_TOKEN_CAP tokens; check that many.
+    loops = (
+        simp["loop_scores"]
+        if "loop_scores" in simp
+        else T.loop_scores(simp["inputs"][: T.LOOP_TOKEN_CAP])
+    )
+    results.append(C.loops_equal_matmul(simp["inputs"], loops))
     return results
 
 
@@ -80,6 +85,7 @@ def _pass_three_checks(prep, s) -> list[C.CheckResult]:
 def _pass_four_checks(prep, s) -> list[C.CheckResult]:
     tr = L.multihead(prep, s)
     mha = tr.spec.build().eval()
+    heads = tr["queries_heads"], tr["keys_heads"], tr["values_heads"]
     return [
         C.rows_sum_to_one(tr["attn_weights"]),
         C.heads_equal_loop(
@@ -91,10 +97,10 @@ def _pass_four_checks(prep, s) -> list[C.CheckResult]:
             T.causal_mask(tr).bool(),
         ),
         C.wrapper_equals_split(mha, prep.x),
-        C.matches_sdpa(
-            tr["queries_heads"], tr["keys_heads"], tr["values_heads"], tr["context_vec"], True
-        ),
+        C.matches_sdpa(*heads, tr["context_vec"], True),
+        C.matches_sdpa(*heads, M.attend(*heads), False),  # multi-head, no mask
         C.matches_torch_mha(mha, prep.x),
+        C.torch_mha_weights_match(mha, prep.x),
         C.masking_routes_agree(T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]),
         C.no_future_leak(mha, prep.x),
     ]
@@ -120,7 +126,8 @@ def test_every_check_passes_at_the_default_settings():
     for r in results:
         _assert_well_formed(r)
     not_passing, names = _statuses(results)
-    assert not_passing == {"matches_torch_mha": "n/a"}  # d_in=16 != d_out=8
+    # d_in=16 != d_out=8: nn.MultiheadAttention cannot hold the weights
+    assert not_passing == {"matches_torch_mha": "n/a", "torch_mha_weights_match": "n/a"}
     assert names == {
         "rows_sum_to_one",
         "weights_are_softmax",
@@ -135,6 +142,7 @@ def test_every_check_passes_at_the_default_settings():
         "heads_equal_loop",
         "wrapper_equals_split",
         "matches_torch_mha",
+        "torch_mha_weights_match",
     }
 
 
@@ -144,7 +152,10 @@ def test_every_check_passes_in_book_mode():
     results = _all_checks(prep, s)
     for r in results:
         _assert_well_formed(r)
-    assert _statuses(results)[0] == {"matches_torch_mha": "n/a"}  # d_in=3 != d_out=2
+    assert _statuses(results)[0] == {  # d_in=3 != d_out=2
+        "matches_torch_mha": "n/a",
+        "torch_mha_weights_match": "n/a",
+    }
 
 
 def test_checks_pass_at_square_default_sizes_including_torch_mha():
@@ -154,32 +165,81 @@ def test_checks_pass_at_square_default_sizes_including_torch_mha():
     assert all(r.status == "pass" for r in results), [r.detail for r in results]
 
 
-def test_checks_hold_at_gpt2_small_sizes_with_256_tokens():
-    s = Settings(**GPT2_SMALL, max_tokens=256)
-    prep = L.prepare("The quick brown fox jumps over the lazy dog. " * 40, s)
-    assert prep.num_tokens == 256 and prep.x.shape == (1, 256, 768)
-    simp = L.simplified(prep)  # trace 1
-    naive = C.naive_softmax_matches(simp["attn_scores"])
-    assert naive.status == "documented"
-    assert "naive overflowed: max score" in naive.explanation
-    assert C.rows_sum_to_one(simp["attn_weights"]).passed
-    assert C.weights_are_softmax(simp["attn_scores"], simp["attn_weights"]).passed
+GPT2_TEXT = "The quick brown fox jumps over the lazy dog. " * 40
 
-    results = _pass_four_checks(prep, s)  # trace 2
+
+@pytest.fixture(scope="module")
+def gpt2_results():
+    """Every check of every pass at GPT-2 small with 256 tokens, computed once."""
+    s = Settings(**GPT2_SMALL, max_tokens=256)
+    prep = L.prepare(GPT2_TEXT, s)
+    assert prep.num_tokens == 256 and prep.x.shape == (1, 256, 768)
+    return {
+        1: _pass_one_checks(prep),
+        2: _pass_two_checks(prep, s),
+        3: _pass_three_checks(prep, s),
+        4: _pass_four_checks(prep, s),
+    }
+
+
+GPT2_EXPECTED = {
+    1: [
+        ("rows_sum_to_one", "pass"),
+        ("weights_are_softmax", "pass"),
+        ("naive_softmax_matches", "documented"),  # X Xᵀ reaches ~1,500: exp() overflows
+        ("loops_equal_matmul", "pass"),
+    ],
+    2: [("rows_sum_to_one", "pass"), ("matches_sdpa", "pass"), ("v1_equals_v2", "pass")],
+    3: [
+        ("rows_sum_to_one", "pass"),
+        ("masking_routes_agree", "pass"),
+        ("no_future_leak", "pass"),
+        ("matches_sdpa", "pass"),
+        ("eval_ignores_dropout", "pass"),
+        ("batch_rows_independent", "pass"),
+    ],
+    4: [
+        ("rows_sum_to_one", "pass"),
+        ("heads_equal_loop", "pass"),
+        ("wrapper_equals_split", "pass"),
+        ("matches_sdpa", "pass"),
+        ("matches_sdpa", "pass"),
+        ("matches_torch_mha", "pass"),
+        ("torch_mha_weights_match", "pass"),
+        ("masking_routes_agree", "pass"),
+        ("no_future_leak", "pass"),
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", [1, 2, 3, 4])
+def test_every_check_of_every_pass_holds_at_gpt2_small_sizes_with_256_tokens(gpt2_results, kind):
+    results = gpt2_results[kind]
     for r in results:
         _assert_well_formed(r)
-    assert {r.name: r.status for r in results} == {
-        "rows_sum_to_one": "pass",
-        "heads_equal_loop": "pass",
-        "wrapper_equals_split": "pass",
-        "matches_sdpa": "pass",
-        "matches_torch_mha": "pass",
-        "masking_routes_agree": "pass",
-        "no_future_leak": "pass",
-    }
-    # The tolerance grows with the scale of the values: larger here than at book sizes.
-    torch_mha = next(r for r in results if r.name == "matches_torch_mha")
+    assert [(r.name, r.status) for r in results] == GPT2_EXPECTED[kind], [
+        r.detail for r in results if r.status != "pass"
+    ]
+
+
+def test_gpt2_checks_cover_sdpa_single_and_multi_head_causal_and_not(gpt2_results):
+    titles = {kind: [r.title for r in gpt2_results[kind]] for kind in gpt2_results}
+    assert "Matches PyTorch SDPA (full)" in titles[2]
+    assert "Matches PyTorch SDPA (causal)" in titles[3]
+    assert {"Matches PyTorch SDPA (full)", "Matches PyTorch SDPA (causal)"} <= set(titles[4])
+
+
+def test_gpt2_naive_softmax_says_why_with_the_numbers(gpt2_results):
+    naive = next(r for r in gpt2_results[1] if r.name == "naive_softmax_matches")
+    assert "naive overflowed: max score" in naive.explanation
+    assert "> 88.7" in naive.explanation
+
+
+def test_gpt2_tolerance_grows_with_the_scale_of_the_values(gpt2_results):
+    # Larger here than at book sizes, and the scale is reported beside the difference.
+    torch_mha = next(r for r in gpt2_results[4] if r.name == "matches_torch_mha")
     assert torch_mha.tol > C.tolerance(1.0, 768)
+    assert f"on values ~{torch_mha.scale:.3g}" in torch_mha.detail
 
 
 # --- naive softmax ------------------------------------------------------------------------
@@ -217,6 +277,57 @@ def test_a_single_overflowing_row_is_counted_alone():
     scores = _book_scores()
     scores[2] *= 100
     assert "(1 row affected)" in C.naive_softmax_matches(scores).explanation
+
+
+def test_naive_softmax_compares_the_rows_that_stayed_finite_beside_the_overflow():
+    scores = _book_scores()
+    scores[2] *= 100  # row 2 overflows; the other five stay finite
+    result = C.naive_softmax_matches(scores)
+    assert result.status == "documented"
+    assert result.max_diff is not None and result.tol is not None
+    assert 0.0 <= result.max_diff <= result.tol
+    finite = torch.ones(6, dtype=torch.bool)
+    finite[2] = False
+    naive = torch.exp(scores[finite]) / torch.exp(scores[finite]).sum(-1, keepdim=True)
+    expected = float((naive.double() - torch.softmax(scores[finite], -1).double()).abs().max())
+    assert result.max_diff == pytest.approx(expected)
+    assert result.scale == pytest.approx(float(scores[finite].abs().max()))
+    assert "naive overflowed: max score 147.5 > 88.7" in result.detail
+    assert "(1 row affected); on the other 5 rows, where naive stayed finite, the two agree" in (
+        result.detail
+    )
+    assert result.detail.startswith(f"largest difference {result.max_diff:.2e}")
+    assert f"(tolerance {result.tol:.2e})" in result.detail
+
+
+def test_naive_softmax_fails_when_its_finite_rows_disagree():
+    scores = _book_scores()
+    scores[2] *= 100  # overflows
+    scores[1] = torch.tensor([-102.5, -103.0, -103.5, -103.2, -102.8, -104.0])  # subnormal exp()
+    result = C.naive_softmax_matches(scores)
+    assert result.status == "fail"
+    assert result.max_diff > result.tol
+    assert "naive overflowed" in result.explanation
+    assert "on the 5 rows where naive stayed finite the two disagree" in result.explanation
+
+
+def test_naive_softmax_counts_a_row_whose_sum_overflows_as_overflowed():
+    # Each exp(88) is finite, but six of them add up past float32's largest number: the
+    # naive weights are finite zeros, which are wrong too.
+    scores = _book_scores()
+    scores[0] = 88.0
+    result = C.naive_softmax_matches(scores)
+    assert result.status == "documented"
+    assert "add up past float32's largest number 3.4e+38" in result.explanation
+    assert "(1 row affected)" in result.explanation
+    assert result.max_diff <= result.tol
+
+
+def test_naive_softmax_with_no_finite_row_says_so():
+    result = C.naive_softmax_matches(_book_scores() * 1000)
+    assert result.status == "documented"
+    assert result.max_diff is None
+    assert "(6 rows affected, so no row is left to compare)" in result.explanation
 
 
 # --- n/a results --------------------------------------------------------------------------
