@@ -135,7 +135,7 @@ for col, name in zip(cols, ("W_query", "W_key", "W_value"), strict=True):
             dims_in,
             dims_out,
             key=f"p2_{name}",
-            numbers=False,
+            numbers=numbers,
         )
 if version == "v2":
     st.caption(

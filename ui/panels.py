@@ -32,8 +32,15 @@ def notes(messages) -> None:
 
 
 def frame(z, rows, cols) -> pd.DataFrame:
-    """Exact values with the raw labels (tables are not HTML, so nothing is escaped here)."""
+    """Exact values with the raw labels (tables are not HTML, so nothing is escaped here).
+
+    A (heads, rows, cols) stack becomes one table with a (head, row) index."""
     array = z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
+    if array.ndim == 3:
+        index = pd.MultiIndex.from_product(
+            [range(array.shape[0]), list(rows)], names=["head", "query"]
+        )
+        return pd.DataFrame(array.reshape(-1, array.shape[-1]), index=index, columns=list(cols))
     return pd.DataFrame(array, index=list(rows), columns=list(cols))
 
 
@@ -43,16 +50,54 @@ def _csv(df: pd.DataFrame) -> str:
     return buffer.getvalue()
 
 
+# A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),
+# and for a stack of heads at most this many cells (the heads grid's own budget).
+TABLE_MAX_CELLS = 4 * F.MAX_SIDE * F.MAX_SIDE
+
+
+def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
+    """The part of ``z`` a numbers table shows: what the figure shows (the same crop to
+    F.MAX_SIDE rows and columns), for a stack the first heads that fit TABLE_MAX_CELLS; and a
+    note saying what was left out, empty when nothing was."""
+    array = z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
+    if array.ndim == 3:
+        parts = [F.crop(a, list(rows), list(cols)) for a in array]
+        _, r, c, note = parts[0]
+        per_head = max(1, len(r) * len(c))
+        heads = max(1, min(array.shape[0], TABLE_MAX_CELLS // per_head))
+        kept = np.stack([p[0] for p in parts[:heads]])
+        notes = [note] if note else []
+        if heads < array.shape[0]:
+            notes.insert(0, f"heads 0–{heads - 1} of {array.shape[0]}")
+        return kept, r, c, ", ".join(notes)
+    return F.crop(array, list(rows), list(cols))
+
+
+def numbers_table(z, rows, cols) -> None:
+    part, r, c, cut = table_part(z, rows, cols)
+    df = frame(part, r, c)
+    # 7 significant digits: what float32 holds; the CSV has every digit.
+    formats = {col: st.column_config.NumberColumn(format="%.7g") for col in df.columns}
+    st.dataframe(df, height=min(400, 38 + 35 * len(df)), column_config=formats)
+    if cut:
+        st.caption(f"The table shows only {cut}; the CSV has every value.")
+
+
 def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
-    """A figure, then (on request) its exact numbers, and a CSV download built only when clicked."""
+    """A figure, its exact numbers and a CSV download built only when clicked.
+
+    ``numbers`` (the page's "show the exact numbers" toggle) puts the table under the figure;
+    otherwise it waits in a "Numbers" expander that builds it only when opened, so a rerun
+    does not pay for tables nobody reads. ``z`` may be a (heads, rows, cols) stack."""
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{key}")
     if caption:
         st.caption(caption)
     if numbers:
-        df = frame(z, rows, cols)
-        # 7 significant digits: what float32 holds; the CSV has every digit.
-        formats = {c: st.column_config.NumberColumn(format="%.7g") for c in df.columns}
-        st.dataframe(df, height=min(400, 38 + 35 * len(rows)), column_config=formats)
+        numbers_table(z, rows, cols)
+    else:
+        with st.expander("Numbers", key=f"numbers_{key}", on_change="rerun") as box:
+            if box.open:
+                numbers_table(z, rows, cols)
     st.download_button(
         "CSV",
         data=lambda: _csv(frame(z, rows, cols)),
@@ -171,21 +216,25 @@ def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, 
     left, mid = st.columns(2)
     top = float(max(1.0, np.nanmax(np.abs(wrong.numpy())) if wrong.numel() else 1.0))
     with left:
-        st.plotly_chart(
+        matrix(
             F.heatmap(
                 wrong, labels, labels, title="With the bug: weights", kind="weights", zmax=top
             ),
-            width="stretch",
-            config=PLOT_CONFIG,
-            key=f"bugfig_w_{bug.key}",
+            wrong,
+            labels,
+            labels,
+            key=f"bug_w_{bug.key}",
+            numbers=False,
         )
         badge(outcome.check)
     with mid:
-        st.plotly_chart(
+        matrix(
             F.heatmap(right, labels, labels, title="Correct: weights", kind="weights", zmax=top),
-            width="stretch",
-            config=PLOT_CONFIG,
-            key=f"bugfig_r_{bug.key}",
+            right,
+            labels,
+            labels,
+            key=f"bug_r_{bug.key}",
+            numbers=False,
         )
         badge(right_check)
 
