@@ -81,7 +81,9 @@ def buffer_table(text, skey, bk):
 
 
 mfig, mpos = mask_figure(*args)
-panels.matrix(mfig, trace["mask_buffer"][:shown, :shown], mpos, mpos, key="p3_mask", numbers=False)
+panels.matrix(
+    mfig, trace["mask_buffer"][:shown, :shown], mpos, mpos, key="p3_mask", numbers=numbers
+)
 st.write(
     f"The mask is built once at `context_length = {context_length}` and sliced to the "
     f"{n} tokens in use: `self.mask.bool()[:num_tokens, :num_tokens]`. 1 marks a future key. It is "
@@ -121,6 +123,7 @@ def routes(text, skey, bk):
         "uniform": F.relative_to_uniform(
             tr["attn_weights"][0], lab, title="Each weight relative to uniform"
         ),
+        "uniform_ratio": F.ratio_to_uniform(tr["attn_weights"][0]),
         "route1_tensor": route1,
         "full": full,
         "checks": [
@@ -150,7 +153,7 @@ st.write(
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "
     "shows how much more (or less) than an even share each key receives:"
 )
-st.plotly_chart(r["uniform"], width="stretch", config=panels.PLOT_CONFIG, key="fig_p3_uniform")
+panels.matrix(r["uniform"], r["uniform_ratio"], labels, labels, key="p3_uniform", numbers=numbers)
 
 if cfg.book:
     st.subheader("The chapter's masking walkthrough")
@@ -216,6 +219,7 @@ else:
         mask = T.dropout_mask(tr)[0]
         sums = d.sum(dim=-1)
         zero_rows = [i for i in range(len(lab_labels)) if float(d[i].abs().sum()) == 0.0]
+        outlined = " · outlined: rows dropped to zero" if zero_rows else ""
         return {
             "mask": F.heatmap(
                 mask,
@@ -229,9 +233,10 @@ else:
                 d,
                 lab_labels,
                 lab_labels,
-                title=f"Weights after dropout (scale 0 to {1 / (1 - tr.spec.dropout):.3g})",
+                title=f"Weights after dropout (scale 0 to {1 / (1 - tr.spec.dropout):.3g}){outlined}",
                 kind="weights",
                 zmax=1 / (1 - tr.spec.dropout),
+                outline_rows=zero_rows,
             ),
             "mask_t": mask,
             "dropped_t": d,
@@ -256,8 +261,8 @@ else:
     st.caption(f"Row sums after dropout, row 0 first: {shown_sums}")
     if L["zero_rows"]:
         st.warning(
-            "Rows that dropped to zero (every visible weight dropped, so these tokens' context "
-            "vectors are all zeros for this step): "
+            "Rows that dropped to zero (outlined in red above: every visible weight dropped, so "
+            "these tokens' context vectors are all zeros for this step): "
             + ", ".join(md_escape(labels[i]) for i in L["zero_rows"])
         )
     st.write(
@@ -298,9 +303,9 @@ else:
         pw, pc = placement(*args)
         left, right = st.columns(2)
         with left:
-            panels.matrix(pw, L["context_weights"], labels, dims, key="p3_place_w", numbers=False)
+            panels.matrix(pw, L["context_weights"], labels, dims, key="p3_place_w", numbers=numbers)
         with right:
-            panels.matrix(pc, L["context_after"], labels, dims, key="p3_place_c", numbers=False)
+            panels.matrix(pc, L["context_after"], labels, dims, key="p3_place_c", numbers=numbers)
 mode = "training" if (s.training and not cfg.book) else "eval"
 st.caption(f"The sidebar is in {mode} mode: the figures above the lab use {mode}-mode weights.")
 
@@ -340,7 +345,7 @@ else:
                 batch.labels[i],
                 batch.labels[i],
                 key=f"p3_batch{i}",
-                numbers=False,
+                numbers=numbers,
             )
     panels.badge(bfigs[2])
     if cfg.book:
