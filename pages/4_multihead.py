@@ -1,12 +1,10 @@
 """Pass 4: multi-head attention, two ways (section 3.6)."""
 
-import time
-
 import pandas as pd
 import streamlit as st
 import torch
 
-from attnviz import book, lesson
+from attnviz import book, lesson, speed
 from attnviz import bugs as B
 from attnviz import checks as C
 from attnviz import figures as F
@@ -33,8 +31,15 @@ st.latex(
 )
 
 # --- presets -----------------------------------------------------------------------------------
+EX_3_2 = book.SPEC_EXERCISE_3_2  # the wrapper with d_out=1 per head: d_out=2 in total
 PRESETS = {
     "Defaults": dict(d_in=16, d_out=8, heads=2, ctx=32),
+    "Exercise 3.2 (two heads, 2-dim output)": dict(
+        d_in=EX_3_2.d_in,
+        d_out=EX_3_2.d_out * EX_3_2.num_heads,
+        heads=EX_3_2.num_heads,
+        ctx=EX_3_2.context_length,
+    ),
     "Exercise 3.3 (GPT-2 small)": dict(
         d_in=GPT2_SMALL["d_in"],
         d_out=GPT2_SMALL["d_out"],
@@ -81,23 +86,46 @@ with st.expander("Presets", expanded=False):
     for col, (name, p) in zip(cols, PRESETS.items(), strict=True):
         with col:
             st.button(f"Use {name}", key=f"preset_{name}", on_click=apply_preset, args=(p,))
+    in_use = next(
+        (
+            name
+            for name, p in PRESETS.items()
+            if not cfg.book
+            and (s.d_in, s.d_out, s.num_heads, s.context_length)
+            == (p["d_in"], p["d_out"], p["heads"], p["ctx"])
+        ),
+        None,
+    )
+    if in_use:
+        st.caption(
+            f"Preset in use: {in_use}. MultiHeadAttention({s.d_in}, {s.d_out}, "
+            f"{s.context_length}, num_heads={s.num_heads}, qkv_bias={s.qkv_bias}) has "
+            f"{mha_parameter_count(s.d_in, s.d_out, s.qkv_bias):,} parameters."
+        )
     st.write(
         "**Exercise 3.2**: two heads and a 2-dimensional output from the wrapper: give each head "
-        "d_out = 1."
+        f"d_out = {EX_3_2.d_out}. Its preset takes the book's sizes (d_in={EX_3_2.d_in}, "
+        f"context_length={EX_3_2.context_length}) with d_out = {EX_3_2.d_out * EX_3_2.num_heads} "
+        f"in total, so the wrapper further down is built with d_out // num_heads = "
+        f"{EX_3_2.d_out} per head."
     )
 
     @cache.derived
     def exercise_3_2():
-        module = book.SPEC_EXERCISE_3_2.build()
+        module = EX_3_2.build()
         with torch.inference_mode():
-            return tuple(module(book.book_batch_inputs()).shape)
+            shape = tuple(module(book.book_batch_inputs()).shape)
+        return shape, sum(p.numel() for p in module.parameters())
 
-    shape = exercise_3_2()
+    shape, wrapper_parameters = exercise_3_2()
     ok = shape == book.EXERCISE_3_2_SHAPE
     st.code(
-        f"torch.manual_seed(123)\nmha = {book.SPEC_EXERCISE_3_2.constructor_call()}\n"
-        f"mha(batch).shape  # {shape}",
+        f"torch.manual_seed(123)\nmha = {EX_3_2.constructor_call()}\nmha(batch).shape  # {shape}",
         language="python",
+    )
+    st.caption(
+        f"This wrapper has {wrapper_parameters} parameters: {EX_3_2.num_heads} heads × 3 "
+        f"projections of {EX_3_2.d_in}×{EX_3_2.d_out}, and no out_proj."
     )
     st.badge(
         f"Shape {shape}: {'as the book says' if ok else 'differs from the book'}",
@@ -136,7 +164,7 @@ def heads_figure(text, skey, bk):
 
 
 grid, grid_reason = heads_figure(*args)
-st.plotly_chart(grid, width="stretch", config=panels.PLOT_CONFIG, key="fig_p4_grid")
+panels.matrix(grid, trace["attn_weights"][0], labels, labels, key="p4_grid", numbers=numbers)
 if grid_reason:
     st.info(grid_reason)
 
@@ -193,7 +221,7 @@ cols = st.columns(3)
 for col, name in zip(cols, ("queries_heads", "keys_heads", "values_heads"), strict=True):
     with col:
         panels.matrix(
-            hfigs[name], trace[name][0, head], labels, hdims, key=f"p4_{name}", numbers=False
+            hfigs[name], trace[name][0, head], labels, hdims, key=f"p4_{name}", numbers=numbers
         )
 left, right = st.columns(2)
 with left:
@@ -290,27 +318,11 @@ st.write(
 @st.cache_resource(show_spinner="Timing both modules…", max_entries=32)
 def timing(shape: tuple) -> dict:
     """Median forward time of both modules at one shape; once per process and shape."""
-    b, tokens, d_in, d_out, heads, ctx = shape
-    w = T.ModuleSpec("wrapper", d_in, d_out // heads, ctx, 0.0, heads, False, 0).build().eval()
-    m = T.ModuleSpec("mha", d_in, d_out, ctx, 0.0, heads, False, 0).build().eval()
-    x = torch.randn(b, tokens, d_in, generator=torch.Generator().manual_seed(0))
-    runs = {"wrapper": [], "weight split": []}
-    with torch.inference_mode():
-        for _ in range(3):
-            w(x), m(x)
-        deadline = time.perf_counter() + 2.0
-        while time.perf_counter() < deadline or len(runs["wrapper"]) < 5:
-            for name, mod in (("wrapper", w), ("weight split", m)):
-                start = time.perf_counter()
-                mod(x)
-                runs[name].append(time.perf_counter() - start)
-            if len(runs["wrapper"]) >= 200:
-                break
-    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
-    return {"median": med, "runs": len(runs["wrapper"])}
+    return speed.wrapper_against_split(*shape)
 
 
-shape = (1, n, spec.d_in, spec.d_out, H, spec.context_length)
+# Everything that changes the work is in the key: qkv_bias adds a bias to every projection.
+shape = (1, n, spec.d_in, spec.d_out, H, spec.context_length, spec.qkv_bias)
 if st.button("Measure both at these settings", key="p4_time"):
     st.session_state["p4_timing"] = shape
 if st.session_state.get("p4_timing") == shape:
