@@ -1,0 +1,528 @@
+"""Pages 3 and 4 against the issue texts: every matrix has its exact numbers and a CSV built only
+on click, the relative-to-uniform map hovers from z, the dropout lab (factor, seed, zeroed rows
+outlined, colour range), the batch of the two sidebar texts, the heads-grid budget, FLOPs, the
+reshape walk, the two constructor calls, the timing button and the presets."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.runtime.media_file_manager import MediaFileManager
+
+from attnviz import book, speed
+from attnviz import figures as F
+from attnviz.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
+from attnviz.tokens import tokenize
+from ui import panels
+
+from .conftest import (
+    BOOK_TEXT,
+    assert_sidebar,
+    badges,
+    chart,
+    charts,
+    exceptions,
+    go,
+    open_app,
+    spec_array,
+    values,
+)
+
+HTML_TEXT = "<b>1</b> 1 <b>"  # tokens "0: <", "1: b", "2: >", "3: 1", "4: </", ...
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def chart_by_key(at, key: str) -> dict:
+    found = [c for c in charts(at) if c.proto.id.endswith(f"-fig_{key}")]
+    assert len(found) == 1, f"{len(found)} charts with key fig_{key}"
+    return json.loads(found[0].proto.spec)
+
+
+def chart_keys(at) -> list[str]:
+    return [c.proto.id.rsplit("-fig_", 1)[1] for c in charts(at) if "-fig_" in c.proto.id]
+
+
+def z_of(spec: dict, trace: int = 0) -> np.ndarray:
+    return spec_array(spec["data"][trace]["z"]).astype(np.float32)
+
+
+def numbers_box(at, key: str):
+    found = [e for e in at.expander if e.proto.id.endswith(f"-numbers_{key}")]
+    assert len(found) == 1, f"{len(found)} Numbers expanders for {key}"
+    return found[0]
+
+
+def open_numbers(at, *keys: str):
+    for key in keys:
+        at.session_state[f"numbers_{key}"] = True
+    return at.run()
+
+
+def table_in(at, key: str) -> pd.DataFrame:
+    (table,) = numbers_box(at, key).dataframe
+    return table.value
+
+
+def same_cells(table: np.ndarray, z: np.ndarray) -> None:
+    """The table's exact values are the figure's z; −∞ (a blank cell in the figure) stays −∞."""
+    table = np.asarray(table, dtype=np.float32)
+    assert table.shape == z.shape
+    blank = np.isnan(z)
+    assert np.isneginf(table[blank]).all() or np.isnan(table[blank]).all()
+    np.testing.assert_array_equal(table[~blank], z[~blank])
+
+
+@pytest.fixture
+def csv_files(monkeypatch):
+    """The CSV downloads the page registered (file name -> the callable run on click), and
+    how many CSVs were built."""
+    made: dict = {}
+    built: list = []
+    add_deferred = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    csv = panels._csv
+
+    def counting(df):
+        built.append(df.shape)
+        return csv(df)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    monkeypatch.setattr(panels, "_csv", counting)
+    return made, built
+
+
+def read_csv(made: dict, key: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(made[f"{key}.csv"]()), index_col=0)
+
+
+# --- 1. numbers and CSV beside every matrix --------------------------------------------------
+@pytest.mark.parametrize(
+    ("page", "query"),
+    [
+        ("trainable", {}),
+        ("causal", {"dropout": "0.5"}),
+        ("multihead", {}),
+    ],
+)
+def test_every_matrix_has_a_numbers_box_and_a_csv_built_only_on_click(page, query, csv_files):
+    made, built = csv_files
+    at = open_app(query, page=page)
+    if page == "causal":
+        at.toggle(key="p3_placement").set_value(True).run()
+    keys = chart_keys(at)
+    heatmaps = [k for k in keys if any(t["type"] == "heatmap" for t in chart_by_key(at, k)["data"])]
+    assert len(heatmaps) >= 7, heatmaps
+    buttons = {b.key for b in at.get("download_button")}
+    for key in heatmaps:
+        assert f"csv_{key}" in buttons, key
+        assert f"{key}.csv" in made, key
+        box = numbers_box(at, key)
+        assert box.label == "Numbers"
+        assert len(box.dataframe) == 0  # closed: no table built
+    assert built == []  # no CSV is built until a download is clicked
+    assert not exceptions(at)
+
+
+def test_csv_has_the_raw_labels_and_the_exact_values_of_the_figure(csv_files):
+    made, built = csv_files
+    at = open_app({"text": HTML_TEXT}, page="causal")
+    labels = list(tokenize(HTML_TEXT).labels)
+    df = read_csv(made, "p3_route2")
+    assert built == [(len(labels), len(labels))]
+    assert list(df.index) == labels and list(df.columns) == labels
+    assert "4: </" in df.index and "0: <" in df.columns
+    assert not any("&lt;" in label for label in df.index)
+    # the figure escapes the same labels
+    spec = chart(at, "Route 2")
+    assert spec["data"][0]["y"][4] == "4: &lt;/"
+    same_cells(df.to_numpy(dtype=np.float64).astype(np.float32), z_of(spec))
+    # the masked scores keep −∞ in the CSV where the figure leaves the cell blank
+    scores = read_csv(made, "p3_masked").to_numpy()
+    assert np.isneginf(scores[0, 1:]).all()
+    same_cells(scores.astype(np.float32), z_of(chart(at, "Masked scores")))
+
+
+def test_the_numbers_box_builds_the_table_of_the_figure_when_opened():
+    at = open_app({"text": HTML_TEXT}, page="causal")
+    open_numbers(at, "p3_route2", "p3_masked", "p3_uniform")
+    labels = list(tokenize(HTML_TEXT).labels)
+    table = table_in(at, "p3_route2")
+    assert list(table.index) == labels and list(table.columns) == labels
+    same_cells(table.to_numpy(), z_of(chart(at, "Route 2")))
+    same_cells(table_in(at, "p3_masked").to_numpy(), z_of(chart(at, "Masked scores")))
+    same_cells(table_in(at, "p3_uniform").to_numpy(), z_of(chart(at, "Each weight relative")))
+    # the other boxes stay closed
+    assert len(numbers_box(at, "p3_route1").dataframe) == 0
+
+
+def test_the_show_numbers_toggle_puts_every_table_under_its_figure():
+    at = open_app(page="causal")
+    assert len(at.dataframe) == 1  # only the buffers table
+    at.toggle(key="show_numbers").set_value(True).run()
+    tables = [t.value for t in at.dataframe]
+    heatmaps = [k for k in chart_keys(at)]
+    assert len(tables) == 1 + len(heatmaps)
+    route2 = z_of(chart(at, "Route 2"))
+    assert any(t.shape == route2.shape and np.array_equal(t.to_numpy(), route2) for t in tables)
+
+
+def test_a_matrix_wider_than_a_figure_is_cropped_in_its_table_and_whole_in_its_csv(csv_files):
+    made, _ = csv_files
+    at = open_app({"d_in": "300"}, page="trainable")
+    spec = chart_by_key(at, "p2_W_query")
+    assert z_of(spec).shape == (F.MAX_SIDE, 8)
+    open_numbers(at, "p2_W_query")
+    table = table_in(at, "p2_W_query")
+    assert table.shape == (F.MAX_SIDE, 8)
+    np.testing.assert_array_equal(table.to_numpy(dtype=np.float32), z_of(spec))
+    notes = [c.value for c in numbers_box(at, "p2_W_query").caption]
+    assert notes == [
+        f"The table shows only rows 0–{F.MAX_SIDE - 1} of 300; the CSV has every value."
+    ]
+    whole = read_csv(made, "p2_W_query")
+    assert whole.shape == (300, 8)
+    np.testing.assert_array_equal(whole.to_numpy().astype(np.float32)[: F.MAX_SIDE], z_of(spec))
+
+
+def test_the_heads_grid_has_one_table_and_csv_by_head_and_query(csv_files):
+    made, _ = csv_files
+    at = open_app({"d_out": "12", "heads": "3"}, page="multihead")
+    spec = chart_by_key(at, "p4_grid")
+    assert [t["type"] for t in spec["data"]] == ["heatmap"] * 3
+    labels = list(tokenize(BOOK_TEXT).labels)
+    csv = pd.read_csv(io.StringIO(made["p4_grid.csv"]()), index_col=[0, 1])
+    assert list(csv.index.names) == ["head", "query"]
+    assert len(csv) == 3 * len(labels) and list(csv.columns) == labels
+    open_numbers(at, "p4_grid")
+    table = table_in(at, "p4_grid")
+    for h in range(3):
+        z = z_of(spec, h)
+        np.testing.assert_array_equal(csv.loc[h].to_numpy().astype(np.float32), z)
+        np.testing.assert_array_equal(table.to_numpy(dtype=np.float32)[h * 6 : h * 6 + 6], z)
+
+
+def test_break_it_figures_have_their_numbers_and_csv(csv_files):
+    made, _ = csv_files
+    at = open_app(page="causal")
+    title = next(b.title for b in panels.B.bugs_for("causal") if b.key == "mask_with_zero")
+    at.selectbox(key="bug_causal").set_value(title).run()
+    wrong, right = chart(at, "With the bug"), chart(at, "Correct: weights")
+    for key, spec in (("bug_w_mask_with_zero", wrong), ("bug_r_mask_with_zero", right)):
+        csv = read_csv(made, key).to_numpy().astype(np.float32)
+        np.testing.assert_array_equal(csv, z_of(spec))
+    open_numbers(at, "bug_w_mask_with_zero")
+    same_cells(table_in(at, "bug_w_mask_with_zero").to_numpy(), z_of(wrong))
+    # the bug puts weight on future keys; the correct weights do not
+    assert z_of(wrong)[0, 1:].sum() > 0 and z_of(right)[0, 1:].sum() == 0
+
+
+# --- 2. relative to uniform: hover from z, no per-cell strings --------------------------------
+def test_relative_to_uniform_hovers_the_ratio_from_z():
+    at = open_app(page="causal")
+    spec = chart(at, "Each weight relative to uniform")
+    trace = spec["data"][0]
+    assert "text" not in trace and "customdata" not in trace
+    assert trace["hovertemplate"] == (
+        "query %{y}<br>key %{x}<br>weight × visible keys %{z:.4f}<extra></extra>"
+    )
+    weights = z_of(chart(at, "Route 2"))
+    n = weights.shape[0]
+    expected = np.where(np.tri(n) > 0, weights * np.arange(1, n + 1)[:, None], np.nan)
+    np.testing.assert_allclose(z_of(spec), expected.astype(np.float32), rtol=1e-6)
+    assert z_of(spec)[0, 0] == 1.0  # row 0 sees one key: weight 1 is an even share
+    ticks = spec["data"][1]["marker"]["colorbar"]["ticktext"]
+    assert ticks == ["1/16×", "1/4×", "even share", "4×", "16×"]
+
+
+# --- 3. dropout lab ------------------------------------------------------------------------
+def lab_text(at) -> str:
+    (text,) = [v for v in values(at.markdown) if v.startswith("In training mode")]
+    return text
+
+
+@pytest.mark.parametrize(("p", "factor", "label"), [("0.5", 2.0, "2"), ("0.2", 1.25, "1.25")])
+def test_the_dropout_lab_states_its_factor_and_seed_and_colours_up_to_it(p, factor, label):
+    at = open_app({"dropout": p, "dseed": "3"}, page="causal")
+    text = lab_text(at)
+    assert f"Here p = {p} (the sidebar's dropout) and the dropout seed is 3" in text
+    assert f"survivors are multiplied by 1/(1−{p}) = **{label}**" in text
+    spec = chart(at, "Weights after dropout")
+    assert (spec["data"][0]["zmin"], spec["data"][0]["zmax"]) == (0.0, factor)
+    assert chart_title(spec) == f"Weights after dropout (scale 0 to {label})"
+    kept = z_of(spec)[np.isfinite(z_of(spec)) & (z_of(spec) > 0)]
+    weights = z_of(chart(at, "Route 2"))
+    survivors = np.isin(kept, (weights * np.float32(factor)).astype(np.float32))
+    assert kept.size and survivors.mean() > 0.5  # survivors are the weights times the factor
+
+
+def chart_title(spec: dict) -> str:
+    return spec["layout"]["title"]["text"]
+
+
+def test_rows_that_dropout_zeroes_are_outlined_in_the_figure():
+    # Seed 2 at p=0.5 drops every visible weight of rows 0 and 2 of the default text.
+    at = open_app({"dropout": "0.5", "dseed": "2"}, page="causal")
+    spec = chart(at, "Weights after dropout")
+    z = z_of(spec)
+    assert (z[0] == 0).all() and (z[2] == 0).all() and z[1].sum() > 0
+    shapes = spec["layout"]["shapes"]
+    assert [(s["y0"], s["y1"]) for s in shapes] == [(-0.5, 0.5), (1.5, 2.5)]
+    assert all(s["type"] == "rect" and s["xref"] == "x domain" for s in shapes)
+    assert chart_title(spec).endswith("outlined: rows dropped to zero")
+    (warning,) = values(at.warning)
+    assert warning.endswith(": 0: Your, 2: ␣starts")
+
+
+def test_no_outline_when_no_row_drops_entirely():
+    at = open_app({"dropout": "0.5", "dseed": "3"}, page="causal")
+    spec = chart(at, "Weights after dropout")
+    assert all(row.sum() > 0 for row in z_of(spec))
+    assert not spec["layout"].get("shapes")
+    assert "outlined" not in chart_title(spec)
+    assert not [w for w in values(at.warning) if "dropped to zero" in w]
+
+
+# --- 4. the batch of the two sidebar texts -------------------------------------------------
+def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
+    text2 = "Every effort moves you forward"
+    at = open_app(page="causal")
+    assert_sidebar(at, text=BOOK_TEXT, text2=text2)
+    first, second = list(tokenize(BOOK_TEXT).labels), list(tokenize(text2).labels)
+    assert (len(first), len(second)) == (6, 5)
+    ex0, ex1 = chart(at, "Example 0"), chart(at, "Example 1")
+    assert ex1["data"][0]["y"] == second and ex1["data"][0]["x"] == second
+    assert ex0["data"][0]["y"] == first[:5]
+    assert (
+        "The two texts have 6 and 5 tokens. The chapter's modules have no padding mask, so the "
+        "batch uses the first 5 tokens of each." in values(at.info)
+    )
+    assert any("x.shape = (2, 5, 16)" in v for v in values(at.markdown))
+    assert ("green", "Batch = each example alone: pass") in badges(at)
+
+
+def test_texts_of_equal_length_are_batched_whole():
+    at = open_app({"text2": "Every effort moves you forward now"}, page="causal")
+    assert chart(at, "Example 1")["data"][0]["y"] == [
+        "0: Every",
+        "1: ␣effort",
+        "2: ␣moves",
+        "3: ␣you",
+        "4: ␣forward",
+        "5: ␣now",
+    ]
+    assert not [v for v in values(at.info) if v.startswith("The two texts have")]
+    assert ("green", "Batch = each example alone: pass") in badges(at)
+
+
+# --- 5. page 4 -----------------------------------------------------------------------------
+def text_of(tokens: int) -> str:
+    sentence = "The quick brown fox jumps over the lazy dog while the cat sleeps. "
+    text = b"".join(tokenize(sentence * 10, cap=tokens).pieces).decode("utf-8")
+    assert len(tokenize(text)) == tokens
+    return text
+
+
+def test_the_heads_grid_past_its_budget_draws_head_0_and_says_why():
+    query = {"text": text_of(100), "d_out": "32", "heads": "32", "ctx": "128"}
+    at = open_app(query, page="multihead")
+    assert not exceptions(at)
+    assert (
+        "32 heads × 100×100 = 320,000 cells is past this page's figure budget (262,144), which "
+        "keeps the browser responsive; one head is drawn at full size instead. Pick any head "
+        "below." in values(at.info)
+    )
+    spec = chart_by_key(at, "p4_grid")
+    assert chart_title(spec) == "Head 0 (full size)"
+    assert z_of(spec).shape == (100, 100)
+    # its table holds as many heads as fit the same budget, head 0 first
+    open_numbers(at, "p4_grid")
+    table = table_in(at, "p4_grid").to_numpy(dtype=np.float32)
+    assert table.shape == (26 * 100, 100)  # 262,144 // (100 * 100) = 26 heads
+    np.testing.assert_array_equal(table[:100], z_of(spec))
+    notes = [c.value for c in numbers_box(at, "p4_grid").caption]
+    assert notes == ["The table shows only heads 0–25 of 32; the CSV has every value."]
+
+
+def test_the_heads_grid_at_the_defaults_draws_every_head_without_a_budget_note():
+    at = open_app(page="multihead")
+    spec = chart_by_key(at, "p4_grid")
+    assert chart_title(spec) == "Attention weights of all 2 heads (one shared scale)"
+    assert not [v for v in values(at.info) if "figure budget" in v]
+
+
+def test_flops_are_equal_and_the_matmul_calls_differ_3h_against_3():
+    at = open_app(page="multihead")
+    flops = attention_flops(6, 16, 8)
+    # 3 projections of 6x16 by 16x8, then Q Kᵀ and A V over 6x6x8, two FLOPs per multiply-add
+    assert (flops["projections"], flops["attention"], flops["total"]) == (4608, 1152, 5760)
+    (text,) = [v for v in values(at.markdown) if v.startswith("Arithmetic, one example")]
+    assert text == (
+        "Arithmetic, one example of 6 tokens, before out_proj: **5,760 FLOPs for both** "
+        "(4,608 in the projections, 1,152 in the scores and context). The wrapper calls 6 "
+        "projection matmuls (3 per head), the weight-split module 3."
+    )
+    go(at, "multihead")
+    at.sidebar.number_input(key="heads").set_value(4).run()
+    assert any("The wrapper calls 12 projection matmuls" in v for v in values(at.markdown))
+
+
+def test_the_reshape_walk_shows_real_shapes_strides_and_contiguity():
+    at = open_app(page="multihead")
+    (table,) = [t.value for t in at.dataframe if "stride" in t.value.columns]
+    rows = list(zip(table["shape"], table["stride"], table["contiguous"], strict=True))
+    assert rows == [
+        ("(1, 6, 8)", "(48, 8, 1)", True),
+        ("(1, 6, 2, 4)", "(48, 8, 4, 1)", True),
+        ("(1, 2, 6, 4)", "(48, 4, 8, 1)", False),  # transpose: strides swapped, no copy
+        ("(1, 2, 6, 6)", "(72, 36, 6, 1)", True),
+        ("(1, 2, 6, 6)", "(72, 36, 6, 1)", True),
+        ("(1, 2, 6, 4)", "(48, 24, 4, 1)", True),
+        ("(1, 6, 2, 4)", "(48, 4, 24, 1)", False),  # hence .contiguous() before .view
+        ("(1, 6, 8)", "(48, 8, 1)", True),
+        ("(1, 6, 8)", "(48, 8, 1)", True),
+    ]
+
+
+def test_the_two_constructor_calls_print_literal_arguments_outside_book_mode():
+    at = open_app({"d_out": "12", "heads": "3", "wseed": "7", "bias": "true"}, page="multihead")
+    code = [c.value for c in at.code]
+    assert (
+        "torch.manual_seed(7)\nmha = MultiHeadAttentionWrapper(d_in=16, d_out=4, "
+        "context_length=32, dropout=0.1, num_heads=3, qkv_bias=True)" in code
+    )
+    assert (
+        "torch.manual_seed(7)\nmha = MultiHeadAttention(d_in=16, d_out=12, context_length=32, "
+        "dropout=0.1, num_heads=3, qkv_bias=True)" in code
+    )
+    assert any(
+        v.startswith("The wrapper is built with d_out // num_heads = 4 per head so both give 12 ")
+        for v in values(at.markdown)
+    )
+
+
+@pytest.fixture
+def timed(monkeypatch):
+    """The timing function replaced by a spy with a fixed answer, from an empty cache."""
+    calls = []
+
+    def fake(*shape):
+        calls.append(shape)
+        return {"median": {"wrapper": 0.003, "weight split": 0.0015}, "runs": 9}
+
+    monkeypatch.setattr(speed, "wrapper_against_split", fake)
+    st.cache_resource.clear()
+    yield calls
+    st.cache_resource.clear()
+
+
+RATIO_TEXT = (
+    "Median of 9 interleaved runs on this server: wrapper 3.000 ms, weight split 1.500 ms: "
+    "the weight split was 2.00× as fast."
+)
+
+
+def ratio_texts(at) -> list[str]:
+    return [v for v in values(at.markdown) if v.startswith("Median of")]
+
+
+def test_the_time_ratio_is_measured_on_click_once_per_process_and_shape(timed):
+    at = open_app(page="multihead")
+    assert timed == [] and ratio_texts(at) == []  # nothing timed on load
+    at.button(key="p4_time").click().run()
+    assert timed == [(1, 6, 16, 8, 2, 32, False)]
+    (text,) = ratio_texts(at)
+    assert text.startswith(RATIO_TEXT)
+    # another session at the same shape reads the cached result
+    other = open_app(page="multihead")
+    other.button(key="p4_time").click().run()
+    assert ratio_texts(other)[0].startswith(RATIO_TEXT)
+    assert len(timed) == 1
+    # qkv_bias changes the work, so it is part of the key: the old result is not shown
+    other.sidebar.toggle(key="bias").set_value(True).run()
+    assert ratio_texts(other) == []
+    other.button(key="p4_time").click().run()
+    assert timed[-1] == (1, 6, 16, 8, 2, 32, True) and len(timed) == 2
+
+
+def test_the_timing_function_times_both_modules():
+    result = speed.wrapper_against_split(1, 4, 8, 4, 2, 8, True)
+    assert speed.MIN_RUNS <= result["runs"] <= speed.MAX_RUNS
+    assert set(result["median"]) == {"wrapper", "weight split"}
+    assert all(0 < t < 1 for t in result["median"].values())
+
+
+# --- 6. presets ------------------------------------------------------------------------------
+PRESETS = {
+    "Exercise 3.2 (two heads, 2-dim output)": (dict(d_in=3, d_out=2, heads=2, ctx=6), 24),
+    "Exercise 3.3 (GPT-2 small)": (
+        dict(
+            d_in=GPT2_SMALL["d_in"],
+            d_out=GPT2_SMALL["d_out"],
+            heads=GPT2_SMALL["num_heads"],
+            ctx=GPT2_SMALL["context_length"],
+        ),
+        book.EXERCISE_3_3_PARAMETERS,
+    ),
+    "GPT-2 XL": (
+        dict(
+            d_in=GPT2_XL["d_in"],
+            d_out=GPT2_XL["d_out"],
+            heads=GPT2_XL["num_heads"],
+            ctx=GPT2_XL["context_length"],
+        ),
+        # 3 projections of 1600x1600, out_proj 1600x1600 and its bias
+        3 * 1600 * 1600 + 1600 * 1600 + 1600,
+    ),
+    "Defaults": (dict(d_in=16, d_out=8, heads=2, ctx=32), 456),
+}
+
+
+def test_the_presets_table_lists_each_preset_with_its_parameter_count():
+    at = open_app(page="multihead")
+    (table,) = [t.value for t in at.dataframe if "preset" in t.value.columns]
+    counts = dict(zip(table["preset"], table["parameters"], strict=True))
+    assert counts == {name: f"{count:,}" for name, (_, count) in PRESETS.items()}
+    for _name, (sizes, count) in PRESETS.items():
+        assert mha_parameter_count(sizes["d_in"], sizes["d_out"]) == count
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_applying_a_preset_sets_the_sidebar_and_shows_its_parameter_count(name):
+    sizes, count = PRESETS[name]
+    at = open_app({"book": "true"}, page="multihead")
+    at.button(key=f"preset_{name}").click().run()
+    assert not exceptions(at)
+    assert_sidebar(at, book=False, **sizes)
+    (caption,) = [c.value for c in at.caption if c.value.startswith("Preset in use:")]
+    assert caption == (
+        f"Preset in use: {name}. MultiHeadAttention({sizes['d_in']}, {sizes['d_out']}, "
+        f"{sizes['ctx']}, num_heads={sizes['heads']}, qkv_bias=False) has {count:,} parameters."
+    )
+
+
+def test_the_exercise_3_2_preset_builds_the_two_wide_wrapper_and_its_shape_badge_passes():
+    at = open_app(page="multihead")
+    at.button(key="preset_Exercise 3.2 (two heads, 2-dim output)").click().run()
+    assert ("green", "Shape (2, 6, 2): as the book says") in badges(at)
+    code = [c.value for c in at.code]
+    assert (
+        "torch.manual_seed(123)\nmha = MultiHeadAttentionWrapper(d_in=3, d_out=1, "
+        "context_length=6, dropout=0.0, num_heads=2, qkv_bias=False)\nmha(batch).shape  # "
+        "(2, 6, 2)" in code
+    )
+    # the sidebar's wrapper at the preset is the exercise's answer: one column per head
+    assert any("MultiHeadAttentionWrapper(d_in=3, d_out=1, context_length=6" in c for c in code)
+    assert "This wrapper has 18 parameters: 2 heads × 3 projections of 3×1, and no out_proj." in [
+        c.value for c in at.caption
+    ]
+    assert chart_title(chart_by_key(at, "p4_context")).startswith("Context of head 0")
+    assert z_of(chart_by_key(at, "p4_context")).shape == (6, 1)
