@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -204,3 +210,91 @@ def test_modules_accept_fewer_tokens_than_the_context():
     assert mha(random_x((1, 3, 4), 0)).shape == (1, 3, 4)
     ca = CausalAttention(4, 2, 32, 0.0)
     assert ca(random_x((2, 1, 4), 0)).shape == (2, 1, 2)
+
+
+# --- a student can copy the modules as they are -----------------------------------------------
+MODULES_PY = Path(__file__).resolve().parents[2] / "attnviz" / "modules.py"
+BOOK_SIGNATURES = {
+    "SelfAttention_v1": ["d_in", "d_out"],
+    "SelfAttention_v2": ["d_in", "d_out", "qkv_bias"],
+    "CausalAttention": ["d_in", "d_out", "context_length", "dropout", "qkv_bias"],
+    "MultiHeadAttentionWrapper": [
+        "d_in",
+        "d_out",
+        "context_length",
+        "dropout",
+        "num_heads",
+        "qkv_bias",
+    ],
+    "MultiHeadAttention": ["d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"],
+}
+STANDALONE = """
+import inspect, json, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import book_attention as ba
+
+report = {"foreign": sorted(
+    m for m in sys.modules if m.split(".")[0] in ("attnviz", "streamlit", "plotly")
+)}
+x = torch.randn(2, 4, 6)
+report["classes"] = {}
+for name, args in [
+    ("SelfAttention_v1", (6, 4)),
+    ("SelfAttention_v2", (6, 4)),
+    ("CausalAttention", (6, 4, 8, 0.0)),
+    ("MultiHeadAttentionWrapper", (6, 2, 8, 0.0, 2)),
+    ("MultiHeadAttention", (6, 4, 8, 0.0, 2)),
+]:
+    cls = getattr(ba, name)
+    module = cls(*args)
+    out = module(x[0] if name.startswith("SelfAttention") else x)
+    report["classes"][name] = {
+        "init": list(inspect.signature(cls.__init__).parameters)[1:],
+        "forward": list(inspect.signature(cls.forward).parameters)[1:],
+        "out": list(out.shape),
+    }
+print(json.dumps(report))
+"""
+
+
+def test_modules_py_imports_only_torch_and_the_standard_library():
+    tree = ast.parse(MODULES_PY.read_text())
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "a relative import ties modules.py to the package"
+            roots.add(node.module.split(".")[0])
+    assert roots <= {"__future__", "collections", "math", "typing", "torch"}, roots
+    assert "torch" in roots
+
+
+def test_modules_py_has_no_bug_flags_and_no_plotting():
+    text = MODULES_PY.read_text().lower()
+    for word in ("bug", "plotly", "streamlit", "matplotlib", "figure"):
+        assert word not in text, word
+
+
+def test_a_copy_of_modules_py_runs_on_its_own(tmp_path):
+    # Copied under another name into an empty folder, run in a fresh interpreter that cannot
+    # see the project: it must import, build and run each module with torch alone.
+    shutil.copy(MODULES_PY, tmp_path / "book_attention.py")
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", STANDALONE, str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["foreign"] == []
+    assert set(report["classes"]) == set(BOOK_SIGNATURES)
+    for name, found in report["classes"].items():
+        assert found["init"] == BOOK_SIGNATURES[name], name  # no flags beyond the book's
+        assert found["forward"] == ["x"], name
+    assert report["classes"]["MultiHeadAttention"]["out"] == [2, 4, 4]
+    assert report["classes"]["MultiHeadAttentionWrapper"]["out"] == [2, 4, 4]  # 2 heads x 2
+    assert report["classes"]["SelfAttention_v2"]["out"] == [4, 4]
