@@ -92,3 +92,38 @@ def test_lesson_traces_are_reproducible_from_plain_values():
     b = L.multihead(L.prepare(TEXT, s), s)
     for name in a.names:
         assert torch.equal(a[name], b[name]), name
+
+
+# --- the batch of two texts ------------------------------------------------------------------
+def test_a_batch_of_texts_of_different_lengths_is_cut_to_the_shorter_and_says_so():
+    s = Settings()
+    batch = L.prepare_batch(TEXT, "Every effort moves you forward", s)  # 6 and 5 tokens
+    assert batch.num_tokens == 5 and batch.x.shape == (2, 5, s.d_in)
+    (message,) = batch.messages
+    assert message.startswith("The two texts have 6 and 5 tokens.")
+    assert "no padding mask" in message
+    assert "uses the first 5 tokens of each" in message
+    assert batch.labels == (
+        L.prepare(TEXT, s).labels[:5],
+        tokenize("Every effort moves you forward").labels,
+    )
+
+
+def test_a_batch_of_texts_of_equal_length_has_no_message():
+    s = Settings()
+    batch = L.prepare_batch(TEXT, "one two three four five six", s)
+    assert batch.num_tokens == 6
+    assert batch.messages == ()
+
+
+def test_a_batch_longer_than_the_context_names_both_cuts():
+    s = Settings(context_length=4)
+    batch = L.prepare_batch(TEXT, "Every effort moves you forward", s)
+    assert batch.num_tokens == 4
+    assert batch.messages == (
+        "The two texts have 6 and 5 tokens. The chapter's modules have no padding mask, so the "
+        "batch uses the first 4 tokens of each.",
+        "The batch is cut to context_length = 4 tokens.",
+    )
+    same = L.prepare_batch(TEXT, TEXT, s)
+    assert same.messages == ("The batch is cut to context_length = 4 tokens.",)
