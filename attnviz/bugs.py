@@ -43,9 +43,9 @@ def scale_scores_missing(attn_scores, d_k):
     return attn_scores
 
 
-def key_width_d_out(keys, module=None):
+def key_width_d_out(keys):
     """d_k: the width of one key, the last dim (head_dim once heads are split)."""
-    return module.d_out
+    return keys.shape[1] * keys.shape[-1]  # num_heads * head_dim: the whole d_out
 
 
 def mask_future_with_zero(attn_scores, mask, num_tokens):
@@ -99,7 +99,7 @@ def _attend(steps, queries, keys, values, module=None, mask=None, dropout=None, 
     attn_scores = steps.attention_scores(queries, keys)
     if mask is not None and steps.renormalize is None:
         attn_scores = steps.mask_future(attn_scores, mask, num_tokens)
-    scaled = steps.scale_scores(attn_scores, steps.key_width(keys, module))
+    scaled = steps.scale_scores(attn_scores, steps.key_width(keys))
     attn_weights = steps.softmax_rows(scaled)
     if mask is not None and steps.renormalize is not None:
         attn_weights = steps.renormalize(attn_weights, mask, num_tokens)

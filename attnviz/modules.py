@@ -30,7 +30,7 @@ def mask_future(attn_scores: torch.Tensor, mask: torch.Tensor, num_tokens: int) 
     return attn_scores.masked_fill_(mask.bool()[:num_tokens, :num_tokens], -torch.inf)
 
 
-def key_width(keys: torch.Tensor, module: nn.Module | None = None) -> int:
+def key_width(keys: torch.Tensor) -> int:
     """d_k: the width of one key, the last dim (head_dim once heads are split)."""
     return keys.shape[-1]
 

@@ -199,7 +199,7 @@ def _bug_step_calls(x, s):
         "bugs.softmax_rows_wrong_axis": lambda: B.softmax_rows_wrong_axis(scores),
         "bugs.softmax_rows_divide_by_sum": lambda: B.softmax_rows_divide_by_sum(scores),
         "bugs.scale_scores_missing": lambda: B.scale_scores_missing(scores, 8),
-        "bugs.key_width_d_out": lambda: B.key_width_d_out(k, causal_spec.build()),
+        "bugs.key_width_d_out": lambda: B.key_width_d_out(k),
         "bugs.mask_future_with_zero": lambda: B.mask_future_with_zero(scores.clone(), mask, 6),
         "bugs.mask_future_unsliced": lambda: B.mask_future_unsliced(square.clone(), mask, 8),
         "bugs.renormalize_causal_unmasked": lambda: B.renormalize_causal_unmasked(weights, mask, 6),
