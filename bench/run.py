@@ -119,15 +119,6 @@ BROWSER_PAGES = (
     ("against-pytorch", "sidebar dropout", "ArrowRight"),
 )
 
-# Counts the runs that finished: the app's script-state attribute turning back to notRunning.
-# A MutationObserver sees every change, so a rerun faster than any polling is still counted.
-_COUNT_RUNS = """() => {
-  const app = document.querySelector("[data-testid='stApp']");
-  window.__attnvizRuns = 0;
-  new MutationObserver(() => {
-    if (app.getAttribute('data-test-script-state') === 'notRunning') window.__attnvizRuns += 1;
-  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
-}"""
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
@@ -143,6 +134,7 @@ def browser_figures(slider_moves: int = 5) -> dict:
     try:
         with chromium(hole.port) as browser:
             page = browser.new_page(viewport={"width": 1400, "height": 3000})
+            finished = _count_finished_runs(page)
             start = time.perf_counter()
             with running_app(env=env) as (url, _proc):
                 healthy = time.perf_counter() - start
@@ -170,14 +162,12 @@ def browser_figures(slider_moves: int = 5) -> dict:
                             .get_by_role("slider")
                         )
                     slider = slider.first
-                    page.evaluate(_COUNT_RUNS)
                     times = []
                     for i in range(slider_moves):
                         back = "ArrowLeft" if first_key == "ArrowRight" else "ArrowRight"
-                        t0, done = _move(page, slider, back if i % 2 else first_key)
-                        page.wait_for_function(
-                            f"() => window.__attnvizRuns > {done}", timeout=60_000
-                        )
+                        done = len(finished)
+                        t0 = _move(slider, back if i % 2 else first_key)
+                        _wait_until(page, lambda n=done: len(finished) > n)
                         _wait_charts(page)
                         page.evaluate(_TWO_FRAMES)
                         times.append(time.perf_counter() - t0)
@@ -193,20 +183,46 @@ def browser_figures(slider_moves: int = 5) -> dict:
         hole.close()
 
 
-def _move(page, slider, key: str) -> tuple[float, int]:
+def _count_finished_runs(page) -> list[float]:
+    """A list that grows by one each time the server tells this page a run (or a fragment's
+    run) has finished: the ``script_finished`` message of Streamlit's websocket protocol, read
+    off the frames the browser receives. (The app element's "running" state can flip to
+    running and back within one render when a rerun is fast, so it cannot be counted.)"""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    finished: list[float] = []
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, (bytes, bytearray)):
+            msg = ForwardMsg()
+            msg.ParseFromString(bytes(payload))
+            if msg.WhichOneof("type") == "script_finished":
+                finished.append(time.perf_counter())
+
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    return finished
+
+
+def _wait_until(page, condition, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the page's run did not finish")
+        page.wait_for_timeout(5)  # lets Playwright deliver the websocket events
+
+
+def _move(slider, key: str) -> float:
     """Press ``key`` on the slider until its value moves (a page that has just drawn can
-    re-render the slider and drop its focus). Returns the time of the press that moved it and
-    the number of finished runs before it."""
+    re-render the slider and drop its focus). Returns the time of the press that moved it."""
     for _ in range(5):
         slider.focus()
         before = slider.evaluate("e => e.value")
-        done = page.evaluate("() => window.__attnvizRuns")
         t0 = time.perf_counter()
-        page.keyboard.press(key)
+        slider.page.keyboard.press(key)
         deadline = time.monotonic() + 2
         while time.monotonic() < deadline:
             if slider.evaluate("e => e.value") != before:
-                return t0, done
+                return t0
             time.sleep(0.005)
     raise RuntimeError(f"the slider did not move with {key}")
 
@@ -246,9 +262,8 @@ def trace_memory() -> dict:
         )
 
     out = {
-        "trace entries": cache.TRACE_ENTRIES,
-        "heavy trace entries": cache.HEAVY_TRACE_ENTRIES,
-        "derived entries": cache.FIGURE_ENTRIES,
+        f"cache cap, {m.name} (MB, at most {m.max_entries} entries)": m.max_bytes / 2**20
+        for m in cache.MEMOS
     }
     for name, s, n in (
         ("default, 6 tokens", Settings(), 6),
