@@ -323,6 +323,7 @@ class Tokens:
     def table_rows(self) -> list[dict]:
         """Rows for the token table: position, id, piece, and the character it helps form."""
         rows = []
+        displays = self.displays  # once: each call decodes every piece again
         for group in self.char_groups:
             joined = b"".join(self.pieces[i] for i in group)
             together = piece_display(joined) if len(group) > 1 else ""
@@ -331,7 +332,7 @@ class Tokens:
                     {
                         "position": i,
                         "id": self.ids[i],
-                        "piece": self.displays[i],
+                        "piece": displays[i],
                         "bytes": self.pieces[i].hex(" ").upper(),
                         "forms": together,
                     }

@@ -6,6 +6,7 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
+import attnviz.tokens as T
 from attnviz.tokens import (
     ENDOFTEXT,
     GPT2_EOT,
@@ -210,3 +211,16 @@ def test_invisible_marks_and_lone_combining_marks_stay_visible_in_labels():
     assert piece_display("\ufe0f".encode()) == "⟨U+FE0F⟩"  # the emoji variation selector
     assert piece_display("\u0301".encode()) == "◌\u0301"  # a combining acute accent on its own
     assert piece_display("e\u0301".encode()) == "e\u0301"  # attached to its letter: unchanged
+
+
+def test_the_token_table_decodes_each_piece_a_bounded_number_of_times(monkeypatch):
+    """The table once decoded every piece again for every row (256 tokens: 65,536 decodes,
+    a quarter of a second on the home page's every rerun)."""
+    toks = tokenize("the cat sat on the mat " * 40, cap=256)
+    assert len(toks) == 241
+    calls = []
+    original = T.piece_display
+    monkeypatch.setattr(T, "piece_display", lambda p: calls.append(p) or original(p))
+    rows = toks.table_rows()
+    assert [r["position"] for r in rows] == list(range(241))
+    assert len(calls) <= 2 * len(toks)
