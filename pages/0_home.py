@@ -23,14 +23,18 @@ st.write(
 st.graphviz_chart(
     """
 digraph G {
-  rankdir=LR; node [shape=box, style="rounded,filled", fillcolor="#eef2fb", fontsize=11];
+  rankdir=LR; newrank=true; node [shape=box, style="rounded,filled", fillcolor="#eef2fb", fontsize=11];
   subgraph cluster_rnn { label="RNN encoder–decoder: one bottleneck"; fontsize=11;
     a1 [label="x1"]; a2 [label="x2"]; a3 [label="x3"]; h [label="hidden state", fillcolor="#fde2e2"];
     o1 [label="y1"]; o2 [label="y2"];
-    a1 -> a2 -> a3 -> h; h -> o1; h -> o2; }
+    a1 -> a2 -> a3 -> h; h -> o1; h -> o2;
+    { rank=same; o2 -> o1 [style=invis]; } }
   subgraph cluster_att { label="Attention: every output sees every input"; fontsize=11;
     b1 [label="x1"]; b2 [label="x2"]; b3 [label="x3"]; z1 [label="z1", fillcolor="#e2f5e7"]; z2 [label="z2", fillcolor="#e2f5e7"];
+    { rank=same; b3 -> b2 -> b1 [style=invis]; }
+    { rank=same; z2 -> z1 [style=invis]; }
     b1 -> z1; b2 -> z1; b3 -> z1; b1 -> z2; b2 -> z2; b3 -> z2; }
+  a1 -> b1 [style=invis];
 }
 """,
     width="stretch",
