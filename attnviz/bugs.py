@@ -161,17 +161,6 @@ class BugSetting:
 
 WIDE_KEYS_REVEAL = 8  # the key width (d_in) at or below which most texts show the wrong axis
 
-# The badge title of each check a bug names (a fallback for when the check itself cannot run).
-CHECK_TITLES = {
-    "rows_sum_to_one": "Rows sum to 1",
-    "weights_are_softmax": "Weights are softmax(scores)",
-    "matches_sdpa": "Matches PyTorch SDPA",
-    "heads_equal_loop": "Batched heads = loop over heads",
-    "no_future_leak": "No future leak",
-    "eval_ignores_dropout": "Eval mode ignores dropout",
-    "batch_rows_independent": "Batch = each example alone",
-}
-
 SLIPS_DEFAULT = (
     "its effect here is below the float32 rounding the check allows; other text or settings show it"
 )
@@ -468,7 +457,7 @@ def _guarded_check(bug, module, x, spec, steps, tensors, forward) -> C.CheckResu
     try:
         return _named_check(bug, module, x, spec, steps, tensors, forward)
     except (RuntimeError, ValueError, IndexError) as err:
-        title = CHECK_TITLES.get(bug.check, bug.check)
+        title = C.TITLES.get(bug.check, bug.check)
         return C.CheckResult(
             bug.check,
             title,

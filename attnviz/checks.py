@@ -58,6 +58,19 @@ class CheckResult:
         return f"largest difference {self.max_diff:.2e}{scale}{tol}: {self.explanation}"
 
 
+# The badge title of each named check, by its name: the checks use them, and so does a bug
+# whose check cannot run at all (attnviz/bugs.py).
+TITLES = {
+    "rows_sum_to_one": "Rows sum to 1",
+    "weights_are_softmax": "Weights are softmax(scores)",
+    "matches_sdpa": "Matches PyTorch SDPA",
+    "heads_equal_loop": "Batched heads = loop over heads",
+    "no_future_leak": "No future leak",
+    "eval_ignores_dropout": "Eval mode ignores dropout",
+    "batch_rows_independent": "Batch = each example alone",
+}
+
+
 def tolerance(scale: float, k: int = 1) -> float:
     return TOL_FACTOR * EPS32 * max(float(scale), 1.0) * math.sqrt(max(k, 1))
 
@@ -98,7 +111,7 @@ def rows_sum_to_one(attn_weights: torch.Tensor) -> CheckResult:
     n = attn_weights.shape[-1]
     return _compare(
         "rows_sum_to_one",
-        "Rows sum to 1",
+        TITLES["rows_sum_to_one"],
         sums,
         torch.ones_like(sums),
         1.0,
@@ -114,7 +127,7 @@ def weights_are_softmax(attn_scores: torch.Tensor, attn_weights: torch.Tensor) -
         reference = torch.softmax(attn_scores.double(), dim=-1)
     return _compare(
         "weights_are_softmax",
-        "Weights are softmax(scores)",
+        TITLES["weights_are_softmax"],
         attn_weights,
         reference,
         1.0,
@@ -282,7 +295,7 @@ def masking_routes_agree(
 
 def no_future_leak(forward: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> CheckResult:
     """Change the later half of the input: the earlier outputs must not move at all."""
-    title = "No future leak"
+    title = TITLES["no_future_leak"]
     n = x.shape[-2]
     if n < 2:
         return CheckResult(
@@ -344,7 +357,7 @@ def heads_equal_loop(
     scale = _max_abs(scores) / math.sqrt(head_dim) * max(_max_abs(values), 1.0)
     return _compare(
         "heads_equal_loop",
-        "Batched heads = loop over heads",
+        TITLES["heads_equal_loop"],
         merged,
         looped,
         scale,
@@ -447,7 +460,7 @@ def matches_sdpa(queries, keys, values, context_vec, causal: bool) -> CheckResul
     kind = "causal" if causal else "full"
     return _compare(
         "matches_sdpa",
-        f"Matches PyTorch SDPA ({kind})",
+        f"{TITLES['matches_sdpa']} ({kind})",
         context_vec,
         reference,
         scale,
@@ -608,7 +621,7 @@ def eval_ignores_dropout(
 ) -> CheckResult:
     """In eval mode dropout is the identity: two forwards under different dropout seeds are
     equal, and equal to the forward of the same weights with dropout 0."""
-    title = "Eval mode ignores dropout"
+    title = TITLES["eval_ignores_dropout"]
     module, plain = build(p).eval(), build(0.0).eval()
     with torch.inference_mode():
         with seeded(1):
@@ -643,7 +656,7 @@ def batch_rows_independent(
     forward: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor
 ) -> CheckResult:
     """Running the batch at once equals running each example alone."""
-    title = "Batch = each example alone"
+    title = TITLES["batch_rows_independent"]
     with torch.inference_mode():
         together = forward(x)
         alone = []

@@ -15,7 +15,6 @@ from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
-import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,6 +26,7 @@ from attnviz import trace as T
 from attnviz.seeding import rng_lock_held_by_me
 from attnviz.settings import BOUNDS, Settings
 from attnviz.tokens import tokenize
+from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
 OK = {"pass", "documented", "n/a"}
 SEED = st.integers(int(BOUNDS["seed_weights"][0]), int(BOUNDS["seed_weights"][1]))
@@ -80,15 +80,6 @@ def cases(draw):
     n = min(len(tokenize(text, cap=max_tokens)), max_tokens)
     use_book = draw(st.sampled_from([False, False, False, False, True]))
     return text, text2, _settings(draw, 6 if use_book else n, max_tokens), use_book
-
-
-@pytest.fixture(scope="module", autouse=True)
-def single_intra_op_thread():
-    """Tiny tensors: one intra-op thread is much faster than a pool contended by other tests."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 # --- invariants ---------------------------------------------------------------------------

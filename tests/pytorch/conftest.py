@@ -1,14 +1,3 @@
 """Page 6's tests run on tiny tensors: one intra-op thread is faster than a contended pool."""
 
-from __future__ import annotations
-
-import pytest
-import torch
-
-
-@pytest.fixture(scope="package", autouse=True)
-def single_intra_op_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+from tests.support.torch_threads import single_intra_op_thread  # noqa: F401
