@@ -202,36 +202,28 @@ elif max(result.head_share) < 0.9 and result.held_out_accuracy >= 0.99:
     )
 
 step_axis = list(range(1, config.steps + 1))
-left, right = st.columns(2)
-with left:
-    st.plotly_chart(
-        F.lines(
-            step_axis,
-            {"training loss": result.loss},
-            title="Loss on each training batch",
-            x_name="step",
-            y_name="cross-entropy",
-            markers=config.steps <= 60,
-        ),
-        width="stretch",
-        config=panels.PLOT_CONFIG,
-        key="fig_p5_loss",
+curves = (
+    ("loss", "training loss", result.loss, "Loss on each training batch", "cross-entropy", None),
+    (
+        "accuracy",
+        "training accuracy",
+        result.accuracy,
+        "Accuracy on each training batch",
+        "accuracy",
+        (0.0, 1.02),
+    ),
+)
+for column, (key, name, series, title, y_name, y_range) in zip(st.columns(2), curves, strict=True):
+    figure = F.lines(
+        step_axis,
+        {name: series},
+        title=title,
+        x_name="step",
+        y_name=y_name,
+        markers=config.steps <= 60,
+        y_range=y_range,
     )
-with right:
-    st.plotly_chart(
-        F.lines(
-            step_axis,
-            {"training accuracy": result.accuracy},
-            title="Accuracy on each training batch",
-            x_name="step",
-            y_name="accuracy",
-            markers=config.steps <= 60,
-            y_range=(0.0, 1.02),
-        ),
-        width="stretch",
-        config=panels.PLOT_CONFIG,
-        key="fig_p5_accuracy",
-    )
+    column.plotly_chart(figure, width="stretch", config=panels.PLOT_CONFIG, key=f"fig_p5_{key}")
 
 
 def head_figure(weights, h: int, step: int):
