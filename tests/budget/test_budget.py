@@ -213,3 +213,24 @@ def test_light_requests_never_wait_for_a_slot():
     finally:
         for slot in held:
             slot.__exit__(None, None, None)
+
+
+def test_traces_and_batch_traces_go_to_the_cache_their_predicted_cost_picks(monkeypatch):
+    """Light requests fill the light-trace cache; heavy ones (here: everything, with the
+    threshold at 0) the heavy one, batch traces included, so a large batch cannot push out
+    every small trace."""
+    from ui import cache
+
+    key = Settings().key()
+    cache.clear_all()
+    try:
+        cache.trace("causal", "the cat sat", key, False)
+        cache.batch_trace("the cat sat", "on the mat", key, False)
+        assert len(cache._light) == 2 and len(cache._heavy) == 0
+        monkeypatch.setattr(budget, "HEAVY_BYTES", 0)
+        cache.trace("causal", "a dog ran", key, False)
+        cache.batch_trace("a dog ran", "far away", key, False)
+        assert len(cache._light) == 2 and len(cache._heavy) == 2
+        assert cache._heavy.nbytes > 0 and cache._light.nbytes > 0
+    finally:
+        cache.clear_all()
