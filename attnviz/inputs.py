@@ -1,8 +1,14 @@
 """Inputs: the book's 6x3 preset, and typed text turned into an input matrix ``X``.
 
 Typed text gives ``X = token embedding + absolute position embedding`` ("chapter-2 style", not
-chapter 2's numbers). Each row is drawn from its own private generator, keyed by
-(seed, token id) or by (seed, position) in disjoint key spaces, so
+chapter 2's numbers). Each token row and each position row is N(0, 1/(2 d_in)): ``randn(d_in)``
+times :func:`row_scale`, so a row of ``X`` has squared length about 1 at every width. Pass 1's
+scores ``X Xᵀ`` then sit near 1 on the diagonal and near 0 ± 1/√d_in elsewhere, and its softmax
+rows mix every token instead of collapsing onto their own (N(0, 1) rows at d_in = 16 gave
+self-scores near 32 and one-hot rows; see bench/defaults_search.py for how the scale was picked).
+
+Each row is drawn from its own private generator, keyed by (seed, token id) or by
+(seed, position) in disjoint key spaces, so
 
 - the cost is O(tokens x d_in): no 50,257 x d_in table is ever built;
 - the same token always gets the same token embedding, wherever it stands;
@@ -49,23 +55,37 @@ def _row_key(kind: str, seed: int, index: int) -> int:
 
 
 def _row(kind: str, seed: int, index: int, d_in: int) -> torch.Tensor:
+    """One N(0, 1) row of width ``d_in`` from its own private generator (unscaled)."""
     generator = torch.Generator().manual_seed(_row_key(kind, seed, index))
     return torch.randn(d_in, generator=generator)
 
 
+def row_scale(d_in: int) -> float:
+    """The standard deviation of one entry of a token or position row: 1/√(2 d_in).
+
+    Token and position rows are independent, so their sum (a row of ``X``) has entries of
+    variance 1/d_in and an expected squared length of 1, whatever ``d_in`` is.
+    """
+    return (2 * d_in) ** -0.5
+
+
+def _scaled_row(kind: str, seed: int, index: int, d_in: int) -> torch.Tensor:
+    return _row(kind, seed, index, d_in) * row_scale(d_in)
+
+
 def token_embedding(ids: tuple[int, ...], d_in: int, seed: int) -> torch.Tensor:
-    """One N(0, 1) row per token, keyed by (seed, token id): shape (tokens, d_in)."""
-    rows = {i: _row("token", seed, i, d_in) for i in set(ids)}
+    """One N(0, 1/(2 d_in)) row per token, keyed by (seed, token id): shape (tokens, d_in)."""
+    rows = {i: _scaled_row("token", seed, i, d_in) for i in set(ids)}
     if not ids:
         return torch.empty(0, d_in)
     return torch.stack([rows[i] for i in ids])
 
 
 def position_embedding(n: int, d_in: int, seed: int) -> torch.Tensor:
-    """One N(0, 1) row per 0-based position, keyed by (seed, position): shape (n, d_in)."""
+    """One N(0, 1/(2 d_in)) row per 0-based position, keyed by (seed, position): (n, d_in)."""
     if n == 0:
         return torch.empty(0, d_in)
-    return torch.stack([_row("position", seed, p, d_in) for p in range(n)])
+    return torch.stack([_scaled_row("position", seed, p, d_in) for p in range(n)])
 
 
 def embed(tokens: Tokens | tuple[int, ...], d_in: int, seed: int) -> torch.Tensor:

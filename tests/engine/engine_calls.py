@@ -47,7 +47,7 @@ TEXT2 = "The <b>quick</b> brown fox 🦊 jumps"
 
 
 def _engine_calls():
-    s = Settings(dropout=0.5, training=True)
+    s = Settings(d_in=16, dropout=0.5, training=True)
     x = typed_batch(16, n=6)
     lab = labels(6)
     spec_causal = L.spec_causal(s)
@@ -376,6 +376,7 @@ def _input_and_token_calls():
         "inputs.embed_batch": lambda: I.embed_batch(tok_a, tok_b, 16, 5),
         "inputs.token_embedding": lambda: I.token_embedding(IDS_B + IDS_B[:2], 8, 5),
         "inputs.position_embedding": lambda: I.position_embedding(6, 8, 5),
+        "inputs.row_scale": lambda: I.row_scale(8),
         "tokens.tokenize": lambda: TK.tokenize(TEXT2),
         "tokens.tokenize[cap, endoftext]": lambda: TK.tokenize(TEXT + "<|endoftext|>", cap=4),
         "tokens.cache_dir": TK.cache_dir,

@@ -13,7 +13,7 @@ from attnviz import bugs as B
 from attnviz import checks as C
 from attnviz import lesson as L
 from attnviz import trace as T
-from attnviz.inputs import BOOK_TEXT, book_inputs
+from attnviz.inputs import BOOK_TEXT, book_inputs, row_scale
 from attnviz.settings import BOOK, GPT2_SMALL, Settings
 
 from .helpers import labels, random_x, typed_batch
@@ -431,31 +431,28 @@ def test_the_settings_that_hide_a_bug_at_the_named_settings_are_the_expected_one
     assert set(hidden) == {
         ("book", "unsliced_mask"),  # T = context_length = 6
         ("book", "dropout_in_eval"),  # dropout 0
-        ("gpt2", "softmax_wrong_axis"),  # d_in = 768
     }
-    assert hidden["gpt2", "softmax_wrong_axis"].startswith("usually invisible with d_in=768")
+    # Typed rows keep |x|² near 1 at every width, so d_in = 768 no longer hides the wrong axis.
     _, outcome = page_outcomes["gpt2", "softmax_wrong_axis"]
-    assert outcome.check.status == "pass"  # really invisible there: the warning says so
+    assert outcome.check.status == "fail"
 
 
 def test_every_bug_states_the_settings_under_which_it_shows():
     for bug in B.BUGS:
         assert bug.shows_when().startswith("shows with at least"), bug.key
     wrong_axis = B.BUGS_BY_KEY["softmax_wrong_axis"].shows_when()
-    assert "d_in below 32 (most texts from 8 down)" in wrong_axis
+    assert wrong_axis == "shows with at least 2 tokens"
     assert "num_heads of 2 or more" in B.BUGS_BY_KEY["split_without_transpose"].shows_when()
     assert "dropout above 0" in B.BUGS_BY_KEY["dropout_in_eval"].shows_when()
     assert "fewer tokens than context_length" in B.BUGS_BY_KEY["unsliced_mask"].shows_when()
 
 
 # --- the wrong axis and wide inputs ---------------------------------------------------------
-def test_wrong_axis_is_hidden_from_a_key_width_of_32_and_says_what_reveals_it():
+def test_wrong_axis_is_hidden_by_no_width_only_by_a_single_token():
     bug = B.BUGS_BY_KEY["softmax_wrong_axis"]
-    assert bug.hidden_reason(6, 1, 16, 0.0, 6) is None  # the default d_in: shown
-    assert bug.hidden_reason(6, 1, 31, 0.0, 6) is None
-    reason = bug.hidden_reason(6, 1, 32, 0.0, 6)
-    assert "usually invisible with d_in=32" in reason
-    assert "lower d_in to 8 or less" in reason and "or use the book's inputs" in reason
+    for d_in in (8, 16, 32, 768, 1600):
+        assert bug.hidden_reason(6, 1, d_in, 0.0, 6) is None, d_in
+    assert bug.hidden_reason(1, 1, 8, 0.0, 1).startswith("invisible with 1 token")
     assert B.run_bug(bug, book_inputs()).check.status == "fail"
 
 
@@ -471,18 +468,20 @@ def _wrong_axis_caught(d_in: int) -> float:
     return runs.count("fail") / len(runs)
 
 
-def test_wrong_axis_words_match_the_numbers_most_texts_at_8_few_from_32():
-    # "most texts show it" at d_in <= 8, "usually invisible" from 32 up.
-    assert _wrong_axis_caught(8) >= 0.75
-    assert _wrong_axis_caught(64) <= 0.25
+def test_wrong_axis_is_caught_on_every_sample_text_and_seed_at_every_width():
+    # Typed rows have |x|² near 1 whatever d_in is (attnviz.inputs.row_scale): X Xᵀ stays far
+    # from diagonal, so the column softmax never passes for the row softmax.
+    for d_in in (2, 8, 64, 768):
+        assert _wrong_axis_caught(d_in) == 1.0, d_in
 
 
 def test_wrong_axis_hidden_by_the_numbers_is_documented_not_a_green_pass():
-    # d_in = 16 (the default) with this text and seed: X Xᵀ is diagonal enough that the
-    # buggy rows still sum to 1 within float32 rounding. The settings do not hide it, so
-    # the check must not pass silently on buggy code.
+    # Unit-variance rows (the app's embeddings before issue 14: the typed rows at d_in = 16
+    # divided by their scale): X Xᵀ is diagonal enough that the buggy rows still sum to 1
+    # within float32 rounding. The settings do not hide it, so the check must not pass
+    # silently on buggy code.
     bug = B.BUGS_BY_KEY["softmax_wrong_axis"]
-    x = L.prepare("Hello world", Settings()).x[0]
+    x = L.prepare("Hello world", Settings(d_in=16)).x[0] / row_scale(16)
     assert bug.hidden_at(x) is None
     check = B.run_bug(bug, x).check
     assert check.status == "documented"

@@ -114,11 +114,22 @@ def test_embedding_does_not_read_the_global_generator():
     assert torch.equal(a, b)
 
 
-def test_embedding_rows_are_standard_normal():
-    # Each row is N(0, 1): mean near 0 and variance near 1 over many entries.
-    rows = token_embedding(tuple(range(200)), 64, 7)
-    assert abs(float(rows.mean())) < 0.05
-    assert abs(float(rows.var()) - 1.0) < 0.05
+@pytest.mark.parametrize("d_in", [8, 64, 768])
+def test_embedding_rows_are_normal_with_variance_one_over_two_d_in(d_in):
+    # Each token and each position row is N(0, 1/(2 d_in)): mean near 0, variance near
+    # 1/(2 d_in) over many entries, so a row of X (their sum) has |x|² near 1 at every width.
+    n = max(200, 20_000 // d_in)  # at least 20,000 entries
+    for rows in (token_embedding(tuple(range(n)), d_in, 7), position_embedding(n, d_in, 7)):
+        assert abs(float(rows.mean())) < 0.05 / d_in**0.5
+        assert float(rows.var()) * 2 * d_in == pytest.approx(1.0, abs=0.05)
+    x = embed(tuple(range(n)), d_in, 7)[0]
+    assert float((x * x).sum(dim=-1).mean()) == pytest.approx(1.0, abs=0.05)
+
+
+def test_row_scale_is_one_over_the_root_of_two_d_in():
+    assert inputs_module.row_scale(8) == 0.25
+    assert inputs_module.row_scale(2) == 0.5
+    assert inputs_module.row_scale(1600) == pytest.approx(1 / (40 * 2**0.5))
 
 
 def test_token_and_position_key_spaces_are_disjoint():

@@ -32,7 +32,7 @@ def test_x_ignores_the_weight_seed_context_length_and_dropout():
 def test_prepare_of_empty_text_says_there_is_nothing_to_attend_over():
     prep = L.prepare("", Settings())
     assert prep.empty
-    assert prep.x.shape == (1, 0, 16)
+    assert prep.x.shape == (1, 0, 8)
     assert prep.messages == (L.EMPTY_MESSAGE,)
 
 
@@ -40,7 +40,7 @@ def test_prepare_caps_long_text_and_says_so():
     s = Settings(max_tokens=20)
     prep = L.prepare("word " * 100, s)
     assert prep.num_tokens == 20
-    assert prep.x.shape == (1, 20, 16)
+    assert prep.x.shape == (1, 20, 8)
     assert len(prep.messages) == 1
     assert "the token cap is 20" in prep.messages[0]
     assert f"has {tokenize('word ' * 100).total} tokens" in prep.messages[0]
@@ -50,7 +50,7 @@ def test_within_context_cuts_to_the_context_and_explains():
     prep = L.prepare("word " * 40, Settings(max_tokens=40))
     cut, note = L.within_context(prep, 32)
     assert cut.num_tokens == 32
-    assert cut.x.shape == (1, 32, 16)
+    assert cut.x.shape == (1, 32, 8)
     assert torch.equal(cut.x, prep.x[:, :32])
     assert cut.labels == prep.labels[:32]
     assert "40 tokens" in note and "context_length is 32" in note

@@ -22,7 +22,7 @@ from attnviz.trace import ModuleSpec
 
 def test_defaults():
     s = Settings()
-    assert (s.d_in, s.d_out, s.num_heads, s.context_length) == (16, 8, 2, 32)
+    assert (s.d_in, s.d_out, s.num_heads, s.context_length) == (8, 8, 2, 32)
     assert s.dropout == 0.1
     assert s.training is False  # eval mode
     assert (s.seed_embed, s.seed_weights, s.seed_dropout) == (123, 123, 123)
