@@ -33,7 +33,12 @@ st.latex(
 # --- presets -----------------------------------------------------------------------------------
 EX_3_2 = book.SPEC_EXERCISE_3_2  # the wrapper with d_out=1 per head: d_out=2 in total
 PRESETS = {
-    "Defaults": dict(d_in=16, d_out=8, heads=2, ctx=32),
+    "Defaults": dict(
+        d_in=state.DEFAULTS.d_in,
+        d_out=state.DEFAULTS.d_out,
+        heads=state.DEFAULTS.num_heads,
+        ctx=state.DEFAULTS.context_length,
+    ),
     "Exercise 3.2 (two heads, 2-dim output)": dict(
         d_in=EX_3_2.d_in,
         d_out=EX_3_2.d_out * EX_3_2.num_heads,

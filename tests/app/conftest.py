@@ -45,7 +45,7 @@ URL_WARNING = "Some values in the link were not understood"
 BOOK_TEXT = "Your journey starts with one step"
 # Book mode: the chapter's six words, one per 3-dimensional input row (no tokenizer).
 BOOK_LABELS = ["0: Your", "1: journey", "2: starts", "3: with", "4: one", "5: step"]
-SIDEBAR_DEFAULTS = {"d_in": 16, "d_out": 8, "heads": 2, "ctx": 32, "eseed": 123, "wseed": 123}
+SIDEBAR_DEFAULTS = {"d_in": 8, "d_out": 8, "heads": 2, "ctx": 32, "eseed": 123, "wseed": 123}
 
 
 def open_app(query: dict[str, str | list[str]] | None = None, page: str = "home") -> AppTest:

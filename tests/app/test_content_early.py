@@ -129,7 +129,7 @@ def test_home_token_table_lists_position_id_and_piece_of_the_default_text():
     assert list(table["bytes"])[1] == "20 6A 6F 75 72 6E 65 79"  # " journey" in UTF-8
 
 
-@pytest.mark.parametrize(("query", "shape"), [({}, (6, 16)), ({"d_in": "4"}, (6, 4))])
+@pytest.mark.parametrize(("query", "shape"), [({}, (6, 8)), ({"d_in": "4"}, (6, 4))])
 def test_home_x_heatmap_states_its_shape_and_holds_that_many_values(query, shape):
     at = open_app(query)
     assert not exceptions(at) and values(at.warning) == []
@@ -202,21 +202,18 @@ def test_page_1_shifting_the_scores_by_minus_300_documents_the_naive_underflow()
     assert badges(at)[0] == ("green", f"{NAIVE}: pass")
 
 
-def test_page_1_explains_the_nearly_one_hot_rows_with_the_sidebars_d_in():
+def test_page_1_rows_mix_at_the_default_and_a_wide_d_in_with_no_one_hot_note():
+    # Typed rows have |x|² near 1 at every d_in (issue 14), so softmax(X Xᵀ) spreads each
+    # row over several tokens instead of collapsing onto the token itself.
     at = open_app(page="simplified")
-    for d_in in (16, 64):
-        if d_in != 16:
+    for d_in in (8, 64):
+        if d_in != 8:
             at.sidebar.number_input(key="d_in").set_value(d_in).run()
-        [note] = [t for t in values(at.info) if ONE_HOT.match(t)]
         weights = spec_array(chart(at, "Weights A")["data"][0]["z"]).astype(float)
-        assert note.startswith(
-            f"The rows are nearly one-hot (the average largest weight is "
-            f"{weights.max(axis=1).mean():.2f})"
-        )
-        assert weights.max(axis=1).mean() > 0.9
-        assert f"With d_in={d_in}, each token's score with itself is |x|², a sum of {d_in} " in note
-        assert "scores with other tokens mix positive and negative products" in note
-        assert note.endswith("the reason pass 2 scales by √d_k.")
+        assert weights.shape == (6, 6)
+        assert weights.max() <= 0.8, d_in
+        assert ((weights >= 0.1).sum(axis=1) >= 2).all(), d_in
+        assert not [t for t in values(at.info) if ONE_HOT.match(t)]
 
 
 def test_page_1_book_mode_rows_are_not_one_hot_and_get_no_such_note():

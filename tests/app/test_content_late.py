@@ -306,7 +306,7 @@ def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
         "The two texts have 6 and 5 tokens. The chapter's modules have no padding mask, so the "
         "batch uses the first 5 tokens of each." in values(at.info)
     )
-    assert any("x.shape = (2, 5, 16)" in v for v in values(at.markdown))
+    assert any("x.shape = (2, 5, 8)" in v for v in values(at.markdown))
     assert ("green", "Batch = each example alone: pass") in badges(at)
 
 
@@ -362,13 +362,13 @@ def test_the_heads_grid_at_the_defaults_draws_every_head_without_a_budget_note()
 
 def test_flops_are_equal_and_the_matmul_calls_differ_3h_against_3():
     at = open_app(page="multihead")
-    flops = attention_flops(6, 16, 8)
-    # 3 projections of 6x16 by 16x8, then Q Kᵀ and A V over 6x6x8, two FLOPs per multiply-add
-    assert (flops["projections"], flops["attention"], flops["total"]) == (4608, 1152, 5760)
+    flops = attention_flops(6, 8, 8)
+    # 3 projections of 6x8 by 8x8, then Q Kᵀ and A V over 6x6x8, two FLOPs per multiply-add
+    assert (flops["projections"], flops["attention"], flops["total"]) == (2304, 1152, 3456)
     (text,) = [v for v in values(at.markdown) if v.startswith("Arithmetic, one example")]
     assert text == (
-        "Arithmetic, one example of 6 tokens, before out_proj: **5,760 FLOPs for both** "
-        "(4,608 in the projections, 1,152 in the scores and context). The wrapper calls 6 "
+        "Arithmetic, one example of 6 tokens, before out_proj: **3,456 FLOPs for both** "
+        "(2,304 in the projections, 1,152 in the scores and context). The wrapper calls 6 "
         "projection matmuls (3 per head), the weight-split module 3."
     )
     go(at, "multihead")
@@ -397,11 +397,11 @@ def test_the_two_constructor_calls_print_literal_arguments_outside_book_mode():
     at = open_app({"d_out": "12", "heads": "3", "wseed": "7", "bias": "true"}, page="multihead")
     code = [c.value for c in at.code]
     assert (
-        "torch.manual_seed(7)\nmha = MultiHeadAttentionWrapper(d_in=16, d_out=4, "
+        "torch.manual_seed(7)\nmha = MultiHeadAttentionWrapper(d_in=8, d_out=4, "
         "context_length=32, dropout=0.1, num_heads=3, qkv_bias=True)" in code
     )
     assert (
-        "torch.manual_seed(7)\nmha = MultiHeadAttention(d_in=16, d_out=12, context_length=32, "
+        "torch.manual_seed(7)\nmha = MultiHeadAttention(d_in=8, d_out=12, context_length=32, "
         "dropout=0.1, num_heads=3, qkv_bias=True)" in code
     )
     assert any(
@@ -439,7 +439,7 @@ def test_the_time_ratio_is_measured_on_click_once_per_process_and_shape(timed):
     at = open_app(page="multihead")
     assert timed == [] and ratio_texts(at) == []  # nothing timed on load
     at.button(key="p4_time").click().run()
-    assert timed == [(1, 6, 16, 8, 2, 32, False)]
+    assert timed == [(1, 6, 8, 8, 2, 32, False)]
     (text,) = ratio_texts(at)
     assert text.startswith(RATIO_TEXT)
     # another session at the same shape reads the cached result
@@ -451,7 +451,7 @@ def test_the_time_ratio_is_measured_on_click_once_per_process_and_shape(timed):
     other.sidebar.toggle(key="bias").set_value(True).run()
     assert ratio_texts(other) == []
     other.button(key="p4_time").click().run()
-    assert timed[-1] == (1, 6, 16, 8, 2, 32, True) and len(timed) == 2
+    assert timed[-1] == (1, 6, 8, 8, 2, 32, True) and len(timed) == 2
 
 
 def test_the_timing_function_times_both_modules():
@@ -483,7 +483,8 @@ PRESETS = {
         # 3 projections of 1600x1600, out_proj 1600x1600 and its bias
         3 * 1600 * 1600 + 1600 * 1600 + 1600,
     ),
-    "Defaults": (dict(d_in=16, d_out=8, heads=2, ctx=32), 456),
+    # 3 projections of 8x8, out_proj 8x8 and its bias
+    "Defaults": (dict(d_in=8, d_out=8, heads=2, ctx=32), 3 * 8 * 8 + 8 * 8 + 8),
 }
 
 

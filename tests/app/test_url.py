@@ -44,10 +44,10 @@ def test_shared_url_settings_reach_every_page_and_persist_across_switches():
     for page in [*PAGES, "simplified", "home"]:
         go(at, page)
         assert not exceptions(at), page
-        assert_sidebar(at, **SHARED_VALUES, d_in=16)
+        assert_sidebar(at, **SHARED_VALUES, d_in=8)
     # The pages compute with them.
     go(at, "trainable")
-    assert chart(at, "W_q")["layout"]["title"]["text"] == "W_q (16, 12)"
+    assert chart(at, "W_q")["layout"]["title"]["text"] == "W_q (8, 12)"
     assert chart(at, "Weights A")["data"][0]["x"][-1] == "5: ␣mat"
     go(at, "causal")
     assert chart(at, "mask = triu(ones(40, 40)")

@@ -118,7 +118,7 @@ def test_a_shared_link_restores_the_sidebar_and_keeps_it_through_page_links(page
     assert sidebar_value(page, "d_out (total output width)") == "12"
     assert sidebar_value(page, "num_heads") == "3"
     assert sidebar_value(page, "Text") == "the cat sat"
-    assert sidebar_value(page, "d_in (embedding width)") == "16"
+    assert sidebar_value(page, "d_in (embedding width)") == "8"
     # Through the sidebar's page links, the values and the link stay.
     page.locator("[data-testid='stSidebarNav'] a", has_text="4. Multi-head attention").click()
     settle(page, "4. Multi-head attention")
@@ -144,7 +144,7 @@ def test_a_bad_link_is_named_and_replaced_by_defaults_on_the_page_it_opens(page,
     ):
         assert named in said
     assert sidebar_value(page, "num_heads") == "2"
-    assert sidebar_value(page, "d_in (embedding width)") == "16"
+    assert sidebar_value(page, "d_in (embedding width)") == "8"
     assert sidebar_value(page, "Text") == BOOK_TEXT
     wait_for_app(page)
     assert "heads=" not in page.url and "text=" not in page.url and "d_in=" not in page.url

@@ -65,8 +65,8 @@ def badge_texts(at: AppTest) -> list[str]:
     return [m.value.replace("\\", "") for m in at.markdown if ": pass" in m.value]
 
 
-def test_the_page_loads_at_the_defaults_and_says_why_nn_mha_does_not_apply(bench_calls):
-    at = open_page()
+def test_with_d_in_16_and_d_out_8_the_page_says_why_nn_mha_does_not_apply(bench_calls):
+    at = open_page({"d_in": "16"})
     na = [m for m in infos(at) if m.startswith(NOT_APPLICABLE)]
     assert len(na) == 2  # the third output column and the weights section
     assert "needs d_in == d_out (here d_in=16, d_out=8)" in na[0]
@@ -84,8 +84,8 @@ def test_book_mode_uses_the_chapter_module_and_says_not_applicable(bench_calls):
     assert bench_calls == []
 
 
-def test_with_d_in_equal_to_d_out_all_three_agree_and_weights_are_drawn(bench_calls):
-    at = open_page({"d_in": "8"})
+def test_at_the_defaults_d_in_equals_d_out_all_three_agree_and_weights_are_drawn(bench_calls):
+    at = open_page()
     assert not [m for m in infos(at) if m.startswith(NOT_APPLICABLE)]
     specs = charts(at)
     assert len(specs) == 5  # three outputs, two weight maps
