@@ -1,14 +1,52 @@
-# syntax=docker/dockerfile:1
 # attnviz, the classroom image. Build: docker build -t attnviz .   Run: docker run --rm -p 8501:8501 attnviz
-# See docs/deploy.md. Classroom-only settings are STREAMLIT_* variables below, so a laptop
+# See docs/deploy.md (online, behind a mirror, offline; podman needs `--format docker` to keep
+# the HEALTHCHECK). Classroom-only settings are STREAMLIT_* variables below, so a laptop
 # (`streamlit run app.py`) and the tests keep Streamlit's normal behaviour.
+# No `# syntax=` line: it would make BuildKit pull a frontend image from Docker Hub, and the
+# build must work with nothing but the base image (and a package mirror) at hand.
 
-# Official slim Python 3.11 image. For byte-for-byte repeatable builds, pin the digest too
-# (python:3.11-slim@sha256:...).
+# Official slim Python 3.11 image, for both stages (one base image, pulled once). For
+# byte-for-byte repeatable builds, pin the digest too (python:3.11-slim@sha256:...).
+#
+# Stage 1, "sources": the build context, with the optional input folders below taken out of it,
+# so they reach the image only where they belong (not a second time under /app).
+FROM python:3.11-slim AS sources
+
+# An offline build: a folder inside the build context that holds a tiktoken cache of GPT-2's
+# vocabulary (the files of a TIKTOKEN_CACHE_DIR after one `tiktoken.get_encoding("gpt2")`).
+# Empty (the default): the build downloads the vocabulary.
+#   --build-arg TIKTOKEN_VOCAB_DIR=vocab
+ARG TIKTOKEN_VOCAB_DIR=
+# GPT-2 small's weights baked into the image, for the trained-heads page: a folder inside the
+# build context with Hugging Face's config.json and model.safetensors (about 550 MB). Empty
+# (the default): no weights, and the page says how to add them.
+#   --build-arg GPT2_DIR=gpt2
+ARG GPT2_DIR=
+
+COPY . /src
+RUN mkdir -p /inputs/vocab /inputs/gpt2 \
+ && for pair in "vocab:$TIKTOKEN_VOCAB_DIR" "gpt2:$GPT2_DIR"; do \
+      name="${pair%%:*}"; folder="${pair#*:}"; \
+      [ -z "$folder" ] && continue; \
+      case "/$folder/" in */../*|*/./*|//) echo "BUILD FAILED: $folder is outside the build context" >&2; exit 1;; esac; \
+      [ -d "/src/$folder" ] || { echo "BUILD FAILED: no folder $folder in the build context (or .dockerignore leaves it out)" >&2; exit 1; }; \
+      cp -R "/src/$folder/." "/inputs/$name/" && rm -rf "/src/${folder:?}"; \
+    done
+
+# Stage 2: the image.
 FROM python:3.11-slim
 
-# Build-time Python and pip behaviour: no .pyc files in the image, logs go straight to
-# `docker logs`, and pip keeps no download cache in the layers.
+# Where torch's CPU-only wheels come from (no CUDA wheels: about 2 GB smaller). The default is
+# PyTorch's CPU index. Set it to another index (an internal mirror of it), or to nothing to use
+# whatever pip is configured with (a mirror that already serves the CPU build, local wheels):
+#   --build-arg TORCH_INDEX_URL=
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+ARG GPT2_DIR=
+
+# Python and pip behaviour: logs go straight to `docker logs`, pip keeps no download cache in
+# the layers, and Python writes no .pyc files while the app runs (its folders are read-only to
+# the runtime user). Bytecode is still in the image: pip compiles every module it installs, and
+# the app's own code is compiled below, so a read-only container starts without compiling.
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
@@ -21,20 +59,31 @@ WORKDIR /app
 RUN useradd --no-log-init --create-home --uid 10001 --shell /usr/sbin/nologin attnviz
 
 # Dependencies first, from requirements.txt alone, so editing the code reuses these layers.
-# torch comes from PyTorch's CPU-only index (no CUDA wheels, about 2 GB smaller); the
-# requirements' torch==2.13.0 is then already satisfied by 2.13.0+cpu.
+# torch first, from TORCH_INDEX_URL when set; the requirements' torch==2.13.0 is then already
+# satisfied by 2.13.0+cpu.
 COPY requirements.txt ./
-RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0 \
+RUN if [ -n "$TORCH_INDEX_URL" ]; then pip install --index-url "$TORCH_INDEX_URL" torch==2.13.0; \
+    else pip install torch==2.13.0; fi \
  && pip install -r requirements.txt
 
-# GPT-2's vocabulary, fetched once at build time, so the container needs no network when it
-# runs. The folder belongs to root: the runtime user can read it but not change it.
-# If the download fails or gives the wrong tokens, the build stops here with a message.
+# GPT-2's vocabulary, at build time, so the container needs no network when it runs: from
+# TIKTOKEN_VOCAB_DIR when given, else downloaded. The folder belongs to root: the runtime user
+# can read it but not change it. If the vocabulary is missing or gives the wrong tokens, the
+# build stops here with a message.
 ENV TIKTOKEN_CACHE_DIR=/opt/tiktoken
-RUN mkdir -p "$TIKTOKEN_CACHE_DIR" \
- && { python -c "import sys, tiktoken; ids = tiktoken.get_encoding('gpt2').encode('Your journey starts with one step'); ids == [7120, 7002, 4940, 351, 530, 2239] or sys.exit(f'GPT-2 encodes the test sentence as {ids}'); print('GPT-2 vocabulary cached')" \
-      || { echo "BUILD FAILED: could not fetch GPT-2's vocabulary into $TIKTOKEN_CACHE_DIR (network or checksum problem, see above)" >&2; exit 1; }; } \
+COPY --from=sources /inputs/vocab/ /opt/tiktoken/
+RUN { python -c "import sys, tiktoken; ids = tiktoken.get_encoding('gpt2').encode('Your journey starts with one step'); ids == [7120, 7002, 4940, 351, 530, 2239] or sys.exit(f'GPT-2 encodes the test sentence as {ids}'); print('GPT-2 vocabulary cached')" \
+      || { echo "BUILD FAILED: no GPT-2 vocabulary in $TIKTOKEN_CACHE_DIR (the download failed, or TIKTOKEN_VOCAB_DIR holds no tiktoken cache; see above)" >&2; exit 1; }; } \
  && chmod -R a+rX "$TIKTOKEN_CACHE_DIR"
+
+# GPT-2 small's weights, only when GPT2_DIR was given; ATTNVIZ_GPT2_DIR stays empty otherwise.
+COPY --from=sources /inputs/gpt2/ /opt/gpt2/
+RUN if [ -n "$GPT2_DIR" ]; then \
+      { [ -s /opt/gpt2/config.json ] && [ -s /opt/gpt2/model.safetensors ]; } \
+      || { echo "BUILD FAILED: GPT2_DIR=$GPT2_DIR must hold config.json and model.safetensors" >&2; exit 1; }; \
+      chmod -R a+rX /opt/gpt2; \
+    else rm -rf /opt/gpt2; fi
+ENV ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}
 
 # Classroom settings (they apply to the image only):
 # - OMP/MKL threads = 1: every student session runs in its own thread of one process, and the
@@ -49,20 +98,19 @@ RUN mkdir -p "$TIKTOKEN_CACHE_DIR" \
 # - browser server address set: headless on 0.0.0.0, Streamlit would otherwise look up the
 #   machine's external IP on the internet at every start. Set it to the class's host name at
 #   `docker run` (-e STREAMLIT_BROWSER_SERVER_ADDRESS=attnviz.example.edu) for the right URL.
-# - script health check on: the HEALTHCHECK below also runs app.py once through it. The first
-#   script run of a process switches Streamlit from its legacy pages/ lookup to the app's own
-#   navigation; without it, the first student to open a lesson link to a page other than the
-#   home page would see a spurious "Page not found" notice.
+# The first visit to any lesson link is clean without a warm-up (ui/entry.py), so nothing here
+# depends on the health check having run.
 ENV OMP_NUM_THREADS=1 \
     MKL_NUM_THREADS=1 \
     STREAMLIT_SERVER_HEADLESS=true \
     STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=type \
     STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
-    STREAMLIT_BROWSER_SERVER_ADDRESS=localhost \
-    STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED=true
+    STREAMLIT_BROWSER_SERVER_ADDRESS=localhost
 
-# The code last (see .dockerignore); owned by root, so the app cannot change itself.
-COPY . .
+# The code last (see .dockerignore), compiled once; owned by root, so the app cannot change
+# itself.
+COPY --from=sources /src/ /app/
+RUN python -m compileall -q /app
 
 USER 10001
 
@@ -72,11 +120,11 @@ RUN python -c "import sys; from attnviz.tokens import load_tokenizer; t = load_t
 
 EXPOSE 8501
 
-# Slim images have no curl: ask Streamlit's health endpoint with Python's urllib, then have it
-# run app.py once (the script health check; see the ENV above). During the start period the
-# check runs every 2 s, so the app is warm within seconds of the container starting.
-HEALTHCHECK --interval=30s --timeout=60s --start-period=120s --start-interval=2s --retries=3 \
-  CMD ["python", "-c", "import sys, urllib.request as u; urls = ('http://127.0.0.1:8501/_stcore/health', 'http://127.0.0.1:8501/_stcore/script-health-check'); sys.exit(0 if all(u.urlopen(x, timeout=50).read() == b'ok' for x in urls) else 1)"]
+# Slim images have no curl: ask Streamlit's health endpoint with Python's urllib. Only options
+# every engine knows (no --start-interval, which older builders refuse). Kubernetes ignores
+# HEALTHCHECK and podman keeps it only in the docker format: see deploy/ for their probes.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request as u; sys.exit(0 if u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=8).read() == b'ok' else 1)"]
 
 # The README's `streamlit run app.py`, listening on every interface of the container.
 ENTRYPOINT ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]

@@ -6,39 +6,60 @@ the URL, builds the shared sidebar once, says which tokenizer is in use, and rou
 
 import streamlit as st
 
-import ui.learn  # noqa: F401 - registers page 5's URL names before read_url()
-from attnviz import budget, runtime
-from ui import cache, profiling, state
-from ui.text import md_escape
+from ui import entry
+
+# Each page file is named after its URL path, and starts with ``entry.guard(__file__)``: then a
+# fresh server's first visit, which Streamlit resolves against the pages/ folder before this
+# file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
+# To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
+PAGES = [
+    st.Page("pages/why-attention.py", title="Why attention", url_path="why-attention", default=True),
+    st.Page(
+        "pages/simplified-attention.py",
+        title="1. Simplified self-attention",
+        url_path="simplified-attention",
+    ),
+    st.Page(
+        "pages/trainable-attention.py",
+        title="2. Trainable self-attention",
+        url_path="trainable-attention",
+    ),
+    st.Page(
+        "pages/causal-attention.py",
+        title="3. Causal attention and dropout",
+        url_path="causal-attention",
+    ),
+    st.Page(
+        "pages/multi-head-attention.py",
+        title="4. Multi-head attention",
+        url_path="multi-head-attention",
+    ),
+    st.Page(
+        "pages/watch-attention-learn.py",
+        title="5. Watch attention learn",
+        url_path="watch-attention-learn",
+    ),
+    st.Page(
+        "pages/against-pytorch.py",
+        title="6. Your module against PyTorch's",
+        url_path="against-pytorch",
+    ),
+]
+
+# The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
+# sidebar then shows these titles at once, not the pages/ file names while torch loads.
+navigation = st.navigation(PAGES)
+
+import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
+from attnviz import budget, runtime  # noqa: E402
+from ui import cache, profiling, state  # noqa: E402
+from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
 runtime.configure_threads()
 
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
 
-PAGES = [
-    st.Page("pages/0_home.py", title="Why attention", url_path="why-attention", default=True),
-    st.Page(
-        "pages/1_simplified.py",
-        title="1. Simplified self-attention",
-        url_path="simplified-attention",
-    ),
-    st.Page(
-        "pages/2_trainable.py", title="2. Trainable self-attention", url_path="trainable-attention"
-    ),
-    st.Page(
-        "pages/3_causal.py", title="3. Causal attention and dropout", url_path="causal-attention"
-    ),
-    st.Page(
-        "pages/4_multihead.py", title="4. Multi-head attention", url_path="multi-head-attention"
-    ),
-    st.Page("pages/5_learn.py", title="5. Watch attention learn", url_path="watch-attention-learn"),
-    st.Page(
-        "pages/6_pytorch.py", title="6. Your module against PyTorch's", url_path="against-pytorch"
-    ),
-]
-
-navigation = st.navigation(PAGES)
 # The URL is read and checked before any widget exists, so rejected values never reach them
 # (after st.navigation, so that the rerun read_url may ask for stays on the requested page).
 url_warning = state.read_url()
@@ -61,7 +82,7 @@ with header:
 # every slider to its end at once queues instead of exhausting the server's memory.
 tokens = cache.prepared(*config.trace_args()).num_tokens
 try:
-    with budget.heavy_slot(config.settings, tokens), profiling.page_profile():
+    with budget.heavy_slot(config.settings, tokens), profiling.page_profile(), entry.app_frame():
         navigation.run()
 except budget.ServerBusy as busy:
     st.error(str(busy))

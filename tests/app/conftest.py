@@ -25,11 +25,11 @@ REGISTERED = app_pages()
 
 # The chapter's pages, in the order of the sidebar, with the title each shows.
 PAGES = {
-    "home": "pages/0_home.py",
-    "simplified": "pages/1_simplified.py",
-    "trainable": "pages/2_trainable.py",
-    "causal": "pages/3_causal.py",
-    "multihead": "pages/4_multihead.py",
+    "home": "pages/why-attention.py",
+    "simplified": "pages/simplified-attention.py",
+    "trainable": "pages/trainable-attention.py",
+    "causal": "pages/causal-attention.py",
+    "multihead": "pages/multi-head-attention.py",
 }
 TITLES = {
     "home": "Attention, step by step",

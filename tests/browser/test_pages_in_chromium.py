@@ -29,10 +29,10 @@ PAGES = [
 ]
 BOOK_TEXT = "Your journey starts with one step"
 PAGE_FILES = {
-    "simplified": "pages/1_simplified.py",
-    "trainable": "pages/2_trainable.py",
-    "causal": "pages/3_causal.py",
-    "multihead": "pages/4_multihead.py",
+    "simplified": "pages/simplified-attention.py",
+    "trainable": "pages/trainable-attention.py",
+    "causal": "pages/causal-attention.py",
+    "multihead": "pages/multi-head-attention.py",
 }
 
 

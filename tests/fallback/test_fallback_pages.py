@@ -69,6 +69,6 @@ def test_the_fallback_still_draws_the_passes(tmp_path, monkeypatch, fresh_tokeni
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["text"] = "the cat sat on the mat"
     at.run()
-    at.switch_page("pages/1_simplified.py").run()
+    at.switch_page("pages/simplified-attention.py").run()
     assert not at.exception
     assert len(at.get("plotly_chart")) >= 4

@@ -14,7 +14,7 @@ from attnviz import learn as L
 from ui import learn as ui_learn
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = "pages/5_learn.py"
+PAGE = "pages/watch-attention-learn.py"
 PROMPT = "Press **Train**"
 SIDEBAR_NOTE = "the sidebar's text, sizes and seeds do not apply here"
 

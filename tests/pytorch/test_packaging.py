@@ -26,8 +26,8 @@ def _project_imports(path: Path) -> set[str]:
 
 def test_the_image_keeps_the_code_page_6_imports_and_leaves_bench_output_out():
     rules = _dockerignore_rules()
-    needed = {"pages/6_pytorch.py", "ui/comparison.py"}
-    needed |= _project_imports(ROOT / "pages/6_pytorch.py")
+    needed = {"pages/against-pytorch.py", "ui/comparison.py"}
+    needed |= _project_imports(ROOT / "pages/against-pytorch.py")
     needed |= _project_imports(ROOT / "ui/comparison.py")
     assert {"bench/__init__.py", "bench/implementations.py"} <= needed
     for path in sorted(needed):

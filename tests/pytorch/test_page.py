@@ -15,7 +15,7 @@ from bench import implementations as impl
 from ui import comparison
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
-PAGE = "pages/6_pytorch.py"
+PAGE = "pages/against-pytorch.py"
 TITLE = "6. Your module against PyTorch's"
 NOT_APPLICABLE = "Not applicable"
 

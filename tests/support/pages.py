@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class PageInfo:
-    path: str  # the page's file, relative to app.py ("pages/1_simplified.py")
+    path: str  # the page's file, relative to app.py ("pages/simplified-attention.py")
     url_path: str  # its URL path without the slash ("simplified-attention")
     title: str
     default: bool

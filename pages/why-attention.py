@@ -1,5 +1,9 @@
 """Home: why attention, the four passes as a map, and the current text as tokens and X."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import pandas as pd
 import streamlit as st
 
@@ -75,7 +79,7 @@ st.dataframe(
     ),
     hide_index=True,
 )
-st.page_link("pages/1_simplified.py", label="Start with pass 1", icon=":material/arrow_forward:")
+st.page_link("pages/simplified-attention.py", label="Start with pass 1", icon=":material/arrow_forward:")
 
 st.subheader("Your text, as the model sees it")
 prep = cache.prepared(*args)

@@ -1,5 +1,9 @@
 """Pass 1: simplified self-attention, with no trainable weights (section 3.3)."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import time
 
 import streamlit as st

@@ -1,5 +1,9 @@
 """Pass 2: self-attention with trainable weights, scaled dot-product attention (section 3.4)."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import streamlit as st
 import torch
 

@@ -1,5 +1,9 @@
 """Pass 4: multi-head attention, two ways (section 3.6)."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import pandas as pd
 import streamlit as st
 import torch

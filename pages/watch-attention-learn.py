@@ -1,5 +1,9 @@
 """Beyond the book: train one causal attention layer and watch its weights become sharp."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import pandas as pd
 import streamlit as st
 

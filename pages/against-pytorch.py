@@ -1,5 +1,9 @@
 """Page 6: the chapter's MultiHeadAttention beside PyTorch's own attention: numbers, then speed."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import pandas as pd
 import streamlit as st
 

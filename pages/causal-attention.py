@@ -1,5 +1,9 @@
 """Pass 3: causal attention, dropout, and batches (section 3.5)."""
 
+from ui import entry
+
+entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
+
 import pandas as pd
 import streamlit as st
 import torch

@@ -1,0 +1,141 @@
+"""A fresh server's first visit is clean, whichever lesson link it is.
+
+Streamlit resolves the first visit of a process against the ``pages/`` folder's file names
+before app.py has ever run (see ui/entry.py). Each test here starts a new ``streamlit run
+app.py`` (the laptop command: no health check, no warm-up) and makes a lesson link its very
+first request. While the page loads, a MutationObserver in the page records every dialog and
+every list of sidebar page links that appears, so a notice or a file-name list that shows for
+a moment and then goes away is still caught.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.browser import chromium, wait_for_app
+from tests.support.network import proxy_env
+from tests.support.pages import ROOT, app_pages
+from tests.support.server import running_app
+
+pytestmark = pytest.mark.browser
+
+PAGES = app_pages()
+# The heading each page shows (its st.title). A new page adds its line here.
+HEADINGS = {
+    "why-attention": "Attention, step by step",
+    "simplified-attention": "1. Simplified self-attention",
+    "trainable-attention": "2. Trainable self-attention",
+    "causal-attention": "3. Causal attention and dropout",
+    "multi-head-attention": "4. Multi-head attention",
+    "watch-attention-learn": "5. Watch attention learn",
+    "against-pytorch": "6. Your module against PyTorch's",
+    "trained-heads": "Trained heads",
+}
+# A lesson link carries settings; the first visit must keep them.
+LESSON_QUERY = "text=The+cat+sat+on+the+mat"
+
+RECORDER = """
+window.__firstVisit = {dialogs: [], navs: []};
+const record = () => {
+  for (const d of document.querySelectorAll("[role='dialog'], [data-testid='stDialog']")) {
+    const text = (d.textContent || "").trim();
+    if (text && !window.__firstVisit.dialogs.includes(text)) window.__firstVisit.dialogs.push(text);
+  }
+  const nav = document.querySelector("[data-testid='stSidebarNav']");
+  if (nav) {
+    const links = [...nav.querySelectorAll("a")].map(a => (a.textContent || "").trim());
+    const key = JSON.stringify(links);
+    const navs = window.__firstVisit.navs;
+    if (links.length && navs[navs.length - 1] !== key) navs.push(key);
+  }
+};
+new MutationObserver(record).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def first_visit(url: str, proxy_port: int, path: str, heading: str) -> dict:
+    """Open ``url + path`` as the first request and wait for the page's heading and the run's
+    end; return what the page showed along the way and at the end."""
+    if shutil.which("chromium") is None:
+        pytest.fail("chromium is not on PATH: apt-get install -y chromium")
+    with chromium(proxy_port) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1200})
+        page.add_init_script(RECORDER)
+        page.goto(url + path)
+        page.locator("h1", has_text=heading).first.wait_for(timeout=120_000)
+        wait_for_app(page, 120_000)
+        page.wait_for_timeout(1500)  # a late notice or navigation message would land by now
+        seen = page.evaluate("() => window.__firstVisit")
+        final = page.evaluate(
+            """() => ({
+                url: location.pathname + location.search,
+                h1: [...document.querySelectorAll('h1')].map(h => h.textContent.trim()),
+                nav: [...document.querySelectorAll("[data-testid='stSidebarNav'] a")]
+                        .map(a => a.textContent.trim()),
+                body: document.body.innerText,
+                inputs: [...document.querySelectorAll('input, textarea')].map(e => e.value),
+            })"""
+        )
+    return {
+        "dialogs": seen["dialogs"],
+        "navs": [json.loads(n) for n in seen["navs"]],
+        **final,
+    }
+
+
+def check_clean(result: dict, path: str, heading: str, titles: list[str]) -> None:
+    assert result["dialogs"] == [], f"{path}: a dialog appeared: {result['dialogs']}"
+    assert "Page not found" not in result["body"], path
+    assert heading in result["h1"], f"{path}: headings {result['h1']}, expected {heading!r}"
+    assert result["nav"] == titles, f"{path}: sidebar shows {result['nav']}"
+    # Every page-link list the sidebar ever showed was the app's own titles: never the
+    # file names the legacy lookup would list ("app", "causal-attention", ...).
+    assert all(nav == titles for nav in result["navs"]), f"{path}: sidebar went {result['navs']}"
+    assert "Traceback" not in result["body"]
+
+
+def _server_env(blackhole) -> dict[str, str]:
+    env = dict(proxy_env(blackhole))
+    cache = ROOT.parent / "shared" / "tiktoken_cache"
+    if cache.is_dir():
+        env.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
+    return env
+
+
+def test_every_page_has_a_heading_to_check():
+    assert {p.url_path for p in PAGES} <= set(HEADINGS), "add the new page's heading"
+
+
+def test_page_files_are_named_after_their_url_paths():
+    """The rule the first visit depends on (ui/entry.py): the legacy lookup must find, under
+    the requested URL path, the very page app.py registers there."""
+    for p in PAGES:
+        assert Path(p.path).parent == Path("pages"), p.path
+        assert Path(p.path).stem == p.url_path, f"{p.path} is served at /{p.url_path}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.url_path for p in PAGES])
+def test_a_lesson_link_as_a_fresh_servers_first_request_opens_cleanly(page, blackhole, artifacts):
+    titles = [p.title for p in PAGES]
+    path = f"/{page.url_path}?{LESSON_QUERY}"
+    log = artifacts / f"cold-start-{page.url_path}.log"
+    with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
+        result = first_visit(url, blackhole.port, path, HEADINGS[page.url_path])
+    check_clean(result, path, HEADINGS[page.url_path], titles)
+    # The link's own path stays (the home page's is "/", its address in the sidebar).
+    assert result["url"].split("?")[0] in (f"/{page.url_path}", page.url), result["url"]
+    if page.draws_sidebar_text:
+        assert "The cat sat on the mat" in result["inputs"], "the link's text was lost"
+
+
+def test_the_root_as_a_fresh_servers_first_request_opens_cleanly(blackhole, artifacts):
+    titles = [p.title for p in PAGES]
+    home = next(p for p in PAGES if p.default)
+    log = artifacts / "cold-start-root.log"
+    with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
+        result = first_visit(url, blackhole.port, "/", HEADINGS[home.url_path])
+    check_clean(result, "/", HEADINGS[home.url_path], titles)
