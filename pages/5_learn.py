@@ -327,6 +327,6 @@ panels.source(
     learn.marked_batch,
     learn.masked_loss,
     learn.train,
-    M.multi_head_attention,
+    M.MultiHeadAttention,
     title="The engine's code for this",
 )

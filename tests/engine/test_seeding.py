@@ -106,7 +106,7 @@ def test_the_dropout_bug_is_reproducible_because_its_draws_are_forked():
 def _causal_run(seed: int, x, lab):
     spec = T.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, seed)
     tr = T.trace_causal(spec, x, lab, training=True, dropout_seed=seed + 1000)
-    return tr.output, tr["dropped_weights"], tr["W_query.weight"]
+    return tr.output, tr.weights_dropped, tr.params["W_query.weight"]
 
 
 def test_concurrent_seeded_traces_are_bit_identical_to_single_threaded_runs():
