@@ -14,7 +14,7 @@ from . import book
 from . import trace as T
 from .inputs import BOOK_LABELS, book_inputs, embed
 from .settings import Settings
-from .tokens import Tokens, get_tokenizer, tokenize
+from .tokens import Tokens, tokenize
 
 
 @dataclass(frozen=True)
@@ -72,10 +72,6 @@ def within_context(prep: Prepared, context_length: int) -> tuple[Prepared, str |
         prep.messages,
     )
     return cut, note
-
-
-def tokenizer_status():
-    return get_tokenizer().status
 
 
 # --- module specs from the settings -------------------------------------------------------

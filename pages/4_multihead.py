@@ -79,7 +79,8 @@ with st.expander("Presets", expanded=False):
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
         "Parameters of MultiHeadAttention with qkv_bias=False: 3·d_in·d_out + d_out² + d_out. "
-        "Exercise 3.3: 2,360,064 for GPT-2 small, a small share of its 124M: most parameters sit "
+        f"Exercise 3.3: {book.EXERCISE_3_3_PARAMETERS:,} for GPT-2 small, a small share of its "
+        "124M: most parameters sit "
         "in the feed-forward layers and the embeddings."
     )
     cols = st.columns(len(PRESETS))

@@ -286,7 +286,6 @@ def _lesson_calls(s):
         "lesson.causal_batch[book]": lambda: L.causal_batch(book_batch, s, use_book=True),
         "lesson.within_context": lambda: L.within_context(prep, 32),
         "lesson.within_context[cut]": lambda: L.within_context(prep, 3),
-        "lesson.tokenizer_status": L.tokenizer_status,
         "lesson.spec_trainable": lambda: L.spec_trainable(s, "v1"),
         "lesson.spec_causal": lambda: L.spec_causal(s),
         "lesson.spec_multihead": lambda: L.spec_multihead(s),

@@ -59,6 +59,16 @@ def test_seeded_holds_the_lock_and_is_reentrant():
         assert torch.equal(outer_continues, torch.rand(2))
 
 
+def test_only_the_thread_inside_seeded_holds_the_lock():
+    seen = []
+    with seeded(1):
+        other = threading.Thread(target=lambda: seen.append(rng_lock_held_by_me()))
+        other.start()
+        other.join()
+        assert rng_lock_held_by_me()
+    assert seen == [False]
+
+
 def test_seeded_restores_even_when_the_block_raises():
     before = torch.random.get_rng_state()
     with pytest.raises(RuntimeError), seeded(5):
