@@ -16,6 +16,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -366,12 +367,14 @@ def forward_of(bug: Bug | None, pass_kind: str, spec: ModuleSpec | None = None) 
     if bug is not None and bug.where == "route1":
         return _route1(bug.compiled(spec))
     if pass_kind == "simplified":
-        simplified = M.simplified_attention if bug is None else bug.compiled(spec)
+        simplified: Callable[[torch.Tensor], torch.Tensor] = (
+            M.simplified_attention if bug is None else bug.compiled(spec)
+        )
         return lambda module, x: simplified(x)
     if pass_kind not in ("trainable", "causal", "multihead"):
         raise ValueError(f"unknown pass {pass_kind!r}")
     if bug is None:
-        return lambda module, x: module(x)
+        return lambda module, x: cast(nn.Module, module)(x)
     buggy = bug.compiled(spec).forward
     return lambda module, x: buggy(module, x)
 

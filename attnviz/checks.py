@@ -17,6 +17,7 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -380,7 +381,7 @@ def _copy_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None
 
 def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections."""
-    context_length = mha.mask.shape[0]
+    context_length = cast(torch.Tensor, mha.mask).shape[0]
     bias = mha.W_query.bias is not None
     with seeded(None):  # its random initial weights are overwritten below
         wrapper = M.MultiHeadAttentionWrapper(
@@ -422,7 +423,9 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     )
 
 
-def transferred_v1(sa_v1: nn.Module, sa_v2: nn.Module) -> nn.Module:
+def transferred_v1(
+    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2
+) -> M.SelfAttention_v1:
     """A copy of ``sa_v1`` holding ``sa_v2``'s weights, transposed (exercise 3.1); the caller's
     ``sa_v1`` keeps its own."""
     sa_v1 = copy.deepcopy(sa_v1)
@@ -432,7 +435,9 @@ def transferred_v1(sa_v1: nn.Module, sa_v2: nn.Module) -> nn.Module:
     return sa_v1
 
 
-def v1_equals_v2(sa_v1: nn.Module, sa_v2: nn.Module, inputs: torch.Tensor) -> CheckResult:
+def v1_equals_v2(
+    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2, inputs: torch.Tensor
+) -> CheckResult:
     """Exercise 3.1: v1 with v2's transposed Linear weights gives v2's output."""
     title = "SelfAttention_v1 = v2 (exercise 3.1)"
     if sa_v2.W_query.bias is not None:
@@ -534,7 +539,7 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha))
+        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or "")
     n = x.shape[-2]
     with torch.inference_mode(), M.recording() as recorded:
         ours = mha(x)
@@ -611,7 +616,7 @@ def torch_mha_weights_match(mha: M.MultiHeadAttention, x: torch.Tensor) -> Check
     theirs = torch_mha_forward(mha, x)
     if theirs is None:
         return CheckResult(
-            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha)
+            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha) or ""
         )
     with torch.inference_mode(), M.recording() as recorded:
         mha(x)
@@ -674,10 +679,10 @@ def batch_rows_independent(
     title = TITLES["batch_rows_independent"]
     with torch.inference_mode():
         together = forward(x)
-        alone = []
+        one_by_one = []
         for i in range(x.shape[0]):
             try:
-                alone.append(forward(x[i : i + 1]))
+                one_by_one.append(forward(x[i : i + 1]))
             except RuntimeError as err:
                 # The batch ran but one example alone does not: the computation depends on
                 # the batch it sits in, which is exactly what this check is about.
@@ -692,7 +697,7 @@ def batch_rows_independent(
                     f"raises RuntimeError: {err}. The computation depends on the batch "
                     "around each example",
                 )
-        alone = torch.cat(alone, dim=0)
+        alone = torch.cat(one_by_one, dim=0)
     return _compare(
         "batch_rows_independent",
         title,
