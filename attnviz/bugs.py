@@ -1,148 +1,30 @@
-"""The classic attention bugs, each a small function one line away from the engine's own step.
+"""The classic attention bugs, each a one-line edit of the engine's own code.
 
-A page can show each bug's one-line diff (:meth:`Bug.diff`), run the pass with that one step
-swapped in (:func:`run_bug`), and show which check fails and by how much, or the exact error the
-bug raises. Some bugs are invisible at some settings (one head, one token, dropout 0,
-``T == context_length``): :meth:`Bug.hidden_reason` says so and names the change that reveals it.
-
-:func:`run_steps` composes a pass from steps; with the default :class:`Steps` it computes exactly
-what the modules compute (a test checks it bit for bit), so a bug's effect is that one line.
+A bug is a (correct line, replacement) pair applied to the source of the module class or pass
+function that holds the line (``inspect.getsource``), compiled once and run like the original:
+the traced forward, the plain forward and the buggy forward are the same lines but one. A page
+shows the edit as a diff (:meth:`Bug.diff`), runs it (:func:`run_bug`) and shows which check
+fails and by how much, or the exact error the bug raises. Some bugs are invisible at some
+settings (one head, one token, dropout 0, ``T == context_length``): :meth:`Bug.hidden_reason`
+says so and names the change that reveals it.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 from . import checks as C
 from . import modules as M
 from .seeding import seeded
-from .trace import ModuleSpec
-
-
-# --- the buggy steps (each differs from the step it replaces in one line) -----------------
-def softmax_rows_wrong_axis(scores):
-    """Each query's row becomes weights that are positive and sum to 1."""
-    return torch.softmax(scores, dim=-2)
-
-
-def softmax_rows_divide_by_sum(scores):
-    """Each query's row becomes weights that are positive and sum to 1."""
-    return scores / scores.sum(dim=-1, keepdim=True)
-
-
-def scale_scores_missing(attn_scores, d_k):
-    """Divide by sqrt(d_k) so the softmax does not saturate and keeps useful gradients."""
-    return attn_scores
-
-
-def key_width_d_out(keys):
-    """d_k: the width of one key, the last dim (head_dim once heads are split)."""
-    return keys.shape[1] * keys.shape[-1]  # num_heads * head_dim: the whole d_out
-
-
-def mask_future_with_zero(attn_scores, mask, num_tokens):
-    """Hide future keys: -inf becomes weight exactly 0 after the softmax. In place, as the book."""
-    return attn_scores.masked_fill_(mask.bool()[:num_tokens, :num_tokens], 0.0)
-
-
-def mask_future_unsliced(attn_scores, mask, num_tokens):
-    """Hide future keys: -inf becomes weight exactly 0 after the softmax. In place, as the book."""
-    return attn_scores.masked_fill_(mask.bool(), -torch.inf)
-
-
-def renormalize_causal_unmasked(attn_weights, mask, num_tokens):
-    """The other masking route: zero the future weights after the softmax, then renormalize."""
-    masked_simple = attn_weights
-    return masked_simple / masked_simple.sum(dim=-1, keepdim=True)
-
-
-def apply_dropout_always(attn_weights, dropout):
-    """Drop weights at random in training mode (scaling the rest by 1/(1-p)); identity in eval."""
-    return F.dropout(attn_weights, dropout.p, training=True)
-
-
-def attention_scores_global_transpose(queries, keys):
-    """omega = Q K^T: every query against every key, over the last two dims."""
-    return queries @ keys.T  # (..., T, T)
-
-
-def split_heads_without_transpose(x, num_heads, head_dim):
-    """(b, T, d_out) -> (b, T, H, head_dim) -> (b, H, T, head_dim): one T x head_dim per head."""
-    b, num_tokens, _ = x.shape
-    return x.view(b, num_heads, num_tokens, head_dim)
-
-
-# --- composing a pass from steps ----------------------------------------------------------
-@dataclass(frozen=True)
-class Steps:
-    attention_scores: Callable = M.attention_scores
-    mask_future: Callable = M.mask_future
-    key_width: Callable = M.key_width
-    scale_scores: Callable = M.scale_scores
-    softmax_rows: Callable = M.softmax_rows
-    apply_dropout: Callable = M.apply_dropout
-    split_heads: Callable = M.split_heads
-    # When set, the causal mask is applied after the softmax by this function (route 1).
-    renormalize: Callable | None = None
-
-
-def _attend(steps, queries, keys, values, module=None, mask=None, dropout=None, out=None):
-    num_tokens = queries.shape[-2]
-    attn_scores = steps.attention_scores(queries, keys)
-    if mask is not None and steps.renormalize is None:
-        attn_scores = steps.mask_future(attn_scores, mask, num_tokens)
-    scaled = steps.scale_scores(attn_scores, steps.key_width(keys))
-    attn_weights = steps.softmax_rows(scaled)
-    if mask is not None and steps.renormalize is not None:
-        attn_weights = steps.renormalize(attn_weights, mask, num_tokens)
-    out.update(scaled_scores=scaled, attn_weights=attn_weights)
-    if dropout is not None:
-        attn_weights = steps.apply_dropout(attn_weights, dropout)
-    return M.context_vectors(attn_weights, values)
-
-
-def run_steps(kind: str, module: nn.Module | None, x: torch.Tensor, steps: Steps = Steps()) -> dict:
-    """Run one pass from its steps; returns its named tensors (``output`` among them)."""
-    out: dict[str, torch.Tensor] = {}
-    if kind == "simplified":  # no weights, no scaling: softmax(X X^T) X
-        attn_scores = steps.attention_scores(x, x)
-        attn_weights = steps.softmax_rows(attn_scores)
-        out.update(scaled_scores=attn_scores, attn_weights=attn_weights)
-        out["output"] = M.context_vectors(attn_weights, x)
-        return out
-    keys, queries, values = _project(module, x)
-    out.update(queries=queries, keys=keys, values=values)
-    if kind == "trainable":
-        out["output"] = _attend(steps, queries, keys, values, module, out=out)
-    elif kind == "causal":
-        out["output"] = _attend(
-            steps, queries, keys, values, module, module.mask, module.dropout, out
-        )
-    elif kind == "multihead":
-        heads = [
-            steps.split_heads(t, module.num_heads, module.head_dim) for t in (queries, keys, values)
-        ]
-        context = _attend(steps, *heads, module, module.mask, module.dropout, out)
-        out["context_heads"] = context
-        out["merged"] = M.merge_heads(context, module.d_out)
-        out["output"] = module.out_proj(out["merged"])
-    else:
-        raise ValueError(kind)
-    return out
-
-
-def _project(module: nn.Module, x: torch.Tensor):
-    if isinstance(module.W_key, nn.Linear):
-        return module.W_key(x), module.W_query(x), module.W_value(x)
-    return x @ module.W_key, x @ module.W_query, x @ module.W_value
+from .trace import ModuleSpec, record
 
 
 # --- the bugs -----------------------------------------------------------------------------
@@ -166,40 +48,85 @@ SLIPS_DEFAULT = (
 )
 
 
+# Where each pass's code lives in attnviz/modules.py (the trainable pass: v1 or v2, by spec).
+TARGETS = {
+    "simplified": "simplified_attention",
+    "trainable": "SelfAttention_v2",
+    "causal": "CausalAttention",
+    "route1": "renormalized_causal_weights",
+    "multihead": "MultiHeadAttention",
+}
+
+
+def _code(line: str) -> str:
+    """A source line without its indentation and trailing comment."""
+    return line.split("  #")[0].strip()
+
+
+@functools.cache
+def _source(target: str) -> str:
+    return inspect.getsource(getattr(M, target))
+
+
+@functools.cache
+def _compiled(target: str, line: str, replacement: str):
+    """The class or function ``target`` of attnviz/modules.py with ``line`` replaced, compiled
+    in a copy of that module's namespace (so ``tap`` records its intermediates as usual)."""
+    namespace = dict(vars(M))
+    code = compile(_edited(target, line, replacement), f"<bug in {target}>", "exec")
+    exec(code, namespace)  # the engine's own source with one line changed, nothing from outside
+    return namespace[target]
+
+
+def _edited(target: str, line: str, replacement: str) -> str:
+    lines = _source(target).splitlines()
+    hits = [i for i, ln in enumerate(lines) if _code(ln) == line]
+    if len(hits) != 1:
+        raise ValueError(f"{line!r} occurs {len(hits)} times in {target}, not once")
+    i = hits[0]
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    lines[i] = indent + replacement
+    return "\n".join(lines) + "\n"
+
+
 @dataclass(frozen=True)
 class Bug:
     key: str
     title: str
     pass_kind: str  # the page: "simplified", "trainable", "causal", "multihead"
-    step: str  # the Steps field it replaces
-    buggy: Callable
+    line: str  # the correct line, as it reads in attnviz/modules.py (without its comment)
+    replacement: str  # the buggy line
     check: str  # the CheckResult.name that fails
     symptom: str
     shows: BugSetting = field(default_factory=BugSetting)
-    raises: str | None = None  # when it raises instead: why the shapes clash (format fields)
+    raises: bool = False  # it raises a RuntimeError (at some settings) instead of running
+    # Why the shapes clash when it raises (format fields {ctx}, {T}, {scores}).
+    clash: str | None = None
+    # The pass's code it edits when that is not the page's main one ("route1": the causal
+    # page's renormalising route).
+    where: str | None = None
     # Why the bug can still slip past its check when the settings do not hide it: run_bug
     # reports it (status "documented", with the numbers) instead of a green pass on buggy code.
     # Format fields: {weights} and {output} (the largest change the bug made), {margin} (pass 1:
     # how far each token's score with itself exceeds its best score with another token).
     slips_when: str = SLIPS_DEFAULT
 
-    @property
-    def correct(self) -> Callable:
-        return (
-            Steps.__dataclass_fields__[self.step].default
-            if self.step != "renormalize"
-            else M.renormalize_causal
-        )
+    def target(self, spec: ModuleSpec | None = None) -> str:
+        """The name of the class or function in attnviz/modules.py that this bug edits."""
+        if self.pass_kind == "trainable" and spec is not None and spec.kind == "v1":
+            return "SelfAttention_v1"
+        return TARGETS[self.where or self.pass_kind]
 
-    def diff(self) -> str:
-        """The one-line unified diff from the engine's step to the buggy one."""
-        right = textwrap.dedent(inspect.getsource(self.correct)).splitlines()
-        wrong = textwrap.dedent(inspect.getsource(self.buggy)).splitlines()
-        wrong[0] = wrong[0].replace(self.buggy.__name__, self.correct.__name__)
-        # Compare the bodies line by line; signatures may differ only by type hints.
-        right_body = [ln for ln in right[1:] if not ln.strip().startswith(('"""', "#"))]
-        wrong_body = [ln for ln in wrong[1:] if not ln.strip().startswith(('"""', "#"))]
-        lines = difflib.unified_diff(right_body, wrong_body, "correct", "bug", n=3, lineterm="")
+    def compiled(self, spec: ModuleSpec | None = None):
+        """The edited class or function, compiled once per target."""
+        return _compiled(self.target(spec), self.line, self.replacement)
+
+    def diff(self, spec: ModuleSpec | None = None) -> str:
+        """The unified diff from the engine's code to the buggy code: one line changed."""
+        target = self.target(spec)
+        right = _source(target).splitlines()
+        wrong = _edited(target, self.line, self.replacement).splitlines()
+        lines = difflib.unified_diff(right, wrong, "correct", "bug", n=3, lineterm="")
         return "\n".join(lines)
 
     def changed_lines(self) -> tuple[list[str], list[str]]:
@@ -279,13 +206,16 @@ class Bug:
         return self.hidden_reason(*self.settings_of(x, spec))
 
 
+SOFTMAX_SCALED = "attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)"
+MASK_LINE = "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)"
+
 BUGS: tuple[Bug, ...] = (
     Bug(
         "softmax_wrong_axis",
         "Softmax over the wrong axis",
         "simplified",
-        "softmax_rows",
-        softmax_rows_wrong_axis,
+        "attn_weights = torch.softmax(attn_scores, dim=-1)",
+        "attn_weights = torch.softmax(attn_scores, dim=-2)",
         "rows_sum_to_one",
         "dim=-2 normalises each key's column, so the query rows no longer sum to 1",
         # Typed rows have |x|² near 1 at every d_in (attnviz.inputs.row_scale), so X Xᵀ never
@@ -301,8 +231,8 @@ BUGS: tuple[Bug, ...] = (
         "divide_by_sum",
         "Dividing by the sum instead of softmax",
         "simplified",
-        "softmax_rows",
-        softmax_rows_divide_by_sum,
+        "attn_weights = torch.softmax(attn_scores, dim=-1)",
+        "attn_weights = attn_scores / attn_scores.sum(dim=-1, keepdim=True)",
         "weights_are_softmax",
         "the rows sum to 1 but the weights are not softmax: negative scores give negative weights",
     ),
@@ -310,8 +240,8 @@ BUGS: tuple[Bug, ...] = (
         "no_scaling",
         "No 1/√d_k scaling",
         "trainable",
-        "scale_scores",
-        scale_scores_missing,
+        SOFTMAX_SCALED,
+        "attn_weights = torch.softmax(attn_scores, dim=-1)",
         "matches_sdpa",
         "scores grow with d_k, the softmax saturates towards one-hot",
         BugSetting(head_dim_at_least=2),
@@ -322,8 +252,8 @@ BUGS: tuple[Bug, ...] = (
         "scale_by_d_out",
         "Scaling by √d_out instead of √head_dim",
         "multihead",
-        "key_width",
-        key_width_d_out,
+        SOFTMAX_SCALED,
+        "attn_weights = torch.softmax(attn_scores / self.d_out ** 0.5, dim=-1)",
         "matches_sdpa",
         "each head's scores are divided by too much, so its weights are too flat",
         BugSetting(heads_at_least=2),
@@ -334,8 +264,8 @@ BUGS: tuple[Bug, ...] = (
         "split_without_transpose",
         "Splitting heads with view(b, H, T, head_dim)",
         "multihead",
-        "split_heads",
-        split_heads_without_transpose,
+        "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)",
+        "queries = queries.view(b, self.num_heads, num_tokens, self.head_dim)",
         "heads_equal_loop",
         "it runs, but each 'head' now holds pieces of several tokens: tokens mix across heads",
         BugSetting(heads_at_least=2),
@@ -344,8 +274,8 @@ BUGS: tuple[Bug, ...] = (
         "mask_with_zero",
         "Masking with 0 instead of −∞",
         "causal",
-        "mask_future",
-        mask_future_with_zero,
+        MASK_LINE,
+        "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], 0.0)",
         "no_future_leak",
         "a score of 0 still gets weight exp(0) after the softmax: future tokens leak in",
         slips_when="the visible scores here are so large that a future score of 0 still gets "
@@ -355,31 +285,33 @@ BUGS: tuple[Bug, ...] = (
         "renormalize_without_mask",
         "Renormalizing without masking",
         "causal",
-        "renormalize",
-        renormalize_causal_unmasked,
+        "masked_simple = attn_weights * (1 - mask[:num_tokens, :num_tokens])",
+        "masked_simple = attn_weights",
         "no_future_leak",
         "dividing by the row sum without zeroing the future keeps the full, leaking weights",
         slips_when="the future keys here already get weights ≈ 0 from the softmax, so leaving "
         "them in changes nothing visible; other text shows it",
+        where="route1",
     ),
     Bug(
         "unsliced_mask",
         "Mask not sliced to the number of tokens",
         "causal",
-        "mask_future",
-        mask_future_unsliced,
+        MASK_LINE,
+        "attn_scores.masked_fill_(self.mask.bool(), -torch.inf)",
         "no_future_leak",
         "the buffer is context_length x context_length; the scores only T x T",
         BugSetting(tokens_at_least=1, tokens_below_context=True),
-        raises="the mask is ({ctx}, {ctx}) but the scores are ({scores}): masked_fill_ needs the "
+        raises=True,
+        clash="the mask is ({ctx}, {ctx}) but the scores are ({scores}): masked_fill_ needs the "
         "mask to broadcast to the scores, and {ctx} ≠ {T}, so PyTorch refuses",
     ),
     Bug(
         "dropout_in_eval",
         "Dropout left on in eval mode",
         "causal",
-        "apply_dropout",
-        apply_dropout_always,
+        "attn_weights = self.dropout(attn_weights)",
+        "attn_weights = nn.functional.dropout(attn_weights, self.dropout.p, training=True)",
         "eval_ignores_dropout",
         "F.dropout(training=True) ignores module.eval(): predictions change from run to run",
         BugSetting(tokens_at_least=1, dropout_above_zero=True),
@@ -388,16 +320,14 @@ BUGS: tuple[Bug, ...] = (
         "global_transpose",
         "A global transpose across the batch (keys.T)",
         "causal",
-        "attention_scores",
-        attention_scores_global_transpose,
+        "attn_scores = queries @ keys.transpose(1, 2)",
+        "attn_scores = queries @ keys.T",
         "batch_rows_independent",
         "keys.T reverses all three dims, batch included",
         BugSetting(tokens_at_least=1),
         slips_when="with one example of one token and d_out = 1 every dim is 1, so reversing "
         "them changes nothing; two examples show it",
-        raises="keys.T turns keys ({keys}) into ({keys_T}): every dim reversed, batch included. "
-        "queries ({queries}) @ that needs matching inner sizes ({d} against {T}) and batch "
-        "sizes that broadcast ({b} against {d}), so the matmul fails",
+        raises=True,
     ),
 )
 
@@ -414,12 +344,58 @@ class BugOutcome:
     check: C.CheckResult | None  # the named check on the buggy computation
     error: str | None  # the exact error, when the bug raises
     why: str | None  # why the shapes clash, when it raises
-    wrong: dict | None  # the buggy run's tensors
+    wrong: dict | None  # the buggy run's tensors: output, attn_weights, ... (see run_pass)
     right: dict  # the correct run's tensors
 
 
+Forward = Callable[[nn.Module | None, torch.Tensor], torch.Tensor]
+
+
+def _route1(renormalized: Callable) -> Forward:
+    """The causal pass by the other masking route: the module's projections, the weights from
+    ``renormalized`` (``renormalized_causal_weights``, or a bug's edit of it), dropout, context."""
+
+    def forward(module, x):
+        queries, keys, values = module.W_query(x), module.W_key(x), module.W_value(x)
+        attn_weights = renormalized(queries, keys, module.mask)
+        M.tap(queries=queries, keys=keys, values=values, attn_weights=attn_weights)
+        return module.dropout(attn_weights) @ values
+
+    return forward
+
+
+def forward_of(bug: Bug | None, pass_kind: str, spec: ModuleSpec | None = None) -> Forward:
+    """``forward(module, x)`` of the pass: the engine's own code, or with ``bug``'s edit."""
+    if bug is not None and bug.where == "route1":
+        return _route1(bug.compiled(spec))
+    if pass_kind == "simplified":
+        simplified: Callable[[torch.Tensor], torch.Tensor] = (
+            M.simplified_attention if bug is None else bug.compiled(spec)
+        )
+        return lambda module, x: simplified(x)
+    if pass_kind not in ("trainable", "causal", "multihead"):
+        raise ValueError(f"unknown pass {pass_kind!r}")
+    if bug is None:
+        return lambda module, x: cast(nn.Module, module)(x)
+    buggy = bug.compiled(spec).forward
+    return lambda module, x: buggy(module, x)
+
+
+def run_pass(forward: Forward, module: nn.Module | None, x: torch.Tensor) -> dict:
+    """Run a pass with its recorder on: its named tensors (output, attn_weights, queries, ...;
+    ``scaled_scores``: what the softmax saw, for the checks)."""
+    output, taps = record(lambda: forward(module, x))
+    out = {name: tensors[0] for name, tensors in taps.items()}
+    out["output"] = output
+    if module is None:  # the simplified pass: no scaling
+        out["scaled_scores"] = out["attn_scores"]
+    elif "attn_scores" in out:
+        out["scaled_scores"] = out["attn_scores"] / out["keys"].shape[-1] ** 0.5
+    return out
+
+
 def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOutcome:
-    """Run the bug's pass with its step swapped in, and its named check on what comes out.
+    """Run the bug's pass with its one line edited, and its named check on what comes out.
 
     ``x`` is (T, d_in) for the simplified and trainable passes, (b, T, d_in) for the others;
     ``spec`` builds the module (``None`` for the simplified pass). Runs in eval mode, where the
@@ -430,34 +406,27 @@ def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOut
     passes although the settings do not hide the bug (:meth:`Bug.hidden_at`), the result is
     "documented" with the numbers and :attr:`Bug.slips_when`, never a green pass on buggy code.
     """
-    steps = replace(Steps(), **{bug.step: bug.buggy})
     module = spec.build().eval() if spec is not None else None
-
-    def forward(steps_used):
-        def run(inp):
-            return run_steps(bug.pass_kind, module, inp, steps_used)["output"]
-
-        return run
-
+    buggy = forward_of(bug, bug.pass_kind, spec)
     with torch.inference_mode():
-        right = run_steps(bug.pass_kind, module, x, Steps())
+        right = run_pass(forward_of(None, bug.pass_kind), module, x)
         try:
-            # A buggy step may draw from the global generator (dropout left on in eval mode):
+            # A buggy line may draw from the global generator (dropout left on in eval mode):
             # only inside the seeding helper, like every other draw.
             with seeded(None):
-                wrong = run_steps(bug.pass_kind, module, x, steps)
+                wrong = run_pass(buggy, module, x)
         except RuntimeError as err:
             return BugOutcome(bug, None, str(err), _why(bug, x, spec), None, right)
-    check = _guarded_check(bug, module, x, spec, steps, wrong, forward)
+    check = _guarded_check(bug, module, x, spec, buggy, wrong)
     if check.passed and bug.hidden_at(x, spec) is None:
         check = _slipped(bug, check, wrong, right)
     return BugOutcome(bug, check, None, None, wrong, right)
 
 
-def _guarded_check(bug, module, x, spec, steps, tensors, forward) -> C.CheckResult:
+def _guarded_check(bug, module, x, spec, forward, tensors) -> C.CheckResult:
     """The bug's named check; if the check itself cannot run, a failing result saying why."""
     try:
-        return _named_check(bug, module, x, spec, steps, tensors, forward)
+        return _named_check(bug, module, x, spec, forward, tensors)
     except (RuntimeError, ValueError, IndexError) as err:
         title = C.TITLES.get(bug.check, bug.check)
         return C.CheckResult(
@@ -519,21 +488,14 @@ def _slip_fields(wrong: dict, right: dict) -> _Fields:
 
 
 def _why(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None) -> str | None:
-    if bug.raises is None:
-        return None
     b, T = x.shape[0], x.shape[-2]
     d = spec.d_out if spec else x.shape[-1]
     if bug.key == "global_transpose":  # which step breaks depends on the shapes
         return _why_global_transpose(b, T, d)
-    return bug.raises.format(
-        ctx=spec.context_length if spec else T,
-        T=T,
-        b=b,
-        d=d,
-        scores=", ".join(map(str, (b, T, T))),
-        keys=f"{b}, {T}, {d}",
-        keys_T=f"{d}, {T}, {b}",
-        queries=f"{b}, {T}, {d}",
+    if bug.clash is None:
+        return None
+    return bug.clash.format(
+        ctx=spec.context_length if spec else T, T=T, scores=", ".join(map(str, (b, T, T)))
     )
 
 
@@ -571,7 +533,7 @@ def _why_global_transpose(b: int, T: int, d: int) -> str:
     )
 
 
-def _named_check(bug, module, x, spec, steps, wrong, forward) -> C.CheckResult:
+def _named_check(bug, module, x, spec, forward, wrong) -> C.CheckResult:
     name = bug.check
     if name == "rows_sum_to_one":
         return C.rows_sum_to_one(wrong["attn_weights"])
@@ -579,9 +541,10 @@ def _named_check(bug, module, x, spec, steps, wrong, forward) -> C.CheckResult:
         return C.weights_are_softmax(wrong["scaled_scores"], wrong["attn_weights"])
     if name == "matches_sdpa":
         if bug.pass_kind == "multihead":
+            b, n, _ = x.shape
             q, k, v = (
-                M.split_heads(wrong[n], module.num_heads, module.head_dim)
-                for n in ("queries", "keys", "values")
+                wrong[role].view(b, n, module.num_heads, module.head_dim).transpose(1, 2)
+                for role in ("queries", "keys", "values")
             )
             return C.matches_sdpa(q, k, v, wrong["context_heads"], causal=True)
         return C.matches_sdpa(
@@ -593,37 +556,27 @@ def _named_check(bug, module, x, spec, steps, wrong, forward) -> C.CheckResult:
             wrong["queries"],
             wrong["keys"],
             wrong["values"],
-            wrong["merged"],
+            wrong["context"],
             module.num_heads,
             mask,
         )
     if name == "no_future_leak":
-        return C.no_future_leak(forward(steps), x)
+        return C.no_future_leak(lambda inp: forward(module, inp), x)
     if name == "eval_ignores_dropout":
 
         def build(p):
             return replace(spec, dropout=p).build()
 
-        def forward_with(mod, inp):
-            return run_steps(bug.pass_kind, mod, inp, steps)["output"]
-
-        return C.eval_ignores_dropout(forward_with, build, x, spec.dropout)
+        return C.eval_ignores_dropout(forward, build, x, spec.dropout)
     if name == "batch_rows_independent":
-        return C.batch_rows_independent(forward(steps), x)
+        return C.batch_rows_independent(lambda inp: forward(module, inp), x)
     raise ValueError(name)
 
 
 def correct_check(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> C.CheckResult:
     """The same named check on the correct code (for the 'right' badge beside the wrong one)."""
     module = spec.build().eval() if spec is not None else None
-    steps = Steps()
+    forward = forward_of(None, bug.pass_kind)
     with torch.inference_mode():
-        right = run_steps(bug.pass_kind, module, x, steps)
-
-    def forward(steps_used):
-        def run(inp):
-            return run_steps(bug.pass_kind, module, inp, steps_used)["output"]
-
-        return run
-
-    return _guarded_check(bug, module, x, spec, steps, right, forward)
+        right = run_pass(forward, module, x)
+    return _guarded_check(bug, module, x, spec, forward, right)

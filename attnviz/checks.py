@@ -13,9 +13,11 @@ difference ("2.4e-04 on values ~800: float32 rounding").
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -141,7 +143,7 @@ def loops_equal_matmul(inputs: torch.Tensor, loop_scores: torch.Tensor) -> Check
     """The chapter's nested loops of ``torch.dot`` give X X^T."""
     n = loop_scores.shape[0]
     with torch.inference_mode():
-        matmul = M.attention_scores(inputs[:n], inputs[:n])
+        matmul = inputs[:n] @ inputs[:n].T
     return _compare(
         "loops_equal_matmul",
         "Nested loops = X Xᵀ",
@@ -345,15 +347,18 @@ def no_future_leak(forward: Callable[[torch.Tensor], torch.Tensor], x: torch.Ten
 def heads_equal_loop(
     queries, keys, values, merged, num_heads: int, mask: torch.Tensor | None
 ) -> CheckResult:
-    """The batched (b, H, T, T) computation equals attending head by head over column slices."""
+    """The batched (b, H, T, T) computation equals attending head by head over column slices
+    (each head by PyTorch's ``scaled_dot_product_attention``; ``mask``: True = hidden)."""
     head_dim = queries.shape[-1] // num_heads
+    allowed = None if mask is None else ~mask
     with torch.inference_mode():
         outs = []
         for h in range(num_heads):
             cols = slice(h * head_dim, (h + 1) * head_dim)
-            outs.append(M.attend(queries[..., cols], keys[..., cols], values[..., cols], mask))
+            q, k, v = queries[..., cols], keys[..., cols], values[..., cols]
+            outs.append(F.scaled_dot_product_attention(q, k, v, attn_mask=allowed))
         looped = torch.cat(outs, dim=-1)
-        scores = M.attention_scores(queries[..., :head_dim], keys[..., :head_dim])
+        scores = queries[..., :head_dim] @ keys[..., :head_dim].transpose(-2, -1)
     scale = _max_abs(scores) / math.sqrt(head_dim) * max(_max_abs(values), 1.0)
     return _compare(
         "heads_equal_loop",
@@ -376,7 +381,7 @@ def _copy_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None
 
 def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections."""
-    context_length = mha.mask.shape[0]
+    context_length = cast(torch.Tensor, mha.mask).shape[0]
     bias = mha.W_query.bias is not None
     with seeded(None):  # its random initial weights are overwritten below
         wrapper = M.MultiHeadAttentionWrapper(
@@ -401,12 +406,11 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     """Concatenated wrapper heads equal the weight-split context before ``out_proj`` (eval)."""
     mha = mha.eval()
     wrapper = wrapper_from_mha(mha)
-    recorded = {}
-    with torch.inference_mode():
-        M.multi_head_attention(mha, x, lambda n, t: recorded.__setitem__(n, t))
+    with torch.inference_mode(), M.recording() as taps:
+        mha(x)
         concatenated = wrapper(x)
-    merged = recorded["merged"]
-    scale = _max_abs(recorded["scaled_scores"]) * max(_max_abs(recorded["values"]), 1.0)
+    merged = taps["context"][0]
+    scale = _max_abs(_scaled_scores(mha, taps)) * max(_max_abs(taps["values"][0]), 1.0)
     return _compare(
         "wrapper_equals_split",
         "Wrapper = weight split (before out_proj)",
@@ -419,7 +423,21 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     )
 
 
-def v1_equals_v2(sa_v1: nn.Module, sa_v2: nn.Module, inputs: torch.Tensor) -> CheckResult:
+def transferred_v1(
+    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2
+) -> M.SelfAttention_v1:
+    """A copy of ``sa_v1`` holding ``sa_v2``'s weights, transposed (exercise 3.1); the caller's
+    ``sa_v1`` keeps its own."""
+    sa_v1 = copy.deepcopy(sa_v1)
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+    return sa_v1
+
+
+def v1_equals_v2(
+    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2, inputs: torch.Tensor
+) -> CheckResult:
     """Exercise 3.1: v1 with v2's transposed Linear weights gives v2's output."""
     title = "SelfAttention_v1 = v2 (exercise 3.1)"
     if sa_v2.W_query.bias is not None:
@@ -432,12 +450,10 @@ def v1_equals_v2(sa_v1: nn.Module, sa_v2: nn.Module, inputs: torch.Tensor) -> Ch
             None,
             "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True",
         )
-    with torch.no_grad():
-        for name in ("W_query", "W_key", "W_value"):
-            getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+    sa_v1 = transferred_v1(sa_v1, sa_v2)
     with torch.inference_mode():
         out1, out2 = sa_v1(inputs), sa_v2(inputs)
-        scores = M.attention_scores(sa_v2.W_query(inputs), sa_v2.W_key(inputs))
+        scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).transpose(-2, -1)
     scale = _max_abs(scores) * max(_max_abs(out2), 1.0)
     return _compare(
         "v1_equals_v2",
@@ -455,7 +471,7 @@ def matches_sdpa(queries, keys, values, context_vec, causal: bool) -> CheckResul
     """Our attention equals ``torch.nn.functional.scaled_dot_product_attention`` on the same q, k, v."""
     with torch.inference_mode():
         reference = F.scaled_dot_product_attention(queries, keys, values, is_causal=causal)
-        scores = M.attention_scores(queries, keys)
+        scores = queries @ keys.transpose(-2, -1)
     scale = _max_abs(scores) / math.sqrt(keys.shape[-1]) * max(_max_abs(values), 1.0)
     kind = "causal" if causal else "full"
     return _compare(
@@ -501,12 +517,18 @@ def torch_mha_na(mha: M.MultiHeadAttention) -> str | None:
     )
 
 
+def _scaled_scores(mha: M.MultiHeadAttention, taps: dict) -> torch.Tensor:
+    """The scores the softmax saw in the recorded forward, attn_scores / √head_dim."""
+    with torch.inference_mode():
+        return taps["attn_scores"][0] / mha.head_dim**0.5
+
+
 def _mha_output_scale(mha: M.MultiHeadAttention, recorded: dict) -> float:
     """The size of the numbers behind one ``MultiHeadAttention`` output: the scaled scores, times
     the values, times the largest row sum of ``out_proj`` (how much it can amplify them)."""
     return (
-        _max_abs(recorded["scaled_scores"])
-        * max(_max_abs(recorded["values"]), 1.0)
+        _max_abs(_scaled_scores(mha, recorded))
+        * max(_max_abs(recorded["values"][0]), 1.0)
         * max(float(mha.out_proj.weight.detach().abs().sum(dim=-1).max()), 1.0)
     )
 
@@ -517,11 +539,11 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha))
+        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or "")
     n = x.shape[-2]
-    recorded = {}
+    with torch.inference_mode(), M.recording() as recorded:
+        ours = mha(x)
     with torch.inference_mode():
-        ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
         future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
         theirs, _ = ref(x, x, x, attn_mask=future, need_weights=False)
     scale = _mha_output_scale(mha, recorded)
@@ -541,9 +563,8 @@ def mha_reference(mha: M.MultiHeadAttention, x: torch.Tensor) -> tuple[torch.Ten
     """Our ``MultiHeadAttention``'s output on ``x`` (eval mode) and the scale of the numbers
     behind it: what :func:`same_output_as_mha` compares against (compute once, compare many)."""
     mha = mha.eval()
-    recorded = {}
-    with torch.inference_mode():
-        ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+    with torch.inference_mode(), M.recording() as recorded:
+        ours = mha(x)
     return ours, _mha_output_scale(mha, recorded)
 
 
@@ -595,17 +616,16 @@ def torch_mha_weights_match(mha: M.MultiHeadAttention, x: torch.Tensor) -> Check
     theirs = torch_mha_forward(mha, x)
     if theirs is None:
         return CheckResult(
-            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha)
+            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha) or ""
         )
-    recorded = {}
-    with torch.inference_mode():
-        M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+    with torch.inference_mode(), M.recording() as recorded:
+        mha(x)
     return _compare(
         "torch_mha_weights_match",
         title,
-        recorded["attn_weights"],  # (b, H, T, T), before dropout
+        recorded["attn_weights"][0],  # (b, H, T, T), before dropout
         theirs[1],
-        _max_abs(recorded["scaled_scores"]),  # softmax's error follows the size of the scores
+        _max_abs(_scaled_scores(mha, recorded)),  # softmax's error follows the size of the scores
         mha.head_dim,
         f"need_weights=True, average_attn_weights=False returns the same {mha.num_heads} "
         "weight matrices",
@@ -659,10 +679,10 @@ def batch_rows_independent(
     title = TITLES["batch_rows_independent"]
     with torch.inference_mode():
         together = forward(x)
-        alone = []
+        one_by_one = []
         for i in range(x.shape[0]):
             try:
-                alone.append(forward(x[i : i + 1]))
+                one_by_one.append(forward(x[i : i + 1]))
             except RuntimeError as err:
                 # The batch ran but one example alone does not: the computation depends on
                 # the batch it sits in, which is exactly what this check is about.
@@ -677,7 +697,7 @@ def batch_rows_independent(
                     f"raises RuntimeError: {err}. The computation depends on the batch "
                     "around each example",
                 )
-        alone = torch.cat(alone, dim=0)
+        alone = torch.cat(one_by_one, dim=0)
     return _compare(
         "batch_rows_independent",
         title,

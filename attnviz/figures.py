@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -163,7 +164,7 @@ def bars(
     """One value per token, as bars (e.g. one query's scores or weights)."""
     v = _array(values).reshape(-1)
     colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
-    yaxis = dict(title=dict(text=value_name))
+    yaxis: dict[str, Any] = dict(title=dict(text=value_name))
     if ymax is not None:
         yaxis["range"] = [0, ymax]
     return go.Figure(

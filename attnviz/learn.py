@@ -36,7 +36,7 @@ import torch.nn.functional as F
 
 from . import modules as M
 from .seeding import seeded
-from .trace import _Recorder
+from .trace import record
 
 IGNORE = -100  # target of a position that has nothing to predict (cross_entropy's ignore_index)
 NO_KEY = -1  # expected key of a position that has none
@@ -257,9 +257,9 @@ class AttentionLearner(nn.Module):
         position_part = torch.eye(self.seq_len)[:num_tokens].expand(b, -1, -1)  # (b, T, T)
         return torch.cat([token_part, position_part], dim=-1)
 
-    def forward(self, tokens: torch.Tensor, record: M.Record = None) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.encode(tokens)  # (b, T, d_in)
-        context_vec = M.multi_head_attention(self.attention, x, record)  # (b, T, d_out)
+        context_vec = self.attention(x)  # (b, T, d_out)
         return self.classifier(context_vec)  # (b, T, classes)
 
 
@@ -282,11 +282,10 @@ def masked_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
 
 
 def attention_weights(model: AttentionLearner, tokens: torch.Tensor) -> torch.Tensor:
-    """(b, H, T, T) weights, read through the shared forward's recorder (no hooks)."""
-    rec = _Recorder()
+    """(b, H, T, T) weights, read off the module's own forward (its ``tap`` points)."""
     with torch.no_grad():
-        model(tokens, rec)
-    return rec.tensors["attn_weights"]
+        _, taps = record(lambda: model(tokens))
+    return taps["attn_weights"][0]
 
 
 def expected_share(weights: torch.Tensor, expected_key: torch.Tensor) -> tuple[float, ...]:
@@ -387,11 +386,10 @@ def train(cfg: LearnConfig, on_progress: Callable[[int, int], None] | None = Non
     model.eval()
     test = held_out(cfg)
     with torch.no_grad():
-        rec = _Recorder()
-        logits = model(test.tokens, rec)
+        logits, taps = record(lambda: model(test.tokens))
         test_loss = float(masked_loss(logits, test.targets))
         test_accuracy = masked_accuracy(logits, test.targets)
-        share = expected_share(rec.tensors["attn_weights"], test.expected_key)
+        share = expected_share(taps["attn_weights"][0], test.expected_key)
     return LearnResult(
         config=cfg,
         loss=tuple(losses),

@@ -14,7 +14,7 @@ from . import book
 from . import trace as T
 from .inputs import BOOK_LABELS, book_inputs, embed
 from .settings import Settings
-from .tokens import Tokens, get_tokenizer, tokenize
+from .tokens import Tokens, tokenize
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,6 @@ def within_context(prep: Prepared, context_length: int) -> tuple[Prepared, str |
     return cut, note
 
 
-def tokenizer_status():
-    return get_tokenizer().status
-
-
 # --- module specs from the settings -------------------------------------------------------
 def spec_trainable(s: Settings, version: str = "v2") -> T.ModuleSpec:
     return T.ModuleSpec(
@@ -112,11 +108,11 @@ def spec_wrapper(s: Settings) -> T.ModuleSpec:
 
 
 # --- traces for one prepared text ---------------------------------------------------------
-def simplified(prep: Prepared) -> T.Trace:
+def simplified(prep: Prepared) -> T.SimplifiedTrace:
     return T.trace_simplified(prep.x[0], prep.labels)
 
 
-def trainable(prep: Prepared, s: Settings, version: str = "v2") -> T.Trace:
+def trainable(prep: Prepared, s: Settings, version: str = "v2") -> T.TrainableTrace:
     if prep.book:
         spec = book.SPEC_V1 if version == "v1" else book.SPEC_V2
     else:
@@ -124,20 +120,20 @@ def trainable(prep: Prepared, s: Settings, version: str = "v2") -> T.Trace:
     return T.trace_trainable(spec, prep.x[0], prep.labels)
 
 
-def causal(prep: Prepared, s: Settings) -> T.Trace:
+def causal(prep: Prepared, s: Settings) -> T.CausalTrace:
     """Book mode: the chapter's masking walkthrough (sa_v2's weights, seed 789, dropout 0)."""
     if prep.book:
         return T.trace_causal(book.SPEC_MASKING_WALK, prep.x, prep.labels)
     return T.trace_causal(spec_causal(s), prep.x, prep.labels, s.training, s.seed_dropout)
 
 
-def multihead(prep: Prepared, s: Settings) -> T.Trace:
+def multihead(prep: Prepared, s: Settings) -> T.MultiHeadTrace:
     if prep.book:
         return T.trace_multihead(book.SPEC_MHA, prep.x, prep.labels)
     return T.trace_multihead(spec_multihead(s), prep.x, prep.labels, s.training, s.seed_dropout)
 
 
-def wrapper(prep: Prepared, s: Settings) -> T.Trace:
+def wrapper(prep: Prepared, s: Settings) -> T.WrapperTrace:
     if prep.book:
         return T.trace_wrapper(book.SPEC_WRAPPER, prep.x, prep.labels)
     return T.trace_wrapper(spec_wrapper(s), prep.x, prep.labels, s.training, s.seed_dropout)
@@ -176,7 +172,7 @@ def prepare_batch(
     return PreparedBatch((a.labels[:n], b.labels[:n]), x, tuple(messages))
 
 
-def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> T.Trace:
+def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> T.CausalTrace:
     """Pass 3 on the batch; book mode: the chapter's CausalAttention (seed 123, dropout 0)."""
     if use_book:
         return T.trace_causal(book.SPEC_CAUSAL, batch.x, batch.labels[0])

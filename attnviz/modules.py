@@ -2,156 +2,60 @@
 
 Names, constructor signatures, parameter names and the order parameters are created in follow
 chapter 3, so ``torch.manual_seed(s)`` followed by construction gives the chapter's numbers.
+This file imports only torch and the standard library: a copy of it runs on its own.
 
-Each ``forward`` calls a shared function (``self_attention``, ``causal_attention``,
-``multi_head_attention``) that the app's traces call too, with a ``record`` callback; the modules
-pass ``None``. One code path computes each number, so the picture can never disagree with the
-code. The shared functions are built from the small steps below, one idea per line.
+Each ``forward`` holds its whole computation, top to bottom, in the book's order and names.
+The app draws the same lines: ``tap(name=tensor)`` is a recording point that does nothing
+unless :func:`recording` is active in the current context (each thread, hence each web
+session, has its own), so the traced forward and the plain one are one and the same code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import torch
 import torch.nn as nn
 
-Record = Callable[[str, torch.Tensor], None] | None
+# --- recording points -----------------------------------------------------------------------
+_RECORDER: ContextVar[dict[str, list[torch.Tensor]] | None] = ContextVar(
+    "attnviz_recorder", default=None
+)
 
 
-# --- the steps ----------------------------------------------------------------------------
-def attention_scores(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-    """omega = Q K^T: every query against every key, over the last two dims."""
-    return queries @ keys.transpose(-2, -1)  # (..., T, T)
-
-
-def mask_future(attn_scores: torch.Tensor, mask: torch.Tensor, num_tokens: int) -> torch.Tensor:
-    """Hide future keys: -inf becomes weight exactly 0 after the softmax. In place, as the book."""
-    return attn_scores.masked_fill_(mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-
-
-def key_width(keys: torch.Tensor) -> int:
-    """d_k: the width of one key, the last dim (head_dim once heads are split)."""
-    return keys.shape[-1]
-
-
-def scale_scores(attn_scores: torch.Tensor, d_k: int) -> torch.Tensor:
-    """Divide by sqrt(d_k) so the softmax does not saturate and keeps useful gradients."""
-    return attn_scores / d_k**0.5
-
-
-def softmax_rows(scores: torch.Tensor) -> torch.Tensor:
-    """Each query's row becomes weights that are positive and sum to 1."""
-    return torch.softmax(scores, dim=-1)
-
-
-def apply_dropout(attn_weights: torch.Tensor, dropout: nn.Module) -> torch.Tensor:
-    """Drop weights at random in training mode (scaling the rest by 1/(1-p)); identity in eval."""
-    return dropout(attn_weights)
-
-
-def renormalize_causal(attn_weights: torch.Tensor, mask: torch.Tensor, num_tokens: int):
-    """The other masking route: zero the future weights after the softmax, then renormalize."""
-    masked_simple = attn_weights * (1 - mask[:num_tokens, :num_tokens])
-    return masked_simple / masked_simple.sum(dim=-1, keepdim=True)
-
-
-def context_vectors(attn_weights: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
-    """z = alpha V: each output is a weighted sum of the value vectors."""
-    return attn_weights @ values
-
-
-def split_heads(x: torch.Tensor, num_heads: int, head_dim: int) -> torch.Tensor:
-    """(b, T, d_out) -> (b, T, H, head_dim) -> (b, H, T, head_dim): one T x head_dim per head."""
-    b, num_tokens, _ = x.shape
-    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-
-
-def merge_heads(context_vec: torch.Tensor, d_out: int) -> torch.Tensor:
-    """(b, H, T, head_dim) -> (b, T, H, head_dim) -> (b, T, d_out); ``contiguous`` first,
-    because ``view`` needs memory laid out in the new order and the transpose did not move it."""
-    b, _, num_tokens, _ = context_vec.shape
-    return context_vec.transpose(1, 2).contiguous().view(b, num_tokens, d_out)
-
-
-# --- the shared forward functions ---------------------------------------------------------
-def attend(
-    queries: torch.Tensor,
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    dropout: nn.Module | None = None,
-    record: Record = None,
-) -> torch.Tensor:
-    """Scaled dot-product attention, the chapter's way, over the last two dims."""
-    attn_scores = attention_scores(queries, keys)  # (..., T, T)
-    if mask is not None:
-        attn_scores = mask_future(attn_scores, mask, queries.shape[-2])
-    scaled = scale_scores(attn_scores, key_width(keys))
-    attn_weights = softmax_rows(scaled)  # (..., T, T), rows sum to 1
-    if record:
-        record("attn_scores", attn_scores)
-        record("scaled_scores", scaled)
-        record("attn_weights", attn_weights)
-    if dropout is not None:
-        attn_weights = apply_dropout(attn_weights, dropout)  # identity in eval mode
-        if record:
-            record("dropped_weights", attn_weights)
-    context_vec = context_vectors(attn_weights, values)  # (..., T, d_v)
-    if record:
-        record("context_vec", context_vec)
-    return context_vec
-
-
-def _record_all(record: Record, **tensors: torch.Tensor) -> None:
-    if record:
+def tap(**tensors: torch.Tensor) -> None:
+    """Record named intermediates when a recorder is active here; otherwise do nothing."""
+    recorder = _RECORDER.get()
+    if recorder is not None:
         for name, tensor in tensors.items():
-            record(name, tensor)
+            recorder.setdefault(name, []).append(tensor)
 
 
-def self_attention(module: nn.Module, x: torch.Tensor, record: Record = None) -> torch.Tensor:
-    """``SelfAttention_v1`` (raw parameters, ``x @ W``) and ``_v2`` (``nn.Linear``, ``x W^T``)."""
-    if isinstance(module.W_key, nn.Linear):
-        keys = module.W_key(x)
-        queries = module.W_query(x)
-        values = module.W_value(x)
-    else:
-        keys = x @ module.W_key
-        queries = x @ module.W_query
-        values = x @ module.W_value
-    _record_all(record, queries=queries, keys=keys, values=values)
-    return attend(queries, keys, values, record=record)
+@contextmanager
+def recording() -> Iterator[dict[str, list[torch.Tensor]]]:
+    """Collect every ``tap`` made inside the block: name -> tensors, in the order they came
+    (one per head for ``MultiHeadAttentionWrapper``, whose heads run one after another)."""
+    recorder: dict[str, list[torch.Tensor]] = {}
+    token = _RECORDER.set(recorder)
+    try:
+        yield recorder
+    finally:
+        _RECORDER.reset(token)
 
 
-def causal_attention(module: nn.Module, x: torch.Tensor, record: Record = None) -> torch.Tensor:
-    """``CausalAttention``: x (b, T, d_in) -> context (b, T, d_out)."""
-    keys = module.W_key(x)  # (b, T, d_out)
-    queries = module.W_query(x)
-    values = module.W_value(x)
-    _record_all(record, queries=queries, keys=keys, values=values)
-    return attend(queries, keys, values, module.mask, module.dropout, record)
+# --- pass 1: no trainable weights -------------------------------------------------------------
+def simplified_attention(inputs):
+    """Every token against every token: scores X Xᵀ, row softmax, context = weights @ X."""
+    attn_scores = inputs @ inputs.T  # (T, T): dot product of each pair of tokens
+    attn_weights = torch.softmax(attn_scores, dim=-1)  # each query's row sums to 1
+    tap(attn_scores=attn_scores, attn_weights=attn_weights)
+    all_context_vecs = attn_weights @ inputs  # (T, d_in)
+    return all_context_vecs
 
 
-def multi_head_attention(module: nn.Module, x: torch.Tensor, record: Record = None) -> torch.Tensor:
-    """``MultiHeadAttention``: one projection per role, split into heads, attend, merge, project."""
-    keys = module.W_key(x)  # (b, T, d_out)
-    queries = module.W_query(x)
-    values = module.W_value(x)
-    _record_all(record, queries=queries, keys=keys, values=values)
-
-    keys = split_heads(keys, module.num_heads, module.head_dim)  # (b, H, T, head_dim)
-    queries = split_heads(queries, module.num_heads, module.head_dim)
-    values = split_heads(values, module.num_heads, module.head_dim)
-    _record_all(record, queries_heads=queries, keys_heads=keys, values_heads=values)
-
-    context_vec = attend(queries, keys, values, module.mask, module.dropout, record)
-    context_vec = merge_heads(context_vec, module.d_out)  # (b, T, d_out)
-    output = module.out_proj(context_vec)  # mixes the heads' outputs
-    _record_all(record, merged=context_vec, output=output)
-    return output
-
-
-# --- the modules --------------------------------------------------------------------------
+# --- pass 2: trainable weights ----------------------------------------------------------------
 class SelfAttention_v1(nn.Module):
     """Trainable self-attention with raw weight matrices, initialised U[0, 1) as in the book."""
 
@@ -163,7 +67,18 @@ class SelfAttention_v1(nn.Module):
         self.W_value = nn.Parameter(torch.rand(d_in, d_out))
 
     def forward(self, x):
-        return self_attention(self, x)
+        keys = x @ self.W_key  # (T, d_out)
+        queries = x @ self.W_query
+        values = x @ self.W_value
+        tap(queries=queries, keys=keys, values=values)
+
+        attn_scores = queries @ keys.T  # (T, T): omega
+        # Scale by sqrt(d_k) so the softmax does not saturate and keeps useful gradients.
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        tap(attn_scores=attn_scores, attn_weights=attn_weights)
+
+        context_vec = attn_weights @ values  # (T, d_out)
+        return context_vec
 
 
 class SelfAttention_v2(nn.Module):
@@ -177,9 +92,21 @@ class SelfAttention_v2(nn.Module):
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(self, x):
-        return self_attention(self, x)
+        keys = self.W_key(x)  # (T, d_out)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        tap(queries=queries, keys=keys, values=values)
+
+        attn_scores = queries @ keys.T  # (T, T): omega
+        # Scale by sqrt(d_k) so the softmax does not saturate and keeps useful gradients.
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        tap(attn_scores=attn_scores, attn_weights=attn_weights)
+
+        context_vec = attn_weights @ values  # (T, d_out)
+        return context_vec
 
 
+# --- pass 3: causal attention with dropout ----------------------------------------------------
 class CausalAttention(nn.Module):
     """Single-head causal attention with dropout on the weights; takes batches (b, T, d_in)."""
 
@@ -196,9 +123,40 @@ class CausalAttention(nn.Module):
         )
 
     def forward(self, x):
-        return causal_attention(self, x)
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)  # (b, T, d_out)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        tap(queries=queries, keys=keys, values=values)
+
+        attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T): batch stays first
+        # Hide the future keys: -inf becomes a weight of exactly 0 after the softmax.
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        tap(attn_scores=attn_scores, attn_weights=attn_weights)
+        attn_weights = self.dropout(attn_weights)  # identity in eval mode
+        tap(weights_dropped=attn_weights)
+
+        context_vec = attn_weights @ values  # (b, T, d_out)
+        return context_vec
 
 
+def renormalized_causal_weights(queries, keys, mask):
+    """The other masking route: softmax over every key, zero the future, renormalise each row.
+
+    ``mask`` is the module's buffer (1 above the diagonal); it gives the same weights as
+    masking the scores with -inf first.
+    """
+    num_tokens = queries.shape[-2]
+    attn_scores = queries @ keys.transpose(-2, -1)  # (..., T, T), no mask yet
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+    masked_simple = attn_weights * (1 - mask[:num_tokens, :num_tokens])  # future weights -> 0
+    row_sums = masked_simple.sum(dim=-1, keepdim=True)
+    masked_simple_norm = masked_simple / row_sums  # each row sums to 1 again
+    return masked_simple_norm
+
+
+# --- pass 4: multi-head attention -------------------------------------------------------------
 class MultiHeadAttentionWrapper(nn.Module):
     """``num_heads`` independent ``CausalAttention`` heads, concatenated: output width
     ``d_out * num_heads`` (``d_out`` is per head here, and there is no output projection)."""
@@ -213,7 +171,7 @@ class MultiHeadAttentionWrapper(nn.Module):
         )
 
     def forward(self, x):
-        return torch.cat([head(x) for head in self.heads], dim=-1)
+        return torch.cat([head(x) for head in self.heads], dim=-1)  # (b, T, num_heads * d_out)
 
 
 class MultiHeadAttention(nn.Module):
@@ -236,4 +194,30 @@ class MultiHeadAttention(nn.Module):
         )
 
     def forward(self, x):
-        return multi_head_attention(self, x)
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)  # (b, T, d_out)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        tap(queries=queries, keys=keys, values=values)
+
+        # Split the last dim into heads, then bring heads forward: (b, H, T, head_dim).
+        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = values.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+
+        attn_scores = queries @ keys.transpose(2, 3)  # (b, H, T, T): every head at once
+        # Hide the future keys: -inf becomes a weight of exactly 0 after the softmax.
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        tap(attn_scores=attn_scores, attn_weights=attn_weights)
+        attn_weights = self.dropout(attn_weights)  # identity in eval mode
+        tap(weights_dropped=attn_weights)
+
+        context_vec = attn_weights @ values  # (b, H, T, head_dim)
+        tap(context_heads=context_vec)
+        # Merge the heads back: (b, T, H, head_dim), then (b, T, d_out). view needs memory in
+        # the new order, and the transpose did not move it: hence contiguous() first.
+        context_vec = context_vec.transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        tap(context=context_vec)
+        context_vec = self.out_proj(context_vec)  # mixes the heads' outputs
+        return context_vec

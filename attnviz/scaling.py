@@ -46,7 +46,7 @@ def scaling_study(d_ks=D_KS, n_keys: int = 16, rows: int = 256, seed: int = 0) -
     """Mean entropy, largest weight and softmax gradient norm of a row of ``n_keys`` scores,
     with and without 1/√d_k, for unit-variance queries and keys of each width ``d_k``."""
     generator = torch.Generator().manual_seed(seed)
-    out = {k: [] for k in ("es", "eu", "ms", "mu", "gs", "gu")}
+    out: dict[str, list[float]] = {k: [] for k in ("es", "eu", "ms", "mu", "gs", "gu")}
     with torch.inference_mode():
         for d_k in d_ks:
             q = torch.randn(rows, 1, d_k, generator=generator)

@@ -22,6 +22,8 @@ import torch
 # Reentrant so that a seeded block may build a helper that seeds again (the inner block forks
 # and restores inside the outer one, which keeps its own stream).
 _RNG_LOCK = threading.RLock()
+# How deep the calling thread is inside seeded() (RLock has no public "held by me" query).
+_HELD = threading.local()
 
 
 @contextmanager
@@ -33,12 +35,16 @@ def seeded(seed: int | None) -> Iterator[None]:
     block running in another thread, nor advance the process's own stream.
     """
     with _RNG_LOCK:
-        with torch.random.fork_rng(devices=[]):
-            if seed is not None:
-                torch.manual_seed(int(seed))
-            yield
+        _HELD.depth = getattr(_HELD, "depth", 0) + 1
+        try:
+            with torch.random.fork_rng(devices=[]):
+                if seed is not None:
+                    torch.manual_seed(int(seed))
+                yield
+        finally:
+            _HELD.depth -= 1
 
 
 def rng_lock_held_by_me() -> bool:
     """True when the calling thread is inside :func:`seeded` (used by tests and assertions)."""
-    return _RNG_LOCK._is_owned()  # noqa: SLF001 - RLock exposes no public query
+    return getattr(_HELD, "depth", 0) > 0

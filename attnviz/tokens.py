@@ -21,6 +21,7 @@ import tempfile
 import threading
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 GPT2_EOT = 50256
 GPT2_VOCAB_SIZE = 50257
@@ -148,7 +149,7 @@ class FallbackEncoding:
 class Tokenizer:
     """A loaded tokenizer and its status. Shared by every session: never mutated."""
 
-    encoding: object = field(repr=False)
+    encoding: Any = field(repr=False)  # tiktoken's Encoding or FallbackEncoding
     status: TokenizerStatus
 
     def encode_pieces(self, text: str, limit: int | None = None) -> tuple[int, list]:

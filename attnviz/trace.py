@@ -1,22 +1,25 @@
-"""Traces: every named intermediate of one pass over one input, as an immutable value.
+"""Traces: every named intermediate of one pass over one input, as an immutable, typed value.
 
-A trace is computed by the same shared function the module's ``forward`` calls (with a recorder
-instead of ``None``), so what the page draws is what the module computes. Traces hold only the
-tensors the plain forward computes anyway; views that cost extra (the scores before masking,
-the second masking route, the dropout mask) are functions computed on demand.
+A trace is recorded from the module's own ``forward`` (its ``tap`` recording points, see
+:mod:`attnviz.modules`), so what the page draws is what the module computes. One frozen
+dataclass per pass; each field says its shape. Views that cost extra (the scores before
+masking, the second masking route, the dropout mask) are functions computed on demand.
 
-Traces are safe to cache and share between sessions: they are frozen, their tensor mapping is
-read-only, and their tensors are inference tensors, which refuse in-place changes outside
+Traces are safe to cache and share between sessions: they are frozen, their parameter mapping
+is read-only, and their tensors are inference tensors, which refuse in-place changes outside
 ``torch.inference_mode``. Module construction and training-mode dropout happen inside
 :func:`attnviz.seeding.seeded`.
+
+Symbols: ``b`` batch, ``T`` tokens, ``H`` heads, ``head_dim = d_out / H``, ``ctx``
+context_length.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 import torch
 import torch.nn as nn
@@ -25,6 +28,9 @@ from . import modules as M
 from .seeding import seeded
 
 LOOP_TOKEN_CAP = 16  # the nested-loop version of X X^T runs on at most this many tokens
+
+Tensor = torch.Tensor
+Params = Mapping[str, Tensor]
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,10 @@ class ModuleSpec:
             return (
                 f"SelfAttention_v2(d_in={self.d_in}, d_out={self.d_out}, qkv_bias={self.qkv_bias})"
             )
-        args = f"d_in={self.d_in}, d_out={self.d_out}, context_length={self.context_length}, dropout={self.dropout}"
+        args = (
+            f"d_in={self.d_in}, d_out={self.d_out}, context_length={self.context_length}, "
+            f"dropout={self.dropout}"
+        )
         if self.kind == "causal":
             return f"CausalAttention({args}, qkv_bias={self.qkv_bias})"
         name = "MultiHeadAttentionWrapper" if self.kind == "wrapper" else "MultiHeadAttention"
@@ -71,81 +80,218 @@ class ModuleSpec:
         raise ValueError(f"unknown module kind {self.kind!r}")
 
 
+# --- the traces -------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Trace:
-    """Every named intermediate of one pass. ``trace["attn_weights"]``, ``trace.shape(name)``."""
+class SimplifiedTrace:
+    """Pass 1, no trainable weights: ``simplified_attention(inputs)``."""
 
-    kind: str
-    labels: tuple[str, ...]
-    tensors: Mapping[str, torch.Tensor]
-    spec: ModuleSpec | None = None
-    training: bool = False
-    dropout_seed: int | None = None
-    info: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    labels: tuple[str, ...]  # one per token, "3: ␣the"
+    inputs: Tensor  # (T, d_in)
+    attn_scores: Tensor  # (T, T): X Xᵀ, symmetric
+    attn_weights: Tensor  # (T, T): row softmax of the scores
+    context: Tensor  # (T, d_in): attn_weights @ inputs
+    sum_weights: Tensor  # (T, T): scores divided by their row sum (the book's first try)
+    naive_weights: Tensor  # (T, T): exp / sum exp (the book's softmax_naive)
+    loop_scores: Tensor | None  # (n, n), n = min(T, LOOP_TOKEN_CAP): the nested loops
 
-    def __getitem__(self, name: str) -> torch.Tensor:
-        return self.tensors[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.tensors
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        return tuple(self.tensors[name].shape)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(self.tensors)
+    kind = "simplified"
 
     @property
     def num_tokens(self) -> int:
         return len(self.labels)
 
     @property
-    def output(self) -> torch.Tensor:
-        return self.tensors["output"] if "output" in self.tensors else self.tensors["context_vec"]
+    def output(self) -> Tensor:
+        return self.context
 
 
-class _Recorder:
-    def __init__(self) -> None:
-        self.tensors: dict[str, torch.Tensor] = {}
+@dataclass(frozen=True)
+class TrainableTrace:
+    """Pass 2: ``SelfAttention_v1`` or ``_v2`` (``spec.kind``) on (T, d_in) inputs."""
 
-    def __call__(self, name: str, tensor: torch.Tensor) -> None:
-        self.tensors[name] = tensor
+    labels: tuple[str, ...]
+    spec: ModuleSpec
+    params: Params  # the module's parameters by their names ("W_query.weight", ...)
+    inputs: Tensor  # (T, d_in)
+    queries: Tensor  # (T, d_out)
+    keys: Tensor  # (T, d_out)
+    values: Tensor  # (T, d_out)
+    attn_scores: Tensor  # (T, T): queries @ keys.T
+    attn_weights: Tensor  # (T, T): softmax(attn_scores / √d_k)
+    context: Tensor  # (T, d_out): attn_weights @ values
+    output: Tensor  # (T, d_out): what forward returned (the context)
 
-    def prefixed(self, prefix: str):
-        return lambda name, tensor: self(prefix + name, tensor)
+    kind = "trainable"
+    training = False
+    dropout_seed = None
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.labels)
+
+    @property
+    def scaled_scores(self) -> Tensor:
+        """(T, T): the scores the softmax saw, attn_scores / √d_k."""
+        return _scaled(self.attn_scores, self.keys.shape[-1])
 
 
-def _freeze(kind, labels, recorder, spec=None, training=False, dropout_seed=None, **info) -> Trace:
-    return Trace(
-        kind=kind,
-        labels=tuple(labels),
-        tensors=MappingProxyType(dict(recorder.tensors)),
-        spec=spec,
-        training=training,
-        dropout_seed=dropout_seed,
-        info=MappingProxyType(info),
+@dataclass(frozen=True)
+class CausalTrace:
+    """Pass 3: ``CausalAttention`` on a batch (b, T, d_in); dropout only in training mode.
+
+    In a wrapper's trace each head is one of these (``spec`` then describes that head alone and
+    its seed is None: the weights come from the wrapper's construction).
+    """
+
+    labels: tuple[str, ...]
+    spec: ModuleSpec
+    params: Params
+    training: bool
+    dropout_seed: int | None
+    mask: Tensor  # (ctx, ctx): the module's buffer, 1 above the diagonal (a future key)
+    inputs: Tensor  # (b, T, d_in)
+    queries: Tensor  # (b, T, d_out)
+    keys: Tensor  # (b, T, d_out)
+    values: Tensor  # (b, T, d_out)
+    attn_scores: Tensor  # (b, T, T): queries @ keys.transpose(1, 2), future set to -inf
+    attn_weights: Tensor  # (b, T, T): softmax(attn_scores / √d_k), before dropout
+    weights_dropped: Tensor  # (b, T, T): what the context used (attn_weights in eval mode)
+    context: Tensor  # (b, T, d_out): weights_dropped @ values
+    output: Tensor  # (b, T, d_out): what forward returned (the context)
+
+    kind = "causal"
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.labels)
+
+    @property
+    def scaled_scores(self) -> Tensor:
+        """(b, T, T): the masked scores the softmax saw, attn_scores / √d_k."""
+        return _scaled(self.attn_scores, self.keys.shape[-1])
+
+
+@dataclass(frozen=True)
+class MultiHeadTrace:
+    """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in)."""
+
+    labels: tuple[str, ...]
+    spec: ModuleSpec
+    params: Params
+    training: bool
+    dropout_seed: int | None
+    mask: Tensor  # (ctx, ctx)
+    inputs: Tensor  # (b, T, d_in)
+    queries: Tensor  # (b, T, d_out): before the split into heads
+    keys: Tensor  # (b, T, d_out)
+    values: Tensor  # (b, T, d_out)
+    attn_scores: Tensor  # (b, H, T, T): future set to -inf
+    attn_weights: Tensor  # (b, H, T, T): softmax(attn_scores / √head_dim), before dropout
+    weights_dropped: Tensor  # (b, H, T, T): what the context used
+    context_heads: Tensor  # (b, H, T, head_dim): weights_dropped @ values, per head
+    context: Tensor  # (b, T, d_out): the heads merged, before out_proj
+    output: Tensor  # (b, T, d_out): out_proj(context)
+
+    kind = "multihead"
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.labels)
+
+    @property
+    def num_heads(self) -> int:
+        return self.spec.num_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.spec.d_out // self.spec.num_heads
+
+    def _split(self, t: Tensor) -> Tensor:
+        b, n, _ = t.shape
+        return t.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+
+    @property
+    def queries_heads(self) -> Tensor:
+        """(b, H, T, head_dim): the queries split into heads (a view, costs nothing)."""
+        return self._split(self.queries)
+
+    @property
+    def keys_heads(self) -> Tensor:
+        """(b, H, T, head_dim)."""
+        return self._split(self.keys)
+
+    @property
+    def values_heads(self) -> Tensor:
+        """(b, H, T, head_dim)."""
+        return self._split(self.values)
+
+    @property
+    def scaled_scores(self) -> Tensor:
+        """(b, H, T, T): the masked scores the softmax saw, attn_scores / √head_dim."""
+        return _scaled(self.attn_scores, self.head_dim)
+
+
+@dataclass(frozen=True)
+class WrapperTrace:
+    """Pass 4, first way: ``MultiHeadAttentionWrapper``, one causal trace per head."""
+
+    labels: tuple[str, ...]
+    spec: ModuleSpec
+    params: Params  # "heads.0.W_query.weight", ...
+    training: bool
+    dropout_seed: int | None
+    inputs: Tensor  # (b, T, d_in)
+    heads: tuple[CausalTrace, ...]  # head h: its (b, T, T) weights, (b, T, d_out) context, ...
+    output: Tensor  # (b, T, H * d_out): the heads' contexts, concatenated
+
+    kind = "wrapper"
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.labels)
+
+
+Trace = SimplifiedTrace | TrainableTrace | CausalTrace | MultiHeadTrace | WrapperTrace
+AttentionTrace = TrainableTrace | CausalTrace | MultiHeadTrace
+
+
+def _scaled(attn_scores: Tensor, d_k: int) -> Tensor:
+    with torch.inference_mode():
+        return attn_scores / d_k**0.5
+
+
+# --- recording --------------------------------------------------------------------------------
+def record(forward: Callable[[], Tensor]) -> tuple[Tensor, dict[str, list[Tensor]]]:
+    """Run ``forward()`` and collect what its modules' ``tap`` points record: the output and
+    name -> tensors in the order they came (several when the same forward runs more than once,
+    as the wrapper's heads do). The public way to read a module's intermediates."""
+    with M.recording() as taps:
+        out = forward()
+    return out, taps
+
+
+def _params(module: nn.Module) -> Params:
+    return MappingProxyType(
+        {
+            name: tensor.detach().clone()
+            for name, tensor in module.state_dict().items()
+            if name != "mask" and not name.endswith(".mask")
+        }
     )
 
 
-def _weights(module: nn.Module, recorder: _Recorder, prefix: str = "") -> None:
-    for name, tensor in module.state_dict().items():
-        if name != "mask" and not name.endswith(".mask"):
-            recorder(prefix + name, tensor.detach().clone())
-
-
-# --- pass 1 -------------------------------------------------------------------------------
-def naive_softmax(scores: torch.Tensor) -> torch.Tensor:
+# --- pass 1 -----------------------------------------------------------------------------------
+def naive_softmax(scores: Tensor) -> Tensor:
     """The book's ``softmax_naive``: exp(x) / sum exp(x), which overflows for large scores."""
     return torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)
 
 
-def sum_normalize(scores: torch.Tensor) -> torch.Tensor:
+def sum_normalize(scores: Tensor) -> Tensor:
     """Divide by the row sum: sums to 1, but is not positive when scores are negative."""
     return scores / scores.sum(dim=-1, keepdim=True)
 
 
-def loop_scores(inputs: torch.Tensor) -> torch.Tensor:
+def loop_scores(inputs: Tensor) -> Tensor:
     """The chapter's nested loops: ``attn_scores[i, j] = torch.dot(x_i, x_j)``."""
     n = inputs.shape[0]
     attn_scores = torch.empty(n, n)
@@ -155,158 +301,234 @@ def loop_scores(inputs: torch.Tensor) -> torch.Tensor:
     return attn_scores
 
 
-def trace_simplified(inputs: torch.Tensor, labels) -> Trace:
+def trace_simplified(inputs: Tensor, labels) -> SimplifiedTrace:
     """Pass 1, no trainable weights: scores X X^T, weights softmax(X X^T), context alpha X.
 
     ``inputs`` is (T, d_in). The one-query walk of the chapter is row ``q`` of each matrix.
     """
-    rec = _Recorder()
     with torch.inference_mode():
-        attn_scores = M.attention_scores(inputs, inputs)  # (T, T), symmetric
-        attn_weights = M.softmax_rows(attn_scores)
-        context_vec = M.context_vectors(attn_weights, inputs)  # (T, d_in)
-        rec("inputs", inputs.clone())
-        rec("attn_scores", attn_scores)
-        rec("sum_weights", sum_normalize(attn_scores))
-        rec("naive_weights", naive_softmax(attn_scores))
-        rec("attn_weights", attn_weights)
-        rec("context_vec", context_vec)
-        if inputs.shape[0] <= LOOP_TOKEN_CAP:
-            rec("loop_scores", loop_scores(inputs))
-    return _freeze("simplified", labels, rec)
+        context, taps = record(lambda: M.simplified_attention(inputs))
+        attn_scores = taps["attn_scores"][0]
+        return SimplifiedTrace(
+            labels=tuple(labels),
+            inputs=inputs.clone(),
+            attn_scores=attn_scores,
+            attn_weights=taps["attn_weights"][0],
+            context=context,
+            sum_weights=sum_normalize(attn_scores),
+            naive_weights=naive_softmax(attn_scores),
+            loop_scores=loop_scores(inputs) if inputs.shape[0] <= LOOP_TOKEN_CAP else None,
+        )
 
 
-# --- passes 2-4 ---------------------------------------------------------------------------
-def _run(spec: ModuleSpec, x: torch.Tensor, forward, training: bool, dropout_seed, prefix=""):
+# --- passes 2-4 -------------------------------------------------------------------------------
+def _run(spec: ModuleSpec, x: Tensor, training: bool, dropout_seed: int | None):
+    """Build the module, run its forward once with the recorder on; (module, output, taps)."""
     module = spec.build()
     module.train(training)  # a private module: never shared, so switching mode here is safe
-    rec = _Recorder()
     draws = training and spec.dropout > 0
     with torch.inference_mode():
-        _weights(module, rec)
-        if hasattr(module, "mask"):
-            rec("mask_buffer", module.mask.clone())
-        rec("inputs", x.clone())
         if draws:  # dropout draws from the global generator: only inside the seeding helper
             with seeded(dropout_seed):
-                out = forward(module, x, rec)
+                out, taps = record(lambda: module(x))
         else:
-            out = forward(module, x, rec)
-        rec("output", out)
-    return rec
+            out, taps = record(lambda: module(x))
+    return module, out, taps
 
 
-def trace_trainable(spec: ModuleSpec, inputs: torch.Tensor, labels) -> Trace:
+def trace_trainable(spec: ModuleSpec, inputs: Tensor, labels) -> TrainableTrace:
     """Pass 2: ``SelfAttention_v1`` or ``_v2`` (``spec.kind``) on (T, d_in) inputs."""
-    rec = _run(spec, inputs, M.self_attention, False, None)
-    return _freeze("trainable", labels, rec, spec)
+    module, out, taps = _run(spec, inputs, False, None)
+    with torch.inference_mode():
+        return TrainableTrace(
+            labels=tuple(labels),
+            spec=spec,
+            params=_params(module),
+            inputs=inputs.clone(),
+            queries=taps["queries"][0],
+            keys=taps["keys"][0],
+            values=taps["values"][0],
+            attn_scores=taps["attn_scores"][0],
+            attn_weights=taps["attn_weights"][0],
+            context=out,
+            output=out,
+        )
+
+
+def _causal_trace(labels, spec, params, training, dropout_seed, mask, x, taps, i, out):
+    return CausalTrace(
+        labels=tuple(labels),
+        spec=spec,
+        params=params,
+        training=training,
+        dropout_seed=dropout_seed,
+        mask=mask,
+        inputs=x,
+        queries=taps["queries"][i],
+        keys=taps["keys"][i],
+        values=taps["values"][i],
+        attn_scores=taps["attn_scores"][i],
+        attn_weights=taps["attn_weights"][i],
+        weights_dropped=taps["weights_dropped"][i],
+        context=out,
+        output=out,
+    )
 
 
 def trace_causal(
-    spec: ModuleSpec, x: torch.Tensor, labels, training: bool = False, dropout_seed: int = 123
-) -> Trace:
+    spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
+) -> CausalTrace:
     """Pass 3: ``CausalAttention`` on a batch (b, T, d_in); dropout only in training mode."""
-    rec = _run(spec, x, M.causal_attention, training, dropout_seed)
-    return _freeze("causal", labels, rec, spec, training, dropout_seed)
+    module, out, taps = _run(spec, x, training, dropout_seed)
+    with torch.inference_mode():
+        mask = module.mask.clone()
+        return _causal_trace(
+            labels, spec, _params(module), training, dropout_seed, mask, x.clone(), taps, 0, out
+        )
 
 
 def trace_multihead(
-    spec: ModuleSpec, x: torch.Tensor, labels, training: bool = False, dropout_seed: int = 123
-) -> Trace:
+    spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
+) -> MultiHeadTrace:
     """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in)."""
-    rec = _run(spec, x, M.multi_head_attention, training, dropout_seed)
-    return _freeze("multihead", labels, rec, spec, training, dropout_seed)
-
-
-def _wrapper_forward(module, x, record):
-    heads = [
-        M.causal_attention(head, x, record.prefixed(f"head{h}."))
-        for h, head in enumerate(module.heads)
-    ]
-    return torch.cat(heads, dim=-1)
+    module, out, taps = _run(spec, x, training, dropout_seed)
+    with torch.inference_mode():
+        return MultiHeadTrace(
+            labels=tuple(labels),
+            spec=spec,
+            params=_params(module),
+            training=training,
+            dropout_seed=dropout_seed,
+            mask=module.mask.clone(),
+            inputs=x.clone(),
+            queries=taps["queries"][0],
+            keys=taps["keys"][0],
+            values=taps["values"][0],
+            attn_scores=taps["attn_scores"][0],
+            attn_weights=taps["attn_weights"][0],
+            weights_dropped=taps["weights_dropped"][0],
+            context_heads=taps["context_heads"][0],
+            context=taps["context"][0],
+            output=out,
+        )
 
 
 def trace_wrapper(
-    spec: ModuleSpec, x: torch.Tensor, labels, training: bool = False, dropout_seed: int = 123
-) -> Trace:
-    """Pass 4, first way: ``MultiHeadAttentionWrapper``; head ``h``'s tensors are ``head{h}.*``."""
-    rec = _run(spec, x, _wrapper_forward, training, dropout_seed)
-    return _freeze("wrapper", labels, rec, spec, training, dropout_seed)
+    spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
+) -> WrapperTrace:
+    """Pass 4, first way: ``MultiHeadAttentionWrapper``; ``heads[h]`` is head h's trace."""
+    module, out, taps = _run(spec, x, training, dropout_seed)
+    d_out = spec.d_out
+    head_spec = ModuleSpec(
+        "causal", spec.d_in, d_out, spec.context_length, spec.dropout, 1, spec.qkv_bias, None
+    )
+    with torch.inference_mode():
+        inputs = x.clone()
+        params = _params(module)
+        heads = tuple(
+            _causal_trace(
+                labels,
+                head_spec,
+                MappingProxyType(
+                    {
+                        name.removeprefix(f"heads.{h}."): t
+                        for name, t in params.items()
+                        if name.startswith(f"heads.{h}.")
+                    }
+                ),
+                training,
+                dropout_seed,
+                head.mask.clone(),
+                inputs,
+                taps,
+                h,
+                out[..., h * d_out : (h + 1) * d_out],
+            )
+            for h, head in enumerate(module.heads)
+        )
+        return WrapperTrace(
+            labels=tuple(labels),
+            spec=spec,
+            params=params,
+            training=training,
+            dropout_seed=dropout_seed,
+            inputs=inputs,
+            heads=heads,
+            output=out,
+        )
 
 
-# --- views computed on demand -------------------------------------------------------------
-def unmasked_scores(trace: Trace) -> torch.Tensor:
+# --- views computed on demand -----------------------------------------------------------------
+def _qk(trace: CausalTrace | MultiHeadTrace) -> tuple[Tensor, Tensor]:
+    if isinstance(trace, MultiHeadTrace):
+        return trace.queries_heads, trace.keys_heads
+    return trace.queries, trace.keys
+
+
+def unmasked_scores(trace: CausalTrace | MultiHeadTrace) -> Tensor:
     """Q K^T before the mask (the traced ``attn_scores`` were masked in place, as in the book)."""
     queries, keys = _qk(trace)
     with torch.inference_mode():
-        return M.attention_scores(queries, keys)
+        return queries @ keys.transpose(-2, -1)
 
 
-def _qk(trace: Trace) -> tuple[torch.Tensor, torch.Tensor]:
-    if "queries_heads" in trace:
-        return trace["queries_heads"], trace["keys_heads"]
-    return trace["queries"], trace["keys"]
-
-
-def causal_mask(trace: Trace) -> torch.Tensor:
+def causal_mask(trace: CausalTrace | MultiHeadTrace) -> Tensor:
     """The mask buffer sliced to the tokens in use (1 = a future key, hidden)."""
     n = trace.num_tokens
-    return trace["mask_buffer"][:n, :n]
+    return trace.mask[:n, :n]
 
 
-def renormalized_weights(trace: Trace) -> torch.Tensor:
+def renormalized_weights(trace: CausalTrace | MultiHeadTrace) -> Tensor:
     """The other masking route: softmax over all keys, zero the future, renormalize each row."""
     with torch.inference_mode():
         queries, keys = _qk(trace)
-        scores = M.attention_scores(queries, keys)
-        full = M.softmax_rows(M.scale_scores(scores, M.key_width(keys)))
-        return M.renormalize_causal(full, trace["mask_buffer"], trace.num_tokens)
+        return M.renormalized_causal_weights(queries, keys, trace.mask)
 
 
-def dropout_mask(trace: Trace) -> torch.Tensor:
+def dropout_mask(trace: CausalTrace | MultiHeadTrace) -> Tensor:
     """Read the dropout mask off ``nn.Dropout``'s output (never drawn a second time).
 
     1 where a weight was kept, 0 where it was dropped, NaN where the weight was exactly 0 (a
     masked future key): there, keeping and dropping both give 0, so the mask cannot be seen.
     """
     with torch.inference_mode():
-        before, after = trace["attn_weights"], trace["dropped_weights"]
+        before, after = trace.attn_weights, trace.weights_dropped
         kept = (after != 0).to(before.dtype)
         return torch.where(before == 0, torch.full_like(before, float("nan")), kept)
 
 
-def strides_table(trace: Trace) -> list[dict]:
+def strides_table(trace: MultiHeadTrace) -> list[dict]:
     """The multi-head reshape walk with real shapes, strides and contiguity.
 
-    The two in-between views (before the head transpose, and after the context's transpose back)
+    The in-between views (before the head transpose, and after the context's transpose back)
     are taken on demand: views share memory, so they cost nothing.
     """
-    b, T, d_out = trace.shape("queries")
-    H = trace.spec.num_heads
-    head_dim = d_out // H
+    b, T, d_out = trace.queries.shape
+    H = trace.num_heads
+    head_dim = trace.head_dim
     with torch.inference_mode():
         steps = [
-            ("queries = W_query(x)", trace["queries"], "(b, T, d_out)"),
+            ("queries = W_query(x)", trace.queries, "(b, T, d_out)"),
             (
                 "queries.view(b, T, H, head_dim)",
-                trace["queries"].view(b, T, H, head_dim),
+                trace.queries.view(b, T, H, head_dim),
                 "(b, T, H, head_dim)",
             ),
-            (".transpose(1, 2)", trace["queries_heads"], "(b, H, T, head_dim)"),
-            ("attn_scores = queries @ keys.transpose(2, 3)", trace["attn_scores"], "(b, H, T, T)"),
+            (".transpose(1, 2)", trace.queries_heads, "(b, H, T, head_dim)"),
+            ("attn_scores = queries @ keys.transpose(2, 3)", trace.attn_scores, "(b, H, T, T)"),
             (
                 "attn_weights = softmax(attn_scores / √head_dim)",
-                trace["attn_weights"],
+                trace.attn_weights,
                 "(b, H, T, T)",
             ),
-            ("context = attn_weights @ values", trace["context_vec"], "(b, H, T, head_dim)"),
+            ("context = attn_weights @ values", trace.context_heads, "(b, H, T, head_dim)"),
             (
                 "context.transpose(1, 2)",
-                trace["context_vec"].transpose(1, 2),
+                trace.context_heads.transpose(1, 2),
                 "(b, T, H, head_dim)",
             ),
-            (".contiguous().view(b, T, d_out)", trace["merged"], "(b, T, d_out)"),
-            ("out_proj(context)", trace["output"], "(b, T, d_out)"),
+            (".contiguous().view(b, T, d_out)", trace.context, "(b, T, d_out)"),
+            ("out_proj(context)", trace.output, "(b, T, d_out)"),
         ]
         return [
             {
@@ -320,11 +542,32 @@ def strides_table(trace: Trace) -> list[dict]:
         ]
 
 
-def context_dropout(trace: Trace, p: float, seed: int) -> torch.Tensor:
+def context_dropout(trace: CausalTrace, p: float, seed: int) -> Tensor:
     """The other placement: dropout on the context vectors (computed without weight dropout)."""
     dropout = nn.Dropout(p)
     dropout.train()
     with torch.inference_mode():
-        context = M.context_vectors(trace["attn_weights"], trace["values"])
+        context = trace.attn_weights @ trace.values
         with seeded(seed):
             return dropout(context)
+
+
+def tensors_of(trace: Trace) -> list[Tensor]:
+    """Every tensor a trace holds (its heads' and parameters' included), each once."""
+    seen: dict[int, Tensor] = {}
+
+    def walk(value) -> None:
+        if isinstance(value, torch.Tensor):
+            seen.setdefault(id(value), value)
+        elif isinstance(value, Mapping):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, tuple):
+            for v in value:
+                walk(v)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                walk(getattr(value, f.name))
+
+    walk(trace)
+    return list(seen.values())

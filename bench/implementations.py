@@ -256,22 +256,25 @@ class SideBySide:
     weights_check: C.CheckResult
 
 
+def _heads(mha: M.MultiHeadAttention, t: torch.Tensor) -> torch.Tensor:
+    b, n, _ = t.shape
+    return t.view(b, n, mha.num_heads, mha.head_dim).transpose(1, 2)  # (b, H, T, head_dim)
+
+
 def side_by_side(mha: M.MultiHeadAttention, x: torch.Tensor) -> SideBySide:
     """Run ours, the SDPA implementation and nn.MultiheadAttention (when it can hold the weights)
     on ``x`` in eval mode, with the checks that compare them. ``mha`` must be private to the
     caller: it is switched to eval mode."""
     mha = mha.eval()
-    recorded = {}
     with torch.inference_mode():
-        ours = M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
+        with M.recording() as recorded:
+            ours = mha(x)
         sdpa = SDPA(mha).eval()(x)
     theirs = C.torch_mha_forward(mha, x)
     checks = (
         C.matches_sdpa(
-            recorded["queries_heads"],
-            recorded["keys_heads"],
-            recorded["values_heads"],
-            recorded["context_vec"],  # (b, H, T, hd), before the heads are merged
+            *(_heads(mha, recorded[role][0]) for role in ("queries", "keys", "values")),
+            recorded["context_heads"][0],  # (b, H, T, hd), before the heads are merged
             causal=True,
         ),
         C.same_output_as_mha(mha, x, sdpa, "SDPA implementation = ours (after out_proj)"),
@@ -281,7 +284,7 @@ def side_by_side(mha: M.MultiHeadAttention, x: torch.Tensor) -> SideBySide:
         ours=ours,
         sdpa=sdpa,
         torch_mha=None if theirs is None else theirs[0],
-        ours_weights=recorded["attn_weights"],
+        ours_weights=recorded["attn_weights"][0],
         torch_weights=None if theirs is None else theirs[1],
         not_applicable=C.torch_mha_na(mha),
         checks=checks,

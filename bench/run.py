@@ -51,8 +51,8 @@ def engine_cost(repeats: int = 7) -> dict:
         return module(x)
 
     def traced_forward():
-        recorded = {}
-        return M.multi_head_attention(module, x, lambda n, t: recorded.__setitem__(n, t))
+        with M.recording():  # the same forward, its tap points recording
+            return module(x)
 
     def traced_full():  # builds the module too, as the app's trace call does
         return trace_multihead(spec, x, labels)
@@ -253,12 +253,13 @@ def trace_memory() -> dict:
     """Bytes held by one cached trace at the default and at GPT-2-small settings."""
     from attnviz import lesson
     from attnviz.settings import Settings
+    from attnviz.trace import tensors_of
     from ui import cache
 
     def size(trace) -> int:
         return sum(
             t.untyped_storage().nbytes()
-            for t in {id(t): t for t in trace.tensors.values()}.values()
+            for t in tensors_of(trace)
         )
 
     out = {

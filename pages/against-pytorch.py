@@ -56,7 +56,7 @@ st.write(
 st.code(
     f"torch.manual_seed({spec.seed})\n"
     f"mha = {spec.constructor_call()}.eval()\n"
-    f"ours = mha(x)  # x: {tuple(trace['inputs'].shape)}\n\n"
+    f"ours = mha(x)  # x: {tuple(trace.inputs.shape)}\n\n"
     "context = F.scaled_dot_product_attention(queries, keys, values, is_causal=True)"
     "  # (b, H, T, head_dim)\n\n"
     "ref = nn.MultiheadAttention(d_out, num_heads, bias=True, batch_first=True)  # + our weights\n"

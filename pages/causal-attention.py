@@ -61,7 +61,7 @@ def mask_figure(text, skey, bk):
     # Token labels already start with their position ("2: ␣starts").
     pos = [tr.labels[i] if i < tr.num_tokens else f"{i} (unused)" for i in range(k)]
     fig = F.heatmap(
-        tr["mask_buffer"][:k, :k],
+        tr.mask[:k, :k],
         pos,
         pos,
         title=f"mask = triu(ones({ctx}, {ctx}), diagonal=1): rows and columns 0–{k - 1} of {ctx}",
@@ -86,7 +86,7 @@ def buffer_table(text, skey, bk):
 
 mfig, mpos = mask_figure(*args)
 panels.matrix(
-    mfig, trace["mask_buffer"][:shown, :shown], mpos, mpos, key="p3_mask", numbers=numbers
+    mfig, trace.mask[:shown, :shown], mpos, mpos, key="p3_mask", numbers=numbers
 )
 st.write(
     f"The mask is built once at `context_length = {context_length}` and sliced to the "
@@ -112,10 +112,10 @@ def routes(text, skey, bk):
     route1 = T.renormalized_weights(tr)[0]
     with torch.inference_mode():
         unmasked = T.unmasked_scores(tr)
-        full = M.softmax_rows(M.scale_scores(unmasked, M.key_width(tr["keys"])))[0]
+        full = torch.softmax(unmasked / tr.keys.shape[-1] ** 0.5, dim=-1)[0]
     return {
         "masked_scores": F.heatmap(
-            tr["attn_scores"][0],
+            tr.attn_scores[0],
             lab,
             lab,
             title="Masked scores (blank = −∞)",
@@ -123,32 +123,32 @@ def routes(text, skey, bk):
             value_name="score",
         ),
         "route1": F.heatmap(route1, lab, lab, title="Route 1: softmax → zero → renormalize"),
-        "route2": F.heatmap(tr["attn_weights"][0], lab, lab, title="Route 2: −∞ → softmax"),
+        "route2": F.heatmap(tr.attn_weights[0], lab, lab, title="Route 2: −∞ → softmax"),
         "uniform": F.relative_to_uniform(
-            tr["attn_weights"][0], lab, title="Each weight relative to uniform"
+            tr.attn_weights[0], lab, title="Each weight relative to uniform"
         ),
-        "uniform_ratio": F.ratio_to_uniform(tr["attn_weights"][0]),
+        "uniform_ratio": F.ratio_to_uniform(tr.attn_weights[0]),
         "route1_tensor": route1,
         "full": full,
         "checks": [
             C.masking_routes_agree(
-                T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]
+                T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores
             ),
-            C.no_future_leak(tr.spec.build().eval(), tr["inputs"]),
+            C.no_future_leak(tr.spec.build().eval(), tr.inputs),
         ],
     }
 
 
 r = routes(*args)
 panels.matrix(
-    r["masked_scores"], trace["attn_scores"][0], labels, labels, key="p3_masked", numbers=numbers
+    r["masked_scores"], trace.attn_scores[0], labels, labels, key="p3_masked", numbers=numbers
 )
 left, right = st.columns(2)
 with left:
     panels.matrix(r["route1"], r["route1_tensor"], labels, labels, key="p3_route1", numbers=numbers)
 with right:
     panels.matrix(
-        r["route2"], trace["attn_weights"][0], labels, labels, key="p3_route2", numbers=numbers
+        r["route2"], trace.attn_weights[0], labels, labels, key="p3_route2", numbers=numbers
     )
 for result in r["checks"]:
     panels.badge(result)
@@ -166,11 +166,11 @@ if cfg.book:
     )
     panels.book_beside(
         "attn_scores.masked_fill(mask.bool(), -torch.inf)",
-        trace["attn_scores"][0],
+        trace.attn_scores[0],
         "masking_masked_scores",
     )
     panels.book_beside(
-        "softmax(masked / keys.shape[-1]**0.5)", trace["attn_weights"][0], "masking_weights"
+        "softmax(masked / keys.shape[-1]**0.5)", trace.attn_weights[0], "masking_weights"
     )
     panels.book_beside(
         "the renormalized route gives the same", r["route1_tensor"], "masking_weights"
@@ -205,7 +205,7 @@ if cfg.book:
             with seeded(book.SEED_DROPOUT):
                 ones = dropout(torch.ones(6, 6))
             with seeded(book.SEED_DROPOUT):
-                weights = dropout(walk["attn_weights"][0])
+                weights = dropout(walk.attn_weights[0])
         return ones, weights
 
     ones, dropped_book = book_dropout()
@@ -219,7 +219,7 @@ else:
     def lab(text, skey, bk):
         tr = cache.trace("causal", text, skey, bk, "train")
         lab_labels = tr.labels
-        w, d = tr["attn_weights"][0], tr["dropped_weights"][0]
+        w, d = tr.attn_weights[0], tr.weights_dropped[0]
         mask = T.dropout_mask(tr)[0]
         sums = d.sum(dim=-1)
         zero_rows = [i for i in range(len(lab_labels)) if float(d[i].abs().sum()) == 0.0]
@@ -247,7 +247,7 @@ else:
             "sums": sums,
             "zero_rows": zero_rows,
             "before": w,
-            "context_weights": tr["context_vec"][0],
+            "context_weights": tr.context[0],
             "context_after": T.context_dropout(tr, tr.spec.dropout, tr.dropout_seed)[0],
         }
 
@@ -282,7 +282,7 @@ else:
         tr = cache.trace("causal", text, skey, bk, "train")
         return (
             F.heatmap(
-                tr["context_vec"][0],
+                tr.context[0],
                 tr.labels,
                 dims,
                 title="Dropout on the weights: context",
@@ -323,7 +323,7 @@ if batch.num_tokens == 0:
 else:
     btrace = cache.batch_trace(*bargs)
     st.write(
-        f"`x.shape = {tuple(btrace['inputs'].shape)}` (batch, tokens, d_in). The module runs both at "
+        f"`x.shape = {tuple(btrace.inputs.shape)}` (batch, tokens, d_in). The module runs both at "
         "once; every matrix product is batched, and the mask is applied to each example's own "
         f"{batch.num_tokens}×{batch.num_tokens} scores."
     )
@@ -334,10 +334,10 @@ else:
         bb = cache.batch(*key)
         return [
             F.heatmap(
-                bt["attn_weights"][i], bb.labels[i], bb.labels[i], title=f"Example {i}: weights"
+                bt.attn_weights[i], bb.labels[i], bb.labels[i], title=f"Example {i}: weights"
             )
             for i in range(2)
-        ] + [C.batch_rows_independent(bt.spec.build().eval(), bt["inputs"])]
+        ] + [C.batch_rows_independent(bt.spec.build().eval(), bt.inputs)]
 
     bfigs = batch_figures(*bargs)
     left, right = st.columns(2)
@@ -345,7 +345,7 @@ else:
         with col:
             panels.matrix(
                 bfigs[i],
-                btrace["attn_weights"][i],
+                btrace.attn_weights[i],
                 batch.labels[i],
                 batch.labels[i],
                 key=f"p3_batch{i}",
@@ -374,28 +374,24 @@ def page_checks(text, skey, bk):
         ).build()
 
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
+        C.rows_sum_to_one(tr.attn_weights),
         C.matches_sdpa(
-            tr["queries"],
-            tr["keys"],
-            tr["values"],
-            M.context_vectors(tr["attn_weights"], tr["values"]),
+            tr.queries,
+            tr.keys,
+            tr.values,
+            tr.attn_weights @ tr.values,  # the context before dropout
             causal=True,
         ),
         C.eval_ignores_dropout(
-            lambda m, x: m(x), build, tr["inputs"], max(sp.dropout, 0.5 if bk else sp.dropout)
+            lambda m, x: m(x), build, tr.inputs, max(sp.dropout, 0.5 if bk else sp.dropout)
         ),
     ]
 
 
 panels.badges([*r["checks"], *page_checks(*args)])
 panels.source(
-    M.causal_attention,
-    M.attend,
-    M.mask_future,
-    M.apply_dropout,
-    M.renormalize_causal,
     M.CausalAttention,
+    M.renormalized_causal_weights,
 )
 
 
@@ -404,7 +400,7 @@ panels.source(
 def bug_outcome(key, bug_key):
     bt = cache.batch_trace(*key)
     bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, bt["inputs"], bt.spec), B.correct_check(bug, bt["inputs"], bt.spec)
+    return B.run_bug(bug, bt.inputs, bt.spec), B.correct_check(bug, bt.inputs, bt.spec)
 
 
 if batch.num_tokens:

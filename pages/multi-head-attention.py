@@ -88,7 +88,8 @@ with st.expander("Presets", expanded=False):
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
         "Parameters of MultiHeadAttention with qkv_bias=False: 3·d_in·d_out + d_out² + d_out. "
-        "Exercise 3.3: 2,360,064 for GPT-2 small, a small share of its 124M: most parameters sit "
+        f"Exercise 3.3: {book.EXERCISE_3_3_PARAMETERS:,} for GPT-2 small, a small share of its "
+        "124M: most parameters sit "
         "in the feed-forward layers and the embeddings."
     )
     cols = st.columns(len(PRESETS))
@@ -159,7 +160,7 @@ GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one figure; more would slow the bro
 @cache.derived
 def heads_figure(text, skey, bk):
     tr = cache.trace("multihead", text, skey, bk)
-    w = tr["attn_weights"][0]  # (H, T, T)
+    w = tr.attn_weights[0]  # (H, T, T)
     if w.numel() <= GRID_CELL_BUDGET:
         return F.heads_grid(
             w, tr.labels, title=f"Attention weights of all {w.shape[0]} heads (one shared scale)"
@@ -173,7 +174,7 @@ def heads_figure(text, skey, bk):
 
 
 grid, grid_reason = heads_figure(*args)
-panels.matrix(grid, trace["attn_weights"][0], labels, labels, key="p4_grid", numbers=numbers)
+panels.matrix(grid, trace.attn_weights[0], labels, labels, key="p4_grid", numbers=numbers)
 if grid_reason:
     st.info(grid_reason)
 
@@ -191,7 +192,7 @@ def head_figures(text, skey, bk, h):
     out = {}
     for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V")):
         out[name] = F.heatmap(
-            tr[name][0, h],
+            getattr(tr, name)[0, h],
             lab,
             dims,
             title=f"{short} of head {h} {(tr.num_tokens, hd)}",
@@ -202,7 +203,7 @@ def head_figures(text, skey, bk, h):
             annotate=False,
         )
     out["attn_scores"] = F.heatmap(
-        tr["attn_scores"][0, h],
+        tr.attn_scores[0, h],
         lab,
         lab,
         title=f"Masked scores of head {h} (blank = −∞)",
@@ -210,10 +211,10 @@ def head_figures(text, skey, bk, h):
         value_name="score",
     )
     out["attn_weights"] = F.heatmap(
-        tr["attn_weights"][0, h], lab, lab, title=f"Weights of head {h}"
+        tr.attn_weights[0, h], lab, lab, title=f"Weights of head {h}"
     )
     out["context_vec"] = F.heatmap(
-        tr["context_vec"][0, h],
+        tr.context_heads[0, h],
         lab,
         dims,
         title=f"Context of head {h}",
@@ -230,13 +231,13 @@ cols = st.columns(3)
 for col, name in zip(cols, ("queries_heads", "keys_heads", "values_heads"), strict=True):
     with col:
         panels.matrix(
-            hfigs[name], trace[name][0, head], labels, hdims, key=f"p4_{name}", numbers=numbers
+            hfigs[name], getattr(trace, name)[0, head], labels, hdims, key=f"p4_{name}", numbers=numbers
         )
 left, right = st.columns(2)
 with left:
     panels.matrix(
         hfigs["attn_scores"],
-        trace["attn_scores"][0, head],
+        trace.attn_scores[0, head],
         labels,
         labels,
         key="p4_scores",
@@ -245,7 +246,7 @@ with left:
 with right:
     panels.matrix(
         hfigs["attn_weights"],
-        trace["attn_weights"][0, head],
+        trace.attn_weights[0, head],
         labels,
         labels,
         key="p4_weights",
@@ -253,7 +254,7 @@ with right:
     )
 panels.matrix(
     hfigs["context_vec"],
-    trace["context_vec"][0, head],
+    trace.context_heads[0, head],
     labels,
     hdims,
     key="p4_context",
@@ -311,7 +312,7 @@ else:
 @cache.derived
 def equivalence(text, skey, bk):
     tr = cache.trace("multihead", text, skey, bk)
-    return C.wrapper_equals_split(tr.spec.build(), tr["inputs"])
+    return C.wrapper_equals_split(tr.spec.build(), tr.inputs)
 
 
 panels.badge(equivalence(*args))
@@ -359,32 +360,30 @@ def page_checks(text, skey, bk):
     mask = torch.triu(torch.ones(tr.num_tokens, tr.num_tokens, dtype=torch.bool), diagonal=1)
     module = tr.spec.build()
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
+        C.rows_sum_to_one(tr.attn_weights),
         C.heads_equal_loop(
-            tr["queries"],
-            tr["keys"],
-            tr["values"],
-            M.merge_heads(M.context_vectors(tr["attn_weights"], tr["values_heads"]), tr.spec.d_out),
+            tr.queries,
+            tr.keys,
+            tr.values,
+            # the context before dropout, heads merged: what eval mode computes
+            (tr.attn_weights @ tr.values_heads).transpose(1, 2).flatten(2),
             tr.spec.num_heads,
             mask,
         ),
         C.matches_sdpa(
-            tr["queries_heads"],
-            tr["keys_heads"],
-            tr["values_heads"],
-            M.context_vectors(tr["attn_weights"], tr["values_heads"]),
+            tr.queries_heads,
+            tr.keys_heads,
+            tr.values_heads,
+            tr.attn_weights @ tr.values_heads,
             causal=True,
         ),
-        C.matches_torch_mha(module, tr["inputs"]),
-        C.no_future_leak(module.eval(), tr["inputs"]),
+        C.matches_torch_mha(module, tr.inputs),
+        C.no_future_leak(module.eval(), tr.inputs),
     ]
 
 
 panels.badges(page_checks(*args))
 panels.source(
-    M.multi_head_attention,
-    M.split_heads,
-    M.merge_heads,
     M.MultiHeadAttention,
     M.MultiHeadAttentionWrapper,
 )
@@ -394,7 +393,7 @@ panels.source(
 def bug_outcome(text, skey, bk, bug_key):
     tr = cache.trace("multihead", text, skey, bk)
     bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, tr["inputs"], tr.spec), B.correct_check(bug, tr["inputs"], tr.spec)
+    return B.run_bug(bug, tr.inputs, tr.spec), B.correct_check(bug, tr.inputs, tr.spec)
 
 
 hidden = {

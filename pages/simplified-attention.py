@@ -54,7 +54,7 @@ st.write(
 @cache.derived
 def query_scores_figure(text, skey, book, q):
     tr = cache.trace("simplified", text, skey, book)
-    return F.bars(tr["attn_scores"][q], tr.labels, title=f"Scores ω for query {q}", highlight=q)
+    return F.bars(tr.attn_scores[q], tr.labels, title=f"Scores ω for query {q}", highlight=q)
 
 
 st.plotly_chart(query_scores_figure(*args, query), width="stretch", config=panels.PLOT_CONFIG)
@@ -85,11 +85,11 @@ with c2:
 def walk(text, skey, book, q, a, c):
     tr = cache.trace("simplified", text, skey, book)
     with torch.inference_mode():
-        row = tr["attn_scores"][q] * float(a) ** 2 + float(c)
+        row = tr.attn_scores[q] * float(a) ** 2 + float(c)
         series = {
             "divide by sum": T.sum_normalize(row),
             "naive softmax": T.naive_softmax(row),
-            "torch.softmax": M.softmax_rows(row),
+            "torch.softmax": torch.softmax(row, dim=-1),
         }
     fig = F.grouped_bars(series, tr.labels, title=f"Weights for query {q}")
     return row, series, fig, C.naive_softmax_matches(row.unsqueeze(0))
@@ -113,10 +113,10 @@ st.write(
 @cache.derived
 def context_walk_figure(text, skey, book, q):
     tr = cache.trace("simplified", text, skey, book)
-    x, w = tr["inputs"], tr["attn_weights"][q]
+    x, w = tr.inputs, tr.attn_weights[q]
     contributions = w.unsqueeze(1) * x  # row j: alpha_qj * x_j
     rows = [*tr.labels, f"z (query {q})"]
-    z = torch.cat([contributions, tr["context_vec"][q].unsqueeze(0)])
+    z = torch.cat([contributions, tr.context[q].unsqueeze(0)])
     return (
         z,
         rows,
@@ -138,10 +138,10 @@ panels.matrix(cfig, cz, crows, F.dim_labels(cz.shape[1]), key="p1_context_walk",
 
 if cfg.book and query == 1:
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
-    panels.book_beside("Scores for query 1", trace["attn_scores"][1], "simple_scores_2")
-    panels.book_beside("Divide by the sum", trace["sum_weights"][1], "simple_sum_weights_2")
-    panels.book_beside("Softmax weights", trace["attn_weights"][1], "simple_weights_2")
-    panels.book_beside("Context vector z⁽²⁾", trace["context_vec"][1], "simple_context_2")
+    panels.book_beside("Scores for query 1", trace.attn_scores[1], "simple_scores_2")
+    panels.book_beside("Divide by the sum", trace.sum_weights[1], "simple_sum_weights_2")
+    panels.book_beside("Softmax weights", trace.attn_weights[1], "simple_weights_2")
+    panels.book_beside("Context vector z⁽²⁾", trace.context[1], "simple_context_2")
 
 # --- all queries ------------------------------------------------------------------------------
 st.header("All tokens at once")
@@ -153,11 +153,11 @@ st.latex(r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), 
 def all_figures(text, skey, book):
     tr = cache.trace("simplified", text, skey, book)
     lab = tr.labels
-    n_tok, d = tr["inputs"].shape
-    sums = tr["attn_weights"].sum(dim=-1)
+    n_tok, d = tr.inputs.shape
+    sums = tr.attn_weights.sum(dim=-1)
     return {
         "scores": F.heatmap(
-            tr["attn_scores"],
+            tr.attn_scores,
             lab,
             lab,
             title=f"Scores Ω = X Xᵀ {(n_tok, n_tok)}",
@@ -165,10 +165,10 @@ def all_figures(text, skey, book):
             value_name="score",
         ),
         "weights": F.heatmap(
-            tr["attn_weights"], lab, lab, title=f"Weights A = softmax(Ω) {(n_tok, n_tok)}"
+            tr.attn_weights, lab, lab, title=f"Weights A = softmax(Ω) {(n_tok, n_tok)}"
         ),
         "context": F.heatmap(
-            tr["context_vec"],
+            tr.context,
             lab,
             F.dim_labels(d),
             title=f"Context Z = A X {(n_tok, d)}",
@@ -177,15 +177,15 @@ def all_figures(text, skey, book):
             value_name="value",
         ),
         "sums": sums,
-        "one_hot": float(tr["attn_weights"].max(dim=-1).values.mean()),
+        "one_hot": float(tr.attn_weights.max(dim=-1).values.mean()),
     }
 
 
 figs = all_figures(*args)
-d_in = trace["inputs"].shape[1]
+d_in = trace.inputs.shape[1]
 panels.matrix(
     figs["scores"],
-    trace["attn_scores"],
+    trace.attn_scores,
     labels,
     labels,
     key="p1_scores",
@@ -194,7 +194,7 @@ panels.matrix(
 )
 panels.matrix(
     figs["weights"],
-    trace["attn_weights"],
+    trace.attn_weights,
     labels,
     labels,
     key="p1_weights",
@@ -212,17 +212,17 @@ if figs["one_hot"] > 0.9 and n > 1:
     )
 panels.matrix(
     figs["context"],
-    trace["context_vec"],
+    trace.context,
     labels,
     F.dim_labels(d_in),
     key="p1_context",
     numbers=numbers,
 )
 if cfg.book:
-    panels.book_beside("Ω = inputs @ inputs.T", trace["attn_scores"], "simple_scores")
-    panels.book_beside("softmax(Ω, dim=-1)", trace["attn_weights"], "simple_weights")
+    panels.book_beside("Ω = inputs @ inputs.T", trace.attn_scores, "simple_scores")
+    panels.book_beside("softmax(Ω, dim=-1)", trace.attn_weights, "simple_weights")
     panels.book_beside(
-        "all_context_vecs = attn_weights @ inputs", trace["context_vec"], "simple_context"
+        "all_context_vecs = attn_weights @ inputs", trace.context, "simple_context"
     )
 
 # --- loop against matrix ----------------------------------------------------------------------
@@ -231,12 +231,12 @@ st.write(
     f"The chapter first fills Ω with two nested loops of `torch.dot`, then replaces them with "
     f"`inputs @ inputs.T`. The loop runs on at most {T.LOOP_TOKEN_CAP} tokens here."
 )
-if "loop_scores" in trace:
-    loop_n = trace["loop_scores"].shape[0]
+if trace.loop_scores is not None:
+    loop_n = trace.loop_scores.shape[0]
 else:
     loop_n = T.LOOP_TOKEN_CAP
 if st.button(f"Time the loop and the matrix product on {min(n, loop_n)} tokens", key="p1_time"):
-    x16 = trace["inputs"][: T.LOOP_TOKEN_CAP]
+    x16 = trace.inputs[: T.LOOP_TOKEN_CAP]
     with torch.inference_mode():
 
         def best(fn, repeat=5):
@@ -248,7 +248,7 @@ if st.button(f"Time the loop and the matrix product on {min(n, loop_n)} tokens",
             return min(times)
 
         t_loop = best(lambda: T.loop_scores(x16))
-        t_mat = best(lambda: M.attention_scores(x16, x16))
+        t_mat = best(lambda: x16 @ x16.T)
     st.session_state["p1_timing"] = (args, x16.shape[0], t_loop, t_mat)
 # A timing belongs to the inputs it was measured on: after the text or d_in change, it is gone.
 timing = st.session_state.get("p1_timing")
@@ -265,16 +265,16 @@ if timing is not None and timing[0] == args:
 def page_checks(text, skey, book):
     tr = cache.trace("simplified", text, skey, book)
     results = [
-        C.rows_sum_to_one(tr["attn_weights"]),
-        C.weights_are_softmax(tr["attn_scores"], tr["attn_weights"]),
-        C.naive_softmax_matches(tr["attn_scores"]),
+        C.rows_sum_to_one(tr.attn_weights),
+        C.weights_are_softmax(tr.attn_scores, tr.attn_weights),
+        C.naive_softmax_matches(tr.attn_scores),
     ]
-    if "loop_scores" in tr:
-        results.append(C.loops_equal_matmul(tr["inputs"], tr["loop_scores"]))
+    if tr.loop_scores is not None:
+        results.append(C.loops_equal_matmul(tr.inputs, tr.loop_scores))
     else:
         results.append(
             C.loops_equal_matmul(
-                tr["inputs"][: T.LOOP_TOKEN_CAP], T.loop_scores(tr["inputs"][: T.LOOP_TOKEN_CAP])
+                tr.inputs[: T.LOOP_TOKEN_CAP], T.loop_scores(tr.inputs[: T.LOOP_TOKEN_CAP])
             )
         )
     return results
@@ -282,9 +282,7 @@ def page_checks(text, skey, book):
 
 panels.badges(page_checks(*args))
 panels.source(
-    M.attention_scores,
-    M.softmax_rows,
-    M.context_vectors,
+    M.simplified_attention,
     T.sum_normalize,
     T.naive_softmax,
     T.loop_scores,
@@ -297,7 +295,7 @@ panels.source(
 def bug_outcome(text, skey, book, bug_key):
     tr = cache.trace("simplified", text, skey, book)
     bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, tr["inputs"]), B.correct_check(bug, tr["inputs"])
+    return B.run_bug(bug, tr.inputs), B.correct_check(bug, tr.inputs)
 
 
 hidden = {bug.key: bug.hidden_reason(n, 1, d_in, 0.0, n) for bug in B.bugs_for("simplified")}

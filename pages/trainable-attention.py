@@ -62,8 +62,8 @@ dims_in, dims_out = F.dim_labels(d_in, "in"), F.dim_labels(d_out, "out")
 def weight_matrix(tr, name):
     """W as used in x @ W, shape (d_in, d_out), whichever way the module stores it."""
     if tr.spec.kind == "v2":
-        return tr[f"{name}.weight"].T  # nn.Linear stores (d_out, d_in) and computes x Wᵀ
-    return tr[name]
+        return tr.params[f"{name}.weight"].T  # nn.Linear stores (d_out, d_in) and computes x Wᵀ
+    return tr.params[name]
 
 
 @cache.derived
@@ -85,10 +85,10 @@ def figures(text, skey, bk, ver):
         )
     for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
         out[name] = F.heatmap(
-            tr[name],
+            getattr(tr, name),
             lab,
             dout,
-            title=f"{short} = X{'W_' + short.lower()} {tuple(tr.shape(name))}",
+            title=f"{short} = X{'W_' + short.lower()} {tuple(getattr(tr, name).shape)}",
             kind="signed",
             row_name="token",
             col_name="output dim",
@@ -97,7 +97,7 @@ def figures(text, skey, bk, ver):
         )
     n_tok = tr.num_tokens
     out["attn_scores"] = F.heatmap(
-        tr["attn_scores"],
+        tr.attn_scores,
         lab,
         lab,
         title=f"Raw scores Q Kᵀ {(n_tok, n_tok)}",
@@ -105,7 +105,7 @@ def figures(text, skey, bk, ver):
         value_name="score",
     )
     out["scaled_scores"] = F.heatmap(
-        tr["scaled_scores"],
+        tr.scaled_scores,
         lab,
         lab,
         title=f"Scaled scores Q Kᵀ / √{tr.spec.d_out}",
@@ -113,13 +113,13 @@ def figures(text, skey, bk, ver):
         value_name="scaled score",
     )
     out["attn_weights"] = F.heatmap(
-        tr["attn_weights"], lab, lab, title=f"Weights A {(n_tok, n_tok)}"
+        tr.attn_weights, lab, lab, title=f"Weights A {(n_tok, n_tok)}"
     )
     out["context_vec"] = F.heatmap(
-        tr["context_vec"],
+        tr.context,
         lab,
         dout,
-        title=f"Context Z = A V {tuple(tr.shape('context_vec'))}",
+        title=f"Context Z = A V {tuple(tr.context.shape)}",
         kind="signed",
         row_name="token",
         col_name="output dim",
@@ -149,15 +149,15 @@ if version == "v2":
 cols = st.columns(3)
 for col, name in zip(cols, ("queries", "keys", "values"), strict=True):
     with col:
-        panels.matrix(figs[name], trace[name], labels, dims_out, key=f"p2_{name}", numbers=numbers)
+        panels.matrix(figs[name], getattr(trace, name), labels, dims_out, key=f"p2_{name}", numbers=numbers)
 
 st.header("Scores, scaling, weights, context")
 panels.matrix(
-    figs["attn_scores"], trace["attn_scores"], labels, labels, key="p2_scores", numbers=numbers
+    figs["attn_scores"], trace.attn_scores, labels, labels, key="p2_scores", numbers=numbers
 )
 panels.matrix(
     figs["scaled_scores"],
-    trace["scaled_scores"],
+    trace.scaled_scores,
     labels,
     labels,
     key="p2_scaled",
@@ -165,10 +165,10 @@ panels.matrix(
     caption=f"d_k = keys.shape[-1] = {d_out}: every score is divided by √{d_out} = {d_out**0.5:.4f}.",
 )
 panels.matrix(
-    figs["attn_weights"], trace["attn_weights"], labels, labels, key="p2_weights", numbers=numbers
+    figs["attn_weights"], trace.attn_weights, labels, labels, key="p2_weights", numbers=numbers
 )
 panels.matrix(
-    figs["context_vec"], trace["context_vec"], labels, dims_out, key="p2_context", numbers=numbers
+    figs["context_vec"], trace.context, labels, dims_out, key="p2_context", numbers=numbers
 )
 
 if cfg.book:
@@ -179,14 +179,14 @@ if cfg.book:
             "`torch.manual_seed(123)`, exactly what SelfAttention_v1 does, so the step-by-step "
             "walk for x⁽²⁾ = “journey” is row 1 here:"
         )
-        panels.book_beside("query_2 = x_2 @ W_query", trace["queries"][1], "trainable_query_2")
+        panels.book_beside("query_2 = x_2 @ W_query", trace.queries[1], "trainable_query_2")
         panels.book_beside(
-            "attn_scores_2 = query_2 @ keys.T", trace["attn_scores"][1], "trainable_scores_2"
+            "attn_scores_2 = query_2 @ keys.T", trace.attn_scores[1], "trainable_scores_2"
         )
         panels.book_beside(
-            "softmax(attn_scores_2 / d_k**0.5)", trace["attn_weights"][1], "trainable_weights_2"
+            "softmax(attn_scores_2 / d_k**0.5)", trace.attn_weights[1], "trainable_weights_2"
         )
-        panels.book_beside("context_vec_2", trace["context_vec"][1], "trainable_context_2")
+        panels.book_beside("context_vec_2", trace.context[1], "trainable_context_2")
         panels.book_beside("sa_v1(inputs), seed 123", trace.output, "sa_v1")
     else:
         panels.book_beside("sa_v2(inputs), seed 789", trace.output, "sa_v2")
@@ -257,13 +257,13 @@ st.write(
 def v1_v2(text, skey, bk):
     t1 = cache.trace("trainable", text, skey, bk, "v1")
     t2 = cache.trace("trainable", text, skey, bk, "v2")
-    w1 = torch.cat([t1[n].reshape(-1) for n in ("W_query", "W_key", "W_value")])
-    w2 = torch.cat([t2[f"{n}.weight"].reshape(-1) for n in ("W_query", "W_key", "W_value")])
+    w1 = torch.cat([t1.params[n].reshape(-1) for n in ("W_query", "W_key", "W_value")])
+    w2 = torch.cat([t2.params[f"{n}.weight"].reshape(-1) for n in ("W_query", "W_key", "W_value")])
     hist_w = F.histograms(
         {"v1: U[0, 1)": w1, "v2: U(±1/√d_in)": w2}, title="Initial weights", x_name="weight"
     )
     hist_s = F.histograms(
-        {"v1": t1["scaled_scores"], "v2": t2["scaled_scores"]},
+        {"v1": t1.scaled_scores, "v2": t2.scaled_scores},
         title="Scaled scores they produce",
         x_name="score",
     )
@@ -273,10 +273,10 @@ def v1_v2(text, skey, bk):
     s2 = lesson.T.ModuleSpec(
         "v2", t2.spec.d_in, t2.spec.d_out, qkv_bias=t2.spec.qkv_bias, seed=seed
     ).build()
-    x = t2["inputs"]
+    x = t2.inputs
     check = C.v1_equals_v2(s1, s2, x)
     with torch.inference_mode():
-        out = s1(x) if check.status != "n/a" else None
+        out = C.transferred_v1(s1, s2)(x) if check.status != "n/a" else None
     return hist_w, hist_s, check, out
 
 
@@ -303,14 +303,14 @@ if cfg.book and ex31_out is not None:
 def page_checks(text, skey, bk, ver):
     tr = cache.trace("trainable", text, skey, bk, ver)
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
-        C.matches_sdpa(tr["queries"], tr["keys"], tr["values"], tr["context_vec"], causal=False),
+        C.rows_sum_to_one(tr.attn_weights),
+        C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.context, causal=False),
     ]
 
 
 panels.badges([*page_checks(*args, version), ex31])
 panels.source(
-    M.self_attention, M.attend, M.key_width, M.scale_scores, M.SelfAttention_v1, M.SelfAttention_v2
+    M.SelfAttention_v1, M.SelfAttention_v2
 )
 
 
@@ -318,7 +318,7 @@ panels.source(
 def bug_outcome(text, skey, bk, ver, bug_key):
     tr = cache.trace("trainable", text, skey, bk, ver)
     bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, tr["inputs"], tr.spec), B.correct_check(bug, tr["inputs"], tr.spec)
+    return B.run_bug(bug, tr.inputs, tr.spec), B.correct_check(bug, tr.inputs, tr.spec)
 
 
 hidden = {bug.key: bug.hidden_reason(n, 1, d_out, 0.0, n) for bug in B.bugs_for("trainable")}

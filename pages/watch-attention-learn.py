@@ -331,6 +331,6 @@ panels.source(
     learn.marked_batch,
     learn.masked_loss,
     learn.train,
-    M.multi_head_attention,
+    M.MultiHeadAttention,
     title="The engine's code for this",
 )

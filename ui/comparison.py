@@ -45,4 +45,4 @@ _side = Memo(SIDE_ENTRIES)
 def side_by_side(text: str, settings_key: tuple, book: bool) -> impl.SideBySide:
     """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
     trace = cache.trace("multihead", text, settings_key, book)
-    return impl.side_by_side(trace.spec.build(), trace["inputs"])
+    return impl.side_by_side(trace.spec.build(), trace.inputs)

@@ -104,7 +104,7 @@ def test_hovering_a_page_1_weight_names_query_key_and_value(page, app_in_chromiu
     hover = weights.locator(".hoverlayer")
     hover.locator("text").first.wait_for(timeout=10_000)
     text = hover.text_content()
-    expected = lesson.simplified(lesson.prepare(BOOK_TEXT, Settings()))["attn_weights"][row, col]
+    expected = lesson.simplified(lesson.prepare(BOOK_TEXT, Settings())).attn_weights[row, col]
     assert "query 2: ␣starts" in text
     assert "key 1: ␣journey" in text
     value = re.search(r"weight (\d\.\d{4})", text)

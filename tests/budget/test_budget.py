@@ -14,6 +14,7 @@ import torch
 
 from attnviz import budget, lesson
 from attnviz import figures as F
+from attnviz import trace as T
 from attnviz.settings import Settings, request_bytes
 from tests.support.pages import app_pages
 from ui.memo import Memo
@@ -91,7 +92,7 @@ def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
 def test_size_of_a_trace_is_its_tensors():
     trace = lesson.multihead(lesson.prepare("the cat sat on the mat " * 4, Settings()), Settings())
     storage = sum(
-        t.untyped_storage().nbytes() for t in {id(t): t for t in trace.tensors.values()}.values()
+        t.untyped_storage().nbytes() for t in T.tensors_of(trace)
     )
     assert storage <= budget.size_of(trace) <= storage + 64_000
 

@@ -19,7 +19,6 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-import torch.nn as nn
 
 from attnviz import book as BK
 from attnviz import budget as BU
@@ -83,9 +82,11 @@ def _engine_calls():
             "trace.dropout_mask": lambda: T.dropout_mask(causal_train),
             "trace.context_dropout": lambda: T.context_dropout(causal_train, 0.5, 9),
             "trace.strides_table": lambda: T.strides_table(mha_eval),
+            "trace.tensors_of": lambda: T.tensors_of(mha_eval),
+            "trace.record": lambda: T.record(lambda: spec_mha.build().eval()(x)),
             "trace.loop_scores": lambda: T.loop_scores(x[0]),
-            "trace.naive_softmax": lambda: T.naive_softmax(mha_eval["attn_scores"] * 50),
-            "trace.sum_normalize": lambda: T.sum_normalize(mha_eval["attn_scores"]),
+            "trace.naive_softmax": lambda: T.naive_softmax(mha_eval.attn_scores * 50),
+            "trace.sum_normalize": lambda: T.sum_normalize(mha_eval.attn_scores),
         }
     )
     calls.update(_check_calls(x, lab))
@@ -124,27 +125,30 @@ def _check_calls(x, lab):
         return replace(spec_mha, dropout=p).build()
 
     return {
-        "checks.rows_sum_to_one": lambda: C.rows_sum_to_one(simp["attn_weights"]),
+        "checks.rows_sum_to_one": lambda: C.rows_sum_to_one(simp.attn_weights),
         "checks.weights_are_softmax": lambda: C.weights_are_softmax(
-            simp["attn_scores"], simp["attn_weights"]
+            simp.attn_scores, simp.attn_weights
         ),
         "checks.loops_equal_matmul": lambda: C.loops_equal_matmul(
-            simp["inputs"], simp["loop_scores"]
+            simp.inputs, simp.loop_scores
         ),
-        "checks.naive_softmax_matches": lambda: C.naive_softmax_matches(simp["attn_scores"] * 100),
+        "checks.naive_softmax_matches": lambda: C.naive_softmax_matches(simp.attn_scores * 100),
         "checks.masking_routes_agree": lambda: C.masking_routes_agree(
-            T.renormalized_weights(causal), causal["attn_weights"], causal["scaled_scores"]
+            T.renormalized_weights(causal), causal.attn_weights, causal.scaled_scores
         ),
         "checks.no_future_leak": lambda: C.no_future_leak(build(0.0).eval(), xs),
         "checks.heads_equal_loop": lambda: C.heads_equal_loop(
-            mh["queries"], mh["keys"], mh["values"], mh["merged"], 2, T.causal_mask(mh).bool()
+            mh.queries, mh.keys, mh.values, mh.context, 2, T.causal_mask(mh).bool()
         ),
         "checks.wrapper_equals_split": lambda: C.wrapper_equals_split(build(0.5), xs),
+        "checks.transferred_v1": lambda: C.transferred_v1(
+            T.ModuleSpec("v1", 16, 8).build(), T.ModuleSpec("v2", 16, 8).build()
+        )(x[0]),
         "checks.v1_equals_v2": lambda: C.v1_equals_v2(
             T.ModuleSpec("v1", 16, 8).build(), T.ModuleSpec("v2", 16, 8).build(), x[0]
         ),
         "checks.matches_sdpa": lambda: C.matches_sdpa(
-            mh["queries_heads"], mh["keys_heads"], mh["values_heads"], mh["context_vec"], True
+            mh.queries_heads, mh.keys_heads, mh.values_heads, mh.context_heads, True
         ),
         "checks.matches_torch_mha": lambda: C.matches_torch_mha(build(0.5), xs),
         "checks.eval_ignores_dropout": lambda: C.eval_ignores_dropout(
@@ -178,51 +182,45 @@ def _check_calls(x, lab):
 
 
 def _bug_step_calls(x, s):
-    """The buggy steps themselves, and the pass runner they plug into."""
-    q, k = random_x((6, 8), 1), random_x((6, 8), 2)
-    scores = random_x((2, 6, 6), 3)
-    square = random_x((2, 8, 8), 4)  # T == context_length: the unsliced mask fits
-    weights = torch.softmax(scores, dim=-1)
-    mask = torch.triu(torch.ones(8, 8), diagonal=1)
+    """The bugs' edited code, and the pass runner it plugs into."""
     causal_spec = L.spec_causal(s)
+
+    def run(bug_key, kind, spec, inputs):
+        bug = None if bug_key is None else B.BUGS_BY_KEY[bug_key]
+        module = spec.build().eval() if spec is not None else None
+        with torch.inference_mode():
+            return B.run_pass(B.forward_of(bug, kind, spec), module, inputs)
 
     def dropout_always():
         with seeded(21):
-            return B.apply_dropout_always(weights, nn.Dropout(0.5).eval())
-
-    def run(kind, spec, inputs):
-        module = spec.build().eval() if spec is not None else None
-        with torch.inference_mode():
-            return B.run_steps(kind, module, inputs)
+            return run("dropout_in_eval", "causal", causal_spec, x)
 
     return {
-        "bugs.softmax_rows_wrong_axis": lambda: B.softmax_rows_wrong_axis(scores),
-        "bugs.softmax_rows_divide_by_sum": lambda: B.softmax_rows_divide_by_sum(scores),
-        "bugs.scale_scores_missing": lambda: B.scale_scores_missing(scores, 8),
-        "bugs.key_width_d_out": lambda: B.key_width_d_out(k),
-        "bugs.mask_future_with_zero": lambda: B.mask_future_with_zero(scores.clone(), mask, 6),
-        "bugs.mask_future_unsliced": lambda: B.mask_future_unsliced(square.clone(), mask, 8),
-        "bugs.renormalize_causal_unmasked": lambda: B.renormalize_causal_unmasked(weights, mask, 6),
-        "bugs.apply_dropout_always[in seeded]": dropout_always,
-        "bugs.attention_scores_global_transpose": lambda: B.attention_scores_global_transpose(q, k),
-        "bugs.split_heads_without_transpose": lambda: B.split_heads_without_transpose(
-            random_x((2, 6, 8), 5), 2, 4
+        "bugs.forward_of[softmax_wrong_axis]": lambda: B.forward_of(
+            B.BUGS_BY_KEY["softmax_wrong_axis"], "simplified"
+        )(None, I.book_inputs()),
+        "bugs.forward_of[split_without_transpose]": lambda: run(
+            "split_without_transpose", "multihead", L.spec_multihead(s), x
         ),
+        "bugs.forward_of[renormalize_without_mask]": lambda: run(
+            "renormalize_without_mask", "causal", causal_spec, x
+        ),
+        "bugs.forward_of[dropout_in_eval, in seeded]": dropout_always,
         "bugs.bugs_for": lambda: [b.key for b in B.bugs_for("causal")],
-        "bugs.run_steps[simplified]": lambda: run("simplified", None, I.book_inputs()),
-        "bugs.run_steps[trainable]": lambda: run("trainable", L.spec_trainable(s), x[0]),
-        "bugs.run_steps[causal]": lambda: run("causal", causal_spec, x),
-        "bugs.run_steps[multihead]": lambda: run("multihead", L.spec_multihead(s), x),
+        "bugs.run_pass[simplified]": lambda: run(None, "simplified", None, I.book_inputs()),
+        "bugs.run_pass[trainable]": lambda: run(None, "trainable", L.spec_trainable(s), x[0]),
+        "bugs.run_pass[causal]": lambda: run(None, "causal", causal_spec, x),
+        "bugs.run_pass[multihead]": lambda: run(None, "multihead", L.spec_multihead(s), x),
     }
 
 
 def _figure_calls(mh, lab):
-    w = mh["attn_weights"][0]
+    w = mh.attn_weights[0]
     z = np.arange(30, dtype=np.float32).reshape(5, 6)
     return {
         "figures.heatmap": lambda: F.heatmap(w[0], lab, lab, title="w"),
         "figures.heatmap[signed]": lambda: F.heatmap(
-            mh["attn_scores"][0, 0], lab, lab, title="s", kind="signed"
+            mh.attn_scores[0, 0], lab, lab, title="s", kind="signed"
         ),
         "figures.heatmap[outline, no annotation]": lambda: F.heatmap(
             w[1], lab, lab, title="o", outline_rows=(1, 3), annotate=False, height=300
@@ -288,7 +286,6 @@ def _lesson_calls(s):
         "lesson.causal_batch[book]": lambda: L.causal_batch(book_batch, s, use_book=True),
         "lesson.within_context": lambda: L.within_context(prep, 32),
         "lesson.within_context[cut]": lambda: L.within_context(prep, 3),
-        "lesson.tokenizer_status": L.tokenizer_status,
         "lesson.spec_trainable": lambda: L.spec_trainable(s, "v1"),
         "lesson.spec_causal": lambda: L.spec_causal(s),
         "lesson.spec_multihead": lambda: L.spec_multihead(s),
@@ -395,60 +392,35 @@ def _input_and_token_calls():
 
 def _module_calls(x):
     """The chapter's steps and shared forward functions, called directly."""
-    q, k, v = (random_x((2, 6, 8), seed) for seed in (11, 12, 13))
+    q, k = (random_x((2, 6, 8), seed) for seed in (11, 12))
     mask = torch.triu(torch.ones(8, 8), diagonal=1)
-    scores = M.attention_scores(q, k)
-    weights = torch.softmax(scores, dim=-1)
     spec_causal = T.ModuleSpec("causal", 16, 8, 8, 0.5, 1, True, 4)
     spec_mha = T.ModuleSpec("mha", 16, 8, 8, 0.5, 2, False, 4)
 
-    def recorded(forward, module, inputs):
-        rec = {}
-        out = forward(module, inputs, rec.__setitem__)
-        return out, rec
-
-    def attend_dropout():
-        dropout = nn.Dropout(0.5).train()
-        with seeded(31):
-            return M.attend(q, k, v, mask, dropout, {}.__setitem__)
-
-    def apply_dropout_train():
-        with seeded(32):
-            return M.apply_dropout(weights, nn.Dropout(0.5).train())
+    def recorded(module, inputs):
+        with M.recording() as taps:
+            out = module(inputs)
+        return out, taps
 
     def causal_train():
         module = spec_causal.build().train()
         with seeded(33):
-            return recorded(M.causal_attention, module, x)
+            return recorded(module, x)
+
+    def tap_outside_a_recording():
+        M.tap(queries=q)  # records nothing, changes nothing
 
     return {
-        "modules.attention_scores": lambda: M.attention_scores(q, k),
-        "modules.mask_future": lambda: M.mask_future(scores.clone(), mask, 6),
-        "modules.key_width": lambda: M.key_width(k),
-        "modules.scale_scores": lambda: M.scale_scores(scores, 8),
-        "modules.softmax_rows": lambda: M.softmax_rows(scores),
-        "modules.apply_dropout[eval]": lambda: M.apply_dropout(weights, nn.Dropout(0.5).eval()),
-        "modules.apply_dropout[train, in seeded]": apply_dropout_train,
-        "modules.renormalize_causal": lambda: M.renormalize_causal(weights, mask, 6),
-        "modules.context_vectors": lambda: M.context_vectors(weights, v),
-        "modules.split_heads": lambda: M.split_heads(q, 2, 4),
-        "modules.merge_heads": lambda: M.merge_heads(M.split_heads(q, 2, 4), 8),
-        "modules.attend": lambda: M.attend(q, k, v),
-        "modules.attend[mask, eval dropout]": lambda: M.attend(
-            q, k, v, mask, nn.Dropout(0.5).eval()
+        "modules.tap": tap_outside_a_recording,
+        "modules.recording": lambda: recorded(T.ModuleSpec("v1", 16, 8).build(), x[0]),
+        "modules.simplified_attention": lambda: M.simplified_attention(x[0]),
+        "modules.renormalized_causal_weights": lambda: M.renormalized_causal_weights(q, k, mask),
+        "modules.SelfAttention_v2.forward[record]": lambda: recorded(
+            T.ModuleSpec("v2", 16, 8, qkv_bias=True).build(), x[0]
         ),
-        "modules.attend[dropout, in seeded]": attend_dropout,
-        "modules.self_attention[v1]": lambda: M.self_attention(
-            T.ModuleSpec("v1", 16, 8).build(), x[0]
-        ),
-        "modules.self_attention[v2, record]": lambda: recorded(
-            M.self_attention, T.ModuleSpec("v2", 16, 8, qkv_bias=True).build(), x[0]
-        ),
-        "modules.causal_attention[eval]": lambda: M.causal_attention(spec_causal.build().eval(), x),
-        "modules.causal_attention[train, in seeded]": causal_train,
-        "modules.multi_head_attention[eval, record]": lambda: recorded(
-            M.multi_head_attention, spec_mha.build().eval(), x
-        ),
+        "modules.CausalAttention.forward[eval]": lambda: spec_causal.build().eval()(x),
+        "modules.CausalAttention.forward[train, in seeded]": causal_train,
+        "modules.MultiHeadAttention.forward[eval, record]": lambda: recorded(spec_mha.build().eval(), x),
     }
 
 

@@ -69,7 +69,7 @@ def test_attention_rows_are_positive_sum_to_one_and_ignore_the_future(case):
         T.trace_causal(case.spec("causal"), x, lab),
         T.trace_multihead(case.spec("mha"), x, lab),
     ):
-        w = tr["attn_weights"]
+        w = tr.attn_weights
         assert (w >= 0).all()
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]), rtol=0, atol=1e-5)
         assert (w[..., _future(case.n)] == 0).all()
@@ -79,7 +79,7 @@ def test_attention_rows_are_positive_sum_to_one_and_ignore_the_future(case):
 @given(cases())
 def test_trainable_rows_sum_to_one_over_every_key(case):
     tr = T.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
-    w = tr["attn_weights"]
+    w = tr.attn_weights
     assert w.shape == (case.n, case.n)
     assert (w > 0).all()
     torch.testing.assert_close(w.sum(-1), torch.ones(case.n), rtol=0, atol=1e-5)
@@ -113,39 +113,40 @@ def test_wrapper_and_weight_split_agree_before_out_proj_in_eval_mode(case):
                 getattr(mha, name).bias.copy_(
                     torch.cat([getattr(h, name).bias for h in wrapper.heads])
                 )
-    recorded = {}
     x = case.x()
     with torch.no_grad():
         concatenated = wrapper(x)
-        M.multi_head_attention(mha, x, lambda k, t: recorded.__setitem__(k, t))
-    assert concatenated.shape == recorded["merged"].shape == (case.b, case.n, case.d_out)
-    torch.testing.assert_close(concatenated, recorded["merged"], rtol=1e-5, atol=1e-6)
+        with M.recording() as taps:
+            mha(x)
+    merged = taps["context"][0]
+    assert concatenated.shape == merged.shape == (case.b, case.n, case.d_out)
+    torch.testing.assert_close(concatenated, merged, rtol=1e-5, atol=1e-6)
     assert C.wrapper_equals_split(mha, x).passed
 
 
 @given(cases())
 def test_multihead_context_matches_pytorch_sdpa(case):
     tr = T.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
-    q, k, v = tr["queries_heads"], tr["keys_heads"], tr["values_heads"]
+    q, k, v = tr.queries_heads, tr.keys_heads, tr.values_heads
     reference = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    torch.testing.assert_close(tr["context_vec"], reference, rtol=1e-5, atol=1e-6)
-    assert C.matches_sdpa(q, k, v, tr["context_vec"], causal=True).passed
+    torch.testing.assert_close(tr.context_heads, reference, rtol=1e-5, atol=1e-6)
+    assert C.matches_sdpa(q, k, v, tr.context_heads, causal=True).passed
 
 
 @given(cases())
 def test_trainable_context_matches_pytorch_sdpa_without_a_mask(case):
     tr = T.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
-    reference = F.scaled_dot_product_attention(tr["queries"], tr["keys"], tr["values"])
+    reference = F.scaled_dot_product_attention(tr.queries, tr.keys, tr.values)
     torch.testing.assert_close(tr.output, reference, rtol=1e-5, atol=1e-6)
 
 
 @given(cases())
-def test_attend_on_raw_tensors_matches_sdpa_at_any_scale(case):
+def test_the_renormalizing_route_on_raw_tensors_matches_sdpa_at_any_scale(case):
     q, k, v = (
         random_x((case.b, case.heads, case.n, case.head_dim), case.seed + i) * 3 for i in range(3)
     )
     mask = torch.triu(torch.ones(case.context_length, case.context_length), diagonal=1)
-    ours = M.attend(q, k, v, mask)
+    ours = M.renormalized_causal_weights(q, k, mask) @ v
     torch.testing.assert_close(
         ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), rtol=1e-5, atol=1e-5
     )
@@ -154,7 +155,7 @@ def test_attend_on_raw_tensors_matches_sdpa_at_any_scale(case):
 @given(cases())
 def test_both_masking_routes_agree(case):
     tr = T.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
-    torch.testing.assert_close(T.renormalized_weights(tr), tr["attn_weights"], rtol=0, atol=1e-5)
+    torch.testing.assert_close(T.renormalized_weights(tr), tr.attn_weights, rtol=0, atol=1e-5)
 
 
 @given(cases())
@@ -163,13 +164,10 @@ def test_batched_heads_equal_a_loop_over_heads(case):
     hd = case.head_dim
     for h in range(case.heads):
         cols = slice(h * hd, (h + 1) * hd)
-        one = M.attend(
-            tr["queries"][..., cols],
-            tr["keys"][..., cols],
-            tr["values"][..., cols],
-            tr["mask_buffer"],
+        one = F.scaled_dot_product_attention(
+            tr.queries[..., cols], tr.keys[..., cols], tr.values[..., cols], is_causal=True
         )
-        torch.testing.assert_close(tr["merged"][..., cols], one, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(tr.context[..., cols], one, rtol=1e-5, atol=1e-6)
 
 
 @given(cases(), st.sampled_from([0.1, 0.5, 0.9]))
@@ -181,7 +179,7 @@ def test_training_dropout_keeps_or_zeroes_each_weight_and_scales_survivors(case,
         training=True,
         dropout_seed=case.seed,
     )
-    w, d = tr["attn_weights"], tr["dropped_weights"]
+    w, d = tr.attn_weights, tr.weights_dropped
     kept = d != 0
     torch.testing.assert_close(d[kept], w[kept] / (1 - p), rtol=1e-6, atol=0)
     mask = T.dropout_mask(tr)

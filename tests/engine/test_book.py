@@ -64,7 +64,7 @@ def _exercise_3_1():
 def _unmasked_weights():
     tr = _masking_walk()
     scores = T.unmasked_scores(tr)[0]
-    return torch.softmax(scores / tr["keys"].shape[-1] ** 0.5, dim=-1)
+    return torch.softmax(scores / tr.keys.shape[-1] ** 0.5, dim=-1)
 
 
 def _dropout_ones():
@@ -74,7 +74,7 @@ def _dropout_ones():
 
 
 def _dropout_weights():
-    weights = _masking_walk()["attn_weights"][0].clone()
+    weights = _masking_walk().attn_weights[0].clone()
     with book_seed(123):
         return nn.Dropout(0.5)(weights)
 
@@ -105,23 +105,23 @@ def _multihead():
 
 
 PRODUCERS = {
-    "simple_scores_2": lambda: _simplified()["attn_scores"][1],
-    "simple_sum_weights_2": lambda: _simplified()["sum_weights"][1],
-    "simple_weights_2": lambda: _simplified()["attn_weights"][1],
-    "simple_context_2": lambda: _simplified()["context_vec"][1],
-    "simple_scores": lambda: _simplified()["attn_scores"],
-    "simple_weights": lambda: _simplified()["attn_weights"],
-    "simple_context": lambda: _simplified()["context_vec"],
-    "trainable_query_2": lambda: _trainable_v1()["queries"][1],
-    "trainable_scores_2": lambda: _trainable_v1()["attn_scores"][1],
-    "trainable_weights_2": lambda: _trainable_v1()["attn_weights"][1],
-    "trainable_context_2": lambda: _trainable_v1()["context_vec"][1],
+    "simple_scores_2": lambda: _simplified().attn_scores[1],
+    "simple_sum_weights_2": lambda: _simplified().sum_weights[1],
+    "simple_weights_2": lambda: _simplified().attn_weights[1],
+    "simple_context_2": lambda: _simplified().context[1],
+    "simple_scores": lambda: _simplified().attn_scores,
+    "simple_weights": lambda: _simplified().attn_weights,
+    "simple_context": lambda: _simplified().context,
+    "trainable_query_2": lambda: _trainable_v1().queries[1],
+    "trainable_scores_2": lambda: _trainable_v1().attn_scores[1],
+    "trainable_weights_2": lambda: _trainable_v1().attn_weights[1],
+    "trainable_context_2": lambda: _trainable_v1().context[1],
     "sa_v1": _sa_v1,
     "sa_v2": _sa_v2,
     "exercise_3_1": _exercise_3_1,
     "masking_weights_unmasked": _unmasked_weights,
-    "masking_masked_scores": lambda: _masking_walk()["attn_scores"][0],
-    "masking_weights": lambda: _masking_walk()["attn_weights"][0],
+    "masking_masked_scores": lambda: _masking_walk().attn_scores[0],
+    "masking_weights": lambda: _masking_walk().attn_weights[0],
     "dropout_ones": _dropout_ones,
     "dropout_weights": _dropout_weights,
     "causal_attention": _causal,
@@ -145,7 +145,7 @@ def test_dropout_examples_reproduce_exactly():
     # The scaling is exact (x2), so these two match to the last bit, not only 4 decimals.
     assert torch.equal(_dropout_ones(), book.printed("dropout_ones"))
     kept = _dropout_weights()
-    weights = _masking_walk()["attn_weights"][0]
+    weights = _masking_walk().attn_weights[0]
     assert (kept[weights == 0] == 0).all()  # the masked future stays zero
     nonzero = kept != 0
     assert torch.equal(kept[nonzero], 2 * weights[nonzero])  # survivors scaled by 1/(1-0.5)
@@ -154,7 +154,7 @@ def test_dropout_examples_reproduce_exactly():
 
 
 def test_the_masked_scores_have_minus_infinity_above_the_diagonal():
-    scores = _masking_walk()["attn_scores"][0]
+    scores = _masking_walk().attn_scores[0]
     future = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
     assert torch.isneginf(scores[future]).all()
     assert torch.isfinite(scores[~future]).all()
@@ -166,11 +166,11 @@ def test_both_masking_routes_print_the_same_weights():
 
 
 def test_the_loop_scores_print_as_the_matmul_scores():
-    assert book.matches_printout(_simplified()["loop_scores"], "simple_scores")[0]
+    assert book.matches_printout(_simplified().loop_scores, "simple_scores")[0]
 
 
 def test_naive_softmax_prints_as_torch_softmax_on_the_book_scores():
-    assert book.matches_printout(_simplified()["naive_weights"][1], "simple_weights_2")[0]
+    assert book.matches_printout(_simplified().naive_weights[1], "simple_weights_2")[0]
 
 
 def test_the_book_specs_give_the_same_modules_as_the_chapters_calls():
@@ -190,10 +190,10 @@ def test_lesson_book_mode_traces_match_the_printouts():
     s = Settings(**BOOK)
     prep = L.prepare("ignored", s, use_book=True)
     assert prep.book and prep.labels == BOOK_LABELS and prep.x.shape == (1, 6, 3)
-    assert book.matches_printout(L.simplified(prep)["context_vec"], "simple_context")[0]
+    assert book.matches_printout(L.simplified(prep).context, "simple_context")[0]
     assert book.matches_printout(L.trainable(prep, s, "v1").output, "sa_v1")[0]
     assert book.matches_printout(L.trainable(prep, s, "v2").output, "sa_v2")[0]
-    assert book.matches_printout(L.causal(prep, s)["attn_weights"][0], "masking_weights")[0]
+    assert book.matches_printout(L.causal(prep, s).attn_weights[0], "masking_weights")[0]
     assert book.matches_printout(L.multihead(prep, s).output[0], "multihead")[0]
     assert book.matches_printout(L.wrapper(prep, s).output[0], "wrapper")[0]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -42,47 +44,70 @@ def _x(pass_kind: str, batch: torch.Tensor = X_BATCH):
     return batch
 
 
-# --- run_steps is the engine ----------------------------------------------------------------
-def test_run_steps_simplified_equals_the_simplified_trace():
+# --- the correct forward is the engine's own --------------------------------------------------
+def test_run_pass_simplified_equals_the_simplified_trace():
     x = typed_batch(8, n=6)[0]
-    out = B.run_steps("simplified", None, x)
+    out = B.run_pass(B.forward_of(None, "simplified"), None, x)
     tr = T.trace_simplified(x, labels(6))
-    assert torch.equal(out["output"], tr["context_vec"])
-    assert torch.equal(out["attn_weights"], tr["attn_weights"])
+    assert torch.equal(out["output"], tr.context)
+    assert torch.equal(out["attn_weights"], tr.attn_weights)
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
-def test_run_steps_trainable_equals_the_modules_forward(version):
+def test_run_pass_trainable_equals_the_modules_forward(version):
     module = L.spec_trainable(SHOWING, version).build()
     x = X_BATCH[0]
-    assert torch.equal(B.run_steps("trainable", module, x)["output"], module(x))
+    assert torch.equal(B.run_pass(B.forward_of(None, "trainable"), module, x)["output"], module(x))
 
 
 @pytest.mark.parametrize(
     ("kind", "spec_of"), [("causal", L.spec_causal), ("multihead", L.spec_multihead)]
 )
-def test_run_steps_equals_the_modules_forward_bit_for_bit(kind, spec_of):
+def test_run_pass_equals_the_modules_forward_bit_for_bit(kind, spec_of):
     module = spec_of(SHOWING).build().eval()
-    out = B.run_steps(kind, module, X_BATCH)
+    out = B.run_pass(B.forward_of(None, kind), module, X_BATCH)
     assert torch.equal(out["output"], module(X_BATCH))
     # ... and the intermediate weights equal the trace's.
     tr = (T.trace_causal if kind == "causal" else T.trace_multihead)(
         spec_of(SHOWING), X_BATCH, labels(6)
     )
-    assert torch.equal(out["attn_weights"], tr["attn_weights"])
+    assert torch.equal(out["attn_weights"], tr.attn_weights)
 
 
-def test_run_steps_with_the_renormalize_route_matches_the_minus_infinity_route():
+def test_the_renormalize_route_matches_the_minus_infinity_route():
     module = L.spec_causal(SHOWING).build().eval()
-    steps = B.Steps(renormalize=B.M.renormalize_causal)
-    routed = B.run_steps("causal", module, X_BATCH, steps)["output"]
+    routed = B._route1(B.M.renormalized_causal_weights)(module, X_BATCH)
     assert torch.allclose(routed, module(X_BATCH), atol=1e-6)
 
 
-def test_run_steps_refuses_an_unknown_pass():
-    module = L.spec_causal(SHOWING).build()
+def test_forward_of_refuses_an_unknown_pass():
     with pytest.raises(ValueError, match="recurrent"):
-        B.run_steps("recurrent", module, X_BATCH)
+        B.forward_of(None, "recurrent")
+
+
+@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+def test_a_bug_edits_the_engines_own_code_and_nothing_else(bug):
+    correct = getattr(B.M, bug.target())
+    buggy = bug.compiled()
+    assert buggy is not correct and buggy.__name__ == correct.__name__
+    assert bug.compiled() is buggy  # compiled once
+    # The correct code is untouched: the module still computes what it did.
+    if inspect.isclass(correct):
+        assert correct.forward is not buggy.forward
+
+
+def test_a_line_that_is_not_in_the_code_is_refused():
+    bug = replace(B.BUGS_BY_KEY["mask_with_zero"], line="attn_scores = 0")
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        bug.diff()
+
+
+def test_the_trainable_bug_edits_the_version_the_page_runs():
+    bug = B.BUGS_BY_KEY["no_scaling"]
+    assert bug.target(L.spec_trainable(SHOWING, "v1")) == "SelfAttention_v1"
+    assert bug.target(L.spec_trainable(SHOWING, "v2")) == "SelfAttention_v2"
+    outcome = B.run_bug(bug, X_BATCH[0], L.spec_trainable(SHOWING, "v1"))
+    assert outcome.check.status == "fail"
 
 
 # --- the diffs ----------------------------------------------------------------------------
@@ -103,10 +128,10 @@ def test_the_wrong_axis_diff_shows_the_axis():
     assert "dim=-1" in removed[0] and "dim=-2" in added[0]
 
 
-def test_each_bug_replaces_a_real_step_and_names_a_real_check():
-    step_names = set(B.Steps.__dataclass_fields__)
+def test_each_bug_edits_a_real_line_and_names_a_real_check():
     for bug in B.BUGS:
-        assert bug.step in step_names, bug.key
+        assert bug.target() in B.TARGETS.values(), bug.key
+        assert bug.diff().count("\n-") == 1, bug.key
         assert callable(getattr(C, bug.check)), bug.key
         assert bug.pass_kind in ("simplified", "trainable", "causal", "multihead")
     assert len(B.BUGS_BY_KEY) == len(B.BUGS)
@@ -126,7 +151,7 @@ def test_every_bug_fails_its_check_or_raises(bug):
     assert bug.hidden_reason(6, SHOWING.num_heads, SHOWING.head_dim, 0.5, 32) is None
     outcome = B.run_bug(bug, x, spec)
     assert outcome.bug is bug
-    if bug.raises is None:
+    if not bug.raises:
         assert outcome.error is None
         assert outcome.check is not None
         assert outcome.check.name == bug.check
@@ -261,9 +286,9 @@ def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
     s = Settings(d_out=2, num_heads=1)
     batch = L.prepare_batch("Hello world", "Good night", s)
     tr = L.causal_batch(batch, s)
-    assert tuple(tr["inputs"].shape[:2]) == (2, 2)
+    assert tuple(tr.inputs.shape[:2]) == (2, 2)
     bug = B.BUGS_BY_KEY["global_transpose"]
-    outcome = B.run_bug(bug, tr["inputs"], tr.spec)
+    outcome = B.run_bug(bug, tr.inputs, tr.spec)
     assert outcome.error is None and outcome.why is None
     assert outcome.wrong is not None
     assert not torch.equal(outcome.wrong["output"], outcome.right["output"])
@@ -272,7 +297,7 @@ def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
     assert "example 0 alone (batch size 1) raises RuntimeError" in check.explanation
     assert "doesn't match the broadcast shape" in check.explanation
     assert check.detail == check.explanation  # no numbers to show: the run alone raised
-    assert B.correct_check(bug, tr["inputs"], tr.spec).status == "pass"
+    assert B.correct_check(bug, tr.inputs, tr.spec).status == "pass"
 
 
 @pytest.mark.parametrize("n", [3, 4])
@@ -393,10 +418,10 @@ def _page_inputs(name):
         "multihead": L.multihead(prep, s),
     }
     if name == "gpt2":
-        assert traces["causal"]["inputs"].shape == (2, 256, 768)
-        assert traces["multihead"]["inputs"].shape == (1, 256, 768)
+        assert traces["causal"].inputs.shape == (2, 256, 768)
+        assert traces["multihead"].inputs.shape == (1, 256, 768)
     return {
-        kind: (tr["inputs"], None if kind == "simplified" else tr.spec)
+        kind: (tr.inputs, None if kind == "simplified" else tr.spec)
         for kind, tr in traces.items()
     }
 

@@ -22,6 +22,10 @@ DEFAULT_TEXT = "Your journey starts with one step, and every next step follows t
 STATUSES = {"pass", "fail", "documented", "n/a"}
 
 
+def _scaled(queries, keys):
+    return queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5
+
+
 def _assert_well_formed(result: C.CheckResult) -> None:
     assert isinstance(result, C.CheckResult)
     assert result.status in STATUSES
@@ -39,17 +43,17 @@ def _assert_well_formed(result: C.CheckResult) -> None:
 def _pass_one_checks(prep) -> list[C.CheckResult]:
     simp = L.simplified(prep)
     results = [
-        C.rows_sum_to_one(simp["attn_weights"]),
-        C.weights_are_softmax(simp["attn_scores"], simp["attn_weights"]),
-        C.naive_softmax_matches(simp["attn_scores"]),
+        C.rows_sum_to_one(simp.attn_weights),
+        C.weights_are_softmax(simp.attn_scores, simp.attn_weights),
+        C.naive_softmax_matches(simp.attn_scores),
     ]
     # The trace keeps the nested loops only up to LOOP_TOKEN_CAP tokens; check that many.
     loops = (
-        simp["loop_scores"]
-        if "loop_scores" in simp
-        else T.loop_scores(simp["inputs"][: T.LOOP_TOKEN_CAP])
+        simp.loop_scores
+        if simp.loop_scores is not None
+        else T.loop_scores(simp.inputs[: T.LOOP_TOKEN_CAP])
     )
-    results.append(C.loops_equal_matmul(simp["inputs"], loops))
+    results.append(C.loops_equal_matmul(simp.inputs, loops))
     return results
 
 
@@ -60,8 +64,8 @@ def _pass_two_checks(prep, s) -> list[C.CheckResult]:
     else:
         v1, v2 = L.spec_trainable(s, "v1").build(), L.spec_trainable(s, "v2").build()
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
-        C.matches_sdpa(tr["queries"], tr["keys"], tr["values"], tr.output, causal=False),
+        C.rows_sum_to_one(tr.attn_weights),
+        C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=False),
         C.v1_equals_v2(v1, v2, prep.x[0]),
     ]
 
@@ -71,10 +75,10 @@ def _pass_three_checks(prep, s) -> list[C.CheckResult]:
     module = tr.spec.build().eval()
     x = torch.cat([prep.x, prep.x.flip(1)])  # a batch of two different sequences
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
-        C.masking_routes_agree(T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]),
+        C.rows_sum_to_one(tr.attn_weights),
+        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
         C.no_future_leak(module, prep.x),
-        C.matches_sdpa(tr["queries"], tr["keys"], tr["values"], tr.output, causal=True),
+        C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=True),
         C.eval_ignores_dropout(
             lambda m, inp: m(inp), lambda p: replace(tr.spec, dropout=p).build(), prep.x, 0.5
         ),
@@ -85,23 +89,23 @@ def _pass_three_checks(prep, s) -> list[C.CheckResult]:
 def _pass_four_checks(prep, s) -> list[C.CheckResult]:
     tr = L.multihead(prep, s)
     mha = tr.spec.build().eval()
-    heads = tr["queries_heads"], tr["keys_heads"], tr["values_heads"]
+    heads = tr.queries_heads, tr.keys_heads, tr.values_heads
     return [
-        C.rows_sum_to_one(tr["attn_weights"]),
+        C.rows_sum_to_one(tr.attn_weights),
         C.heads_equal_loop(
-            tr["queries"],
-            tr["keys"],
-            tr["values"],
-            tr["merged"],
+            tr.queries,
+            tr.keys,
+            tr.values,
+            tr.context,
             mha.num_heads,
             T.causal_mask(tr).bool(),
         ),
         C.wrapper_equals_split(mha, prep.x),
-        C.matches_sdpa(*heads, tr["context_vec"], True),
-        C.matches_sdpa(*heads, M.attend(*heads), False),  # multi-head, no mask
+        C.matches_sdpa(*heads, tr.context_heads, True),
+        C.matches_sdpa(*heads, torch.softmax(_scaled(*heads[:2]), dim=-1) @ heads[2], False),
         C.matches_torch_mha(mha, prep.x),
         C.torch_mha_weights_match(mha, prep.x),
-        C.masking_routes_agree(T.renormalized_weights(tr), tr["attn_weights"], tr["scaled_scores"]),
+        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
         C.no_future_leak(mha, prep.x),
     ]
 
@@ -357,6 +361,19 @@ def test_v1_equals_v2_is_not_applicable_with_qkv_bias():
     assert "qkv_bias=True" in result.explanation
 
 
+def test_v1_equals_v2_leaves_the_callers_v1_untouched():
+    v1 = T.ModuleSpec("v1", 4, 3, seed=1).build()
+    v2 = T.ModuleSpec("v2", 4, 3, seed=2).build()
+    before = {name: p.detach().clone() for name, p in v1.named_parameters()}
+    x = random_x((5, 4), 0)
+    assert C.v1_equals_v2(v1, v2, x).passed
+    for name, p in v1.named_parameters():
+        assert torch.equal(p, before[name]), name
+    # ... while the transferred copy computes v2's output
+    torch.testing.assert_close(C.transferred_v1(v1, v2)(x), v2(x))
+    assert not torch.allclose(v1(x), v2(x))
+
+
 def test_no_future_leak_needs_two_tokens():
     module = T.ModuleSpec("causal", 4, 4, 8).build().eval()
     result = C.no_future_leak(module, random_x((1, 1, 4), 0))
@@ -419,9 +436,9 @@ def test_batch_rows_independent_fails_when_examples_mix():
 
 def test_heads_equal_loop_fails_for_merged_heads_in_the_wrong_order():
     tr = T.trace_multihead(T.ModuleSpec("mha", 8, 8, 16, 0.0, 2), random_x((1, 5, 8), 0), "abcde")
-    swapped = torch.cat([tr["merged"][..., 4:], tr["merged"][..., :4]], dim=-1)
+    swapped = torch.cat([tr.context[..., 4:], tr.context[..., :4]], dim=-1)
     result = C.heads_equal_loop(
-        tr["queries"], tr["keys"], tr["values"], swapped, 2, T.causal_mask(tr).bool()
+        tr.queries, tr.keys, tr.values, swapped, 2, T.causal_mask(tr).bool()
     )
     assert result.status == "fail"
 
@@ -444,7 +461,7 @@ def test_different_shapes_fail_with_both_shapes_named():
 def test_masking_routes_document_an_underflowed_renormalize_row():
     scaled = torch.tensor([[0.0, 1000.0], [0.0, 0.0]])
     mask = torch.triu(torch.ones(2, 2), diagonal=1)
-    route1 = M.renormalize_causal(torch.softmax(scaled, dim=-1), mask, 2)
+    route1 = M.renormalized_causal_weights(scaled, torch.eye(2), mask)  # scores = scaled / √2
     route2 = torch.softmax(scaled.masked_fill(mask.bool(), -torch.inf), dim=-1)
     assert torch.isnan(route1[0]).all()
     result = C.masking_routes_agree(route1, route2, scaled)

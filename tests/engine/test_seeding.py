@@ -59,6 +59,16 @@ def test_seeded_holds_the_lock_and_is_reentrant():
         assert torch.equal(outer_continues, torch.rand(2))
 
 
+def test_only_the_thread_inside_seeded_holds_the_lock():
+    seen = []
+    with seeded(1):
+        other = threading.Thread(target=lambda: seen.append(rng_lock_held_by_me()))
+        other.start()
+        other.join()
+        assert rng_lock_held_by_me()
+    assert seen == [False]
+
+
 def test_seeded_restores_even_when_the_block_raises():
     before = torch.random.get_rng_state()
     with pytest.raises(RuntimeError), seeded(5):
@@ -106,7 +116,7 @@ def test_the_dropout_bug_is_reproducible_because_its_draws_are_forked():
 def _causal_run(seed: int, x, lab):
     spec = T.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, seed)
     tr = T.trace_causal(spec, x, lab, training=True, dropout_seed=seed + 1000)
-    return tr.output, tr["dropped_weights"], tr["W_query.weight"]
+    return tr.output, tr.weights_dropped, tr.params["W_query.weight"]
 
 
 def test_concurrent_seeded_traces_are_bit_identical_to_single_threaded_runs():

@@ -76,7 +76,7 @@ def test_the_multihead_softmax_runs_on_all_heads_at_once(softmax_calls):
 
 
 def test_the_softmax_counter_sees_the_engines_calls(softmax_calls):
-    M.softmax_rows(torch.zeros(2, 2))
+    M.simplified_attention(torch.zeros(2, 3))
     assert softmax_calls == [(2, 2)]
 
 
@@ -117,8 +117,8 @@ def test_forward_with_the_chapters_own_seeding_equals_the_trace():
 def test_different_dropout_seeds_give_different_training_traces():
     a = _trace("causal", training=True, dropout_seed=1)
     b = _trace("causal", training=True, dropout_seed=2)
-    assert not torch.equal(a["dropped_weights"], b["dropped_weights"])
-    assert torch.equal(a["attn_weights"], b["attn_weights"])
+    assert not torch.equal(a.weights_dropped, b.weights_dropped)
+    assert torch.equal(a.attn_weights, b.attn_weights)
 
 
 def test_the_trace_records_the_modules_weights():
@@ -126,26 +126,24 @@ def test_the_trace_records_the_modules_weights():
     module = _spec("mha").build()
     for name, tensor in module.state_dict().items():
         if name != "mask":
-            assert torch.equal(tr[name], tensor), name
-    assert "mask" not in tr
-    assert torch.equal(tr["mask_buffer"], module.mask)
+            assert torch.equal(tr.params[name], tensor), name
+    assert "mask" not in tr.params
+    assert torch.equal(tr.mask, module.mask)
 
 
 # --- immutability -------------------------------------------------------------------------
-def test_trace_mapping_is_read_only():
+def test_trace_parameters_are_read_only():
     tr = _trace("causal")
     with pytest.raises(TypeError):
-        tr.tensors["x"] = torch.zeros(1)
+        tr.params["x"] = torch.zeros(1)
     with pytest.raises(TypeError):
-        del tr.tensors["output"]
-    with pytest.raises(TypeError):
-        tr.info["k"] = 1
+        del tr.params["W_query.weight"]
 
 
 def test_trace_attributes_cannot_be_assigned():
     tr = _trace("causal")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        tr.kind = "other"
+        tr.attn_weights = torch.zeros(1)
     with pytest.raises(AttributeError):
         tr.labels = ()
 
@@ -153,19 +151,19 @@ def test_trace_attributes_cannot_be_assigned():
 @pytest.mark.parametrize("kind", ["simplified", "v2", "causal", "mha", "wrapper"])
 def test_trace_tensors_refuse_in_place_changes(kind):
     tr = T.trace_simplified(_x()[0], LAB) if kind == "simplified" else _trace(kind)
-    for name, tensor in tr.tensors.items():
-        assert tensor.is_inference(), name
+    for tensor in T.tensors_of(tr):
+        assert tensor.is_inference()
     with pytest.raises(RuntimeError, match="[Ii]nference"):
         tr.output.add_(1.0)
     with pytest.raises(RuntimeError):
-        tr["attn_weights" if "attn_weights" in tr else "head0.attn_weights"].zero_()
+        (tr.heads[0] if isinstance(tr, T.WrapperTrace) else tr).attn_weights.zero_()
 
 
 def test_trace_inputs_are_a_copy_of_the_callers_tensor():
     x = _x()
     tr = T.trace_causal(_spec("causal"), x, LAB)
     x[0, 0, 0] += 100.0
-    assert not torch.equal(tr["inputs"], x)
+    assert not torch.equal(tr.inputs, x)
 
 
 # --- names and shapes ---------------------------------------------------------------------
@@ -183,48 +181,53 @@ def test_multihead_shapes_are_named_by_role():
         "attn_scores": (b, H, N, N),
         "scaled_scores": (b, H, N, N),
         "attn_weights": (b, H, N, N),
-        "dropped_weights": (b, H, N, N),
-        "context_vec": (b, H, N, hd),
-        "merged": (b, N, D_OUT),
+        "weights_dropped": (b, H, N, N),
+        "context_heads": (b, H, N, hd),
+        "context": (b, N, D_OUT),
         "output": (b, N, D_OUT),
-        "mask_buffer": (CTX, CTX),
-        "out_proj.weight": (D_OUT, D_OUT),
-        "out_proj.bias": (D_OUT,),
+        "mask": (CTX, CTX),
     }
     for name, shape in expected.items():
-        assert tr.shape(name) == shape, name
+        assert tuple(getattr(tr, name).shape) == shape, name
+    assert tuple(tr.params["out_proj.weight"].shape) == (D_OUT, D_OUT)
+    assert tuple(tr.params["out_proj.bias"].shape) == (D_OUT,)
     assert tr.kind == "multihead"
     assert tr.num_tokens == N
-    assert tr.names[0] == "W_query.weight"
+    assert next(iter(tr.params)) == "W_query.weight"
 
 
 def test_causal_shapes_are_named_by_role():
     tr = _trace("causal")
-    assert tr.shape("queries") == (2, N, D_OUT)
-    assert tr.shape("attn_weights") == (2, N, N)
-    assert tr.shape("context_vec") == (2, N, D_OUT)
-    assert torch.equal(tr.output, tr["context_vec"])
+    assert tr.queries.shape == (2, N, D_OUT)
+    assert tr.attn_weights.shape == (2, N, N)
+    assert tr.context.shape == (2, N, D_OUT)
+    assert torch.equal(tr.output, tr.context)
 
 
-def test_wrapper_traces_each_head_under_its_own_prefix():
+def test_wrapper_traces_each_head_as_a_causal_trace():
     tr = _trace("wrapper")
-    for h in range(HEADS):
-        assert tr.shape(f"head{h}.attn_weights") == (2, N, N)
-        assert tr.shape(f"head{h}.context_vec") == (2, N, D_OUT // HEADS)
-    assert tr.shape("output") == (2, N, D_OUT)
-    joined = torch.cat([tr[f"head{h}.context_vec"] for h in range(HEADS)], dim=-1)
+    assert len(tr.heads) == HEADS
+    for head in tr.heads:
+        assert isinstance(head, T.CausalTrace)
+        assert head.attn_weights.shape == (2, N, N)
+        assert head.context.shape == (2, N, D_OUT // HEADS)
+    assert tr.output.shape == (2, N, D_OUT)
+    joined = torch.cat([head.context for head in tr.heads], dim=-1)
     assert torch.equal(joined, tr.output)
+    # each head's weights are its own module's: head 1 differs from head 0
+    assert not torch.equal(tr.heads[0].attn_weights, tr.heads[1].attn_weights)
+    assert torch.equal(tr.heads[1].params["W_query.weight"], tr.params["heads.1.W_query.weight"])
 
 
 def test_simplified_trace_holds_every_route_to_the_weights():
     x = _x()[0]
     tr = T.trace_simplified(x, LAB)
-    assert tr.shape("attn_scores") == (N, N)
-    assert torch.allclose(tr["attn_scores"], tr["attn_scores"].T, atol=1e-4)  # X X^T
-    assert torch.allclose(tr["sum_weights"].sum(-1), torch.ones(N), atol=1e-5)
-    assert torch.allclose(tr["attn_weights"], torch.softmax(x @ x.T, dim=-1))
-    assert torch.allclose(tr["loop_scores"], x @ x.T, atol=1e-5)
-    assert tr.shape("context_vec") == (N, D_IN)
+    assert tr.attn_scores.shape == (N, N)
+    assert torch.allclose(tr.attn_scores, tr.attn_scores.T, atol=1e-4)  # X X^T
+    assert torch.allclose(tr.sum_weights.sum(-1), torch.ones(N), atol=1e-5)
+    assert torch.allclose(tr.attn_weights, torch.softmax(x @ x.T, dim=-1))
+    assert torch.allclose(tr.loop_scores, x @ x.T, atol=1e-5)
+    assert tr.context.shape == (N, D_IN)
 
 
 def test_simplified_trace_skips_the_loop_above_the_cap():
@@ -232,14 +235,14 @@ def test_simplified_trace_skips_the_loop_above_the_cap():
     tr = T.trace_simplified(
         torch.randn(n, 3, generator=torch.Generator().manual_seed(0)), labels(n)
     )
-    assert "loop_scores" not in tr
-    assert "loop_scores" in T.trace_simplified(torch.ones(T.LOOP_TOKEN_CAP, 3), labels(16))
+    assert tr.loop_scores is None
+    assert T.trace_simplified(torch.ones(T.LOOP_TOKEN_CAP, 3), labels(16)).loop_scores is not None
 
 
 # --- the mask -----------------------------------------------------------------------------
 def test_mask_is_built_at_context_length_and_sliced_to_the_tokens():
     tr = _trace("causal")
-    assert tr.shape("mask_buffer") == (CTX, CTX)
+    assert tr.mask.shape == (CTX, CTX)
     mask = T.causal_mask(tr)
     assert mask.shape == (N, N)
     assert torch.equal(mask, torch.triu(torch.ones(N, N), diagonal=1))
@@ -248,27 +251,27 @@ def test_mask_is_built_at_context_length_and_sliced_to_the_tokens():
 def test_masked_scores_are_minus_infinity_exactly_on_future_keys():
     tr = _trace("mha")
     future = T.causal_mask(tr).bool()
-    scores = tr["attn_scores"]
+    scores = tr.attn_scores
     assert torch.isneginf(scores[..., future]).all()
     assert torch.isfinite(scores[..., ~future]).all()
-    assert (tr["attn_weights"][..., future] == 0).all()
+    assert (tr.attn_weights[..., future] == 0).all()
 
 
 def test_unmasked_scores_are_q_k_transpose():
     tr = _trace("causal")
     unmasked = T.unmasked_scores(tr)
     assert torch.isfinite(unmasked).all()
-    assert torch.allclose(unmasked, tr["queries"] @ tr["keys"].transpose(1, 2))
+    assert torch.allclose(unmasked, tr.queries @ tr.keys.transpose(1, 2))
     future = T.causal_mask(tr).bool()
-    assert torch.equal(unmasked[..., ~future], tr["attn_scores"][..., ~future])
+    assert torch.equal(unmasked[..., ~future], tr.attn_scores[..., ~future])
 
 
 @pytest.mark.parametrize("kind", ["causal", "mha"])
 def test_renormalized_weights_equal_the_minus_infinity_route(kind):
     tr = _trace(kind)
     route1 = T.renormalized_weights(tr)
-    assert route1.shape == tr["attn_weights"].shape
-    assert torch.allclose(route1, tr["attn_weights"], atol=1e-6)
+    assert route1.shape == tr.attn_weights.shape
+    assert torch.allclose(route1, tr.attn_weights, atol=1e-6)
 
 
 # --- dropout ------------------------------------------------------------------------------
@@ -276,7 +279,7 @@ def test_renormalized_weights_equal_the_minus_infinity_route(kind):
 def test_dropout_mask_in_training_mode(kind):
     p = 0.5
     tr = _trace(kind, training=True, dropout=p, dropout_seed=5)
-    weights, dropped = tr["attn_weights"], tr["dropped_weights"]
+    weights, dropped = tr.attn_weights, tr.weights_dropped
     mask = T.dropout_mask(tr)
     nan = torch.isnan(mask)
     assert torch.equal(nan, weights == 0)
@@ -302,14 +305,14 @@ def test_dropout_mask_is_read_not_drawn_again():
 @pytest.mark.parametrize("kind", ["causal", "mha"])
 def test_eval_mode_dropout_is_the_identity(kind):
     tr = _trace(kind, training=False, dropout=0.5)
-    assert torch.equal(tr["dropped_weights"], tr["attn_weights"])
+    assert torch.equal(tr.weights_dropped, tr.attn_weights)
     mask = T.dropout_mask(tr)
     assert (mask[~torch.isnan(mask)] == 1).all()
 
 
 def test_training_with_dropout_zero_draws_nothing():
     tr = _trace("causal", training=True, dropout=0.0)
-    assert torch.equal(tr["dropped_weights"], tr["attn_weights"])
+    assert torch.equal(tr.weights_dropped, tr.attn_weights)
 
 
 def test_dropout_keeps_about_one_minus_p_of_the_weights():
@@ -338,12 +341,12 @@ def test_strides_table_shows_the_head_split_non_contiguous_and_the_merge_contigu
         by_layout.setdefault((row["shape"], row["stride"]), []).append(row)
         assert set(row) >= {"step", "shape (symbols)", "shape", "stride", "contiguous"}
 
-    heads = tr["queries_heads"]
+    heads = tr.queries_heads
     split_rows = by_layout[(str(tuple(heads.shape)), str(heads.stride()))]
     assert split_rows and all(r["contiguous"] is False for r in split_rows)
     assert heads.stride() != _contiguous_stride(tuple(heads.shape))
 
-    merged = tr["merged"]
+    merged = tr.context
     merged_rows = by_layout[(str(tuple(merged.shape)), str(merged.stride()))]
     assert merged_rows and all(r["contiguous"] is True for r in merged_rows)
     assert rows[-1]["contiguous"] is True
@@ -385,6 +388,6 @@ def test_unknown_module_kind_is_refused():
 
 def test_empty_input_has_no_nan_in_the_simplified_trace():
     tr = T.trace_simplified(torch.empty(0, 3), ())
-    assert tr.shape("attn_weights") == (0, 0)
+    assert tuple(tr.attn_weights.shape) == (0, 0)
     assert tr.num_tokens == 0
-    assert not math.isnan(float(tr["context_vec"].sum()))
+    assert not math.isnan(float(tr.context.sum()))

@@ -95,9 +95,9 @@ def _future_is_zero(w: torch.Tensor) -> None:
     assert (w[..., future] == 0).all(), "a future weight is not exactly 0"
 
 
-def _dropout_invariant(tr: T.Trace, prefix: str, s: Settings, draws: bool) -> None:
+def _dropout_invariant(tr, s: Settings, draws: bool) -> None:
     """After dropout each weight is 0 or weight / (1 - p); nothing changes when nothing draws."""
-    w, dropped = tr[prefix + "attn_weights"], tr[prefix + "dropped_weights"]
+    w, dropped = tr.attn_weights, tr.weights_dropped
     assert dropped.shape == w.shape
     if not draws:
         assert torch.equal(dropped, w)
@@ -108,12 +108,12 @@ def _dropout_invariant(tr: T.Trace, prefix: str, s: Settings, draws: bool) -> No
     assert torch.allclose(dropped.double()[kept], scaled[kept], rtol=1e-5, atol=0.0)
 
 
-def _causal_pass(tr: T.Trace, s: Settings, draws: bool, b: int, n: int, prefix: str = "") -> None:
-    w = tr[prefix + "attn_weights"]
+def _causal_pass(tr, s: Settings, draws: bool, b: int, n: int) -> None:
+    w = tr.attn_weights
     assert tuple(w.shape[-2:]) == (n, n) and w.shape[0] == b
     _rows_sum_to_one(w)
     _future_is_zero(w)
-    _dropout_invariant(tr, prefix, s, draws)
+    _dropout_invariant(tr, s, draws)
 
 
 def _ok(result: C.CheckResult) -> None:
@@ -214,16 +214,16 @@ def test_any_text_and_settings_run_through_every_pass_check_and_figure(case):
     draws = s.training and s.dropout > 0 and not use_book
     d_out = 2 if use_book else s.d_out
     simple = lesson.simplified(prep)
-    assert simple.shape("attn_weights") == (n, n)
-    assert simple.shape("context_vec") == (n, prep.x.shape[-1])
-    _rows_sum_to_one(simple["attn_weights"])
+    assert tuple(simple.attn_weights.shape) == (n, n)
+    assert tuple(simple.context.shape) == (n, prep.x.shape[-1])
+    _rows_sum_to_one(simple.attn_weights)
     for version in ("v1", "v2"):
         tr = lesson.trainable(prep, s, version)
-        assert tr.shape("attn_weights") == (n, n) and tr.shape("output") == (n, d_out)
-        _rows_sum_to_one(tr["attn_weights"])
+        assert tuple(tr.attn_weights.shape) == (n, n) and tuple(tr.output.shape) == (n, d_out)
+        _rows_sum_to_one(tr.attn_weights)
 
     causal = lesson.causal(prep, s)
-    assert causal.shape("output") == (1, n, d_out)
+    assert tuple(causal.output.shape) == (1, n, d_out)
     _causal_pass(causal, s, draws, 1, n)
     if draws:
         mask = T.dropout_mask(causal)
@@ -234,24 +234,25 @@ def test_any_text_and_settings_run_through_every_pass_check_and_figure(case):
     if multi_problem is None:
         H = 2 if use_book else s.num_heads
         multi = lesson.multihead(prep, s)
-        assert multi.shape("attn_weights") == (1, H, n, n)
-        assert multi.shape("output") == (1, n, d_out)
+        assert tuple(multi.attn_weights.shape) == (1, H, n, n)
+        assert tuple(multi.output.shape) == (1, n, d_out)
         _causal_pass(multi, s, draws, 1, n)
         assert len(T.strides_table(multi)) == 9
         wrap = lesson.wrapper(prep, s)
         per_head = 2 if use_book else s.d_out // s.num_heads
-        assert wrap.shape("output") == (1, n, H * per_head)
-        for h in range(H):
-            _causal_pass(wrap, s, draws, 1, n, prefix=f"head{h}.")
-        heads = multi["attn_weights"][0]
+        assert tuple(wrap.output.shape) == (1, n, H * per_head)
+        assert len(wrap.heads) == H
+        for head in wrap.heads:
+            _causal_pass(head, s, draws, 1, n)
+        heads = multi.attn_weights[0]
     else:
         assert f"d_out={s.d_out}" in multi_problem and f"num_heads={s.num_heads}" in multi_problem
 
     if not use_book:
         _checks_on_correct_code(prep, replace(s, training=False), simple, multi_problem is None)
     called: set = set()
-    weights = causal["attn_weights"][0]
-    scores = causal["scaled_scores"][0]
+    weights = causal.attn_weights[0]
+    scores = causal.scaled_scores[0]
     _every_figure(called, prep.labels, weights, weights[None] if heads is None else heads, scores)
     assert called == set(FIGURE_FUNCTIONS)
 
@@ -265,7 +266,7 @@ def _batch(text: str, text2: str, s: Settings, use_book: bool) -> None:
     assert batch.x.shape == (2, n, 3 if use_book else s.d_in)
     assert len(batch.labels[0]) == len(batch.labels[1]) == n <= s.context_length
     tr = lesson.causal_batch(batch, s, use_book)
-    assert tr.shape("output") == (2, n, 2 if use_book else s.d_out)
+    assert tuple(tr.output.shape) == (2, n, 2 if use_book else s.d_out)
     _causal_pass(tr, s, s.training and s.dropout > 0 and not use_book, 2, n)
     if n and not use_book:
         _ok(C.batch_rows_independent(lesson.spec_causal(s).build().eval(), batch.x))
@@ -274,27 +275,27 @@ def _batch(text: str, text2: str, s: Settings, use_book: bool) -> None:
 def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool) -> None:
     """Every check on the app's own (correct) code, in eval mode where the claims hold."""
     x = prep.x
-    _ok(C.rows_sum_to_one(simple["attn_weights"]))
-    _ok(C.weights_are_softmax(simple["attn_scores"], simple["attn_weights"]))
-    _ok(C.naive_softmax_matches(simple["attn_scores"]))
-    if "loop_scores" in simple:
-        _ok(C.loops_equal_matmul(simple["inputs"], simple["loop_scores"]))
+    _ok(C.rows_sum_to_one(simple.attn_weights))
+    _ok(C.weights_are_softmax(simple.attn_scores, simple.attn_weights))
+    _ok(C.naive_softmax_matches(simple.attn_scores))
+    if simple.loop_scores is not None:
+        _ok(C.loops_equal_matmul(simple.inputs, simple.loop_scores))
     v1, v2 = lesson.spec_trainable(s, "v1"), lesson.spec_trainable(s)
     _ok(C.v1_equals_v2(v1.build(), v2.build(), x[0]))
     trainable = lesson.trainable(prep, s)
-    _ok(C.weights_are_softmax(trainable["scaled_scores"], trainable["attn_weights"]))
+    _ok(C.weights_are_softmax(trainable.scaled_scores, trainable.attn_weights))
 
     causal = lesson.causal(prep, s)
     spec = lesson.spec_causal(s)
     _ok(
         C.masking_routes_agree(
-            T.renormalized_weights(causal), causal["attn_weights"], causal["scaled_scores"]
+            T.renormalized_weights(causal), causal.attn_weights, causal.scaled_scores
         )
     )
     _ok(C.no_future_leak(spec.build().eval(), x))
     _ok(
         C.matches_sdpa(
-            causal["queries"], causal["keys"], causal["values"], causal["context_vec"], True
+            causal.queries, causal.keys, causal.values, causal.context, True
         )
     )
     _ok(
@@ -308,15 +309,15 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
     mask = T.causal_mask(multi).bool()
     _ok(
         C.heads_equal_loop(
-            multi["queries"], multi["keys"], multi["values"], multi["merged"], s.num_heads, mask
+            multi.queries, multi.keys, multi.values, multi.context, s.num_heads, mask
         )
     )
     _ok(
         C.matches_sdpa(
-            multi["queries_heads"],
-            multi["keys_heads"],
-            multi["values_heads"],
-            multi["context_vec"],
+            multi.queries_heads,
+            multi.keys_heads,
+            multi.values_heads,
+            multi.context_heads,
             True,
         )
     )
