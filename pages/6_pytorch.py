@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from attnviz import figures as F
-from bench import implementations as impl
+from attnviz import implementations as impl
 from ui import comparison, panels, state
 from ui.text import md_escape
 
@@ -256,5 +256,5 @@ panels.source(
     impl.Einsum,
     impl.TorchMHA,
     impl.verify,
-    title="The benchmark's implementations (bench/implementations.py)",
+    title="The benchmark's implementations (attnviz/implementations.py)",
 )

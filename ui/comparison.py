@@ -11,7 +11,7 @@ and for concurrent first calls Streamlit 1.67's ``streamlit/runtime/caching/cach
 and reads the cache again once it holds it ("double-checked locking"): the first caller
 computes, the others wait on that lock and then read its result (a waiting session can still be
 stopped or rerun: ``_hold_compute_lock`` polls). A request for a different shape waits in
-``bench.implementations`` instead, which runs one benchmark at a time so that two measurements
+``attnviz.implementations`` instead, which runs one benchmark at a time so that two measurements
 never slow each other down.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bench import implementations as impl
+from attnviz import implementations as impl
 
 from . import cache
 from .memo import Memo
