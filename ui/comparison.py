@@ -20,6 +20,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz import implementations as impl
+from attnviz.settings import Settings
 
 from . import cache
 from .memo import Memo
@@ -42,7 +43,7 @@ _side = Memo(SIDE_ENTRIES)
 
 
 @_side
-def side_by_side(text: str, settings_key: tuple, book: bool) -> impl.SideBySide:
+def side_by_side(text: str, settings: Settings, book: bool) -> impl.SideBySide:
     """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
-    trace = cache.trace("multihead", text, settings_key, book)
+    trace = cache.trace("multihead", text, settings, book)
     return impl.side_by_side(trace.spec.build(), trace["inputs"])
