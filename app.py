@@ -78,11 +78,10 @@ with header:
     if state.URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state[state.URL_WARNING_KEY])
 
-# Requests predicted to be heavy (large sizes) wait for one of a few slots, so a class dragging
-# every slider to its end at once queues instead of exhausting the server's memory.
-tokens = cache.prepared(*config.trace_args()).num_tokens
+# A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
+# dragging every slider to its end at once queues instead of exhausting the server's memory.
 try:
-    with budget.heavy_slot(config.settings, tokens), profiling.page_profile(), entry.app_frame():
+    with cache.page_run(), profiling.page_profile(), entry.app_frame():
         navigation.run()
 except budget.ServerBusy as busy:
     st.error(str(busy))

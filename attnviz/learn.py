@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import torch
@@ -125,10 +125,6 @@ class LearnConfig:
     def num_classes(self) -> int:
         """Every symbol, plus "none" (class ``vocab``)."""
         return self.vocab + 1
-
-    def key(self) -> tuple:
-        """A plain, hashable value that identifies this run (for caches)."""
-        return tuple(getattr(self, f.name) for f in fields(self))
 
 
 # --- the tasks ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from attnviz import figures as F
-from bench import implementations as impl
+from attnviz import implementations as impl
 from ui import comparison, panels, state
 from ui.text import md_escape
 
@@ -260,5 +260,5 @@ panels.source(
     impl.Einsum,
     impl.TorchMHA,
     impl.verify,
-    title="The benchmark's implementations (bench/implementations.py)",
+    title="The benchmark's implementations (attnviz/implementations.py)",
 )

@@ -200,7 +200,7 @@ if cfg.book:
     @cache.derived
     def book_dropout():
         dropout = torch.nn.Dropout(book.DROPOUT_EXAMPLE_P)
-        walk = cache.trace("causal", "", state.DEFAULTS.key(), True)
+        walk = cache.trace("causal", "", state.DEFAULTS, True)
         with torch.inference_mode():
             with seeded(book.SEED_DROPOUT):
                 ones = dropout(torch.ones(6, 6))

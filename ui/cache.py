@@ -1,4 +1,4 @@
-"""Caches keyed by plain values (text, settings tuple), never by tensors.
+"""Caches keyed by plain values (text, the frozen Settings, book mode), never by tensors.
 
 Traces and figures are immutable values shared by every session, so they are held once per
 process (no copy on every read, unlike ``st.cache_data``) in memos bounded in entries and in
@@ -8,10 +8,13 @@ same key wait for one computation.
 
 from __future__ import annotations
 
+import threading
+from contextlib import ExitStack, contextmanager
+
 import streamlit as st
 
 from attnviz import budget, lesson
-from attnviz.settings import Settings
+from attnviz.settings import BOOK, Settings
 from attnviz.tokens import get_tokenizer
 
 from .memo import Memo
@@ -45,62 +48,93 @@ def tokenizer():
     return get_tokenizer()
 
 
-def settings_of(key: tuple) -> Settings:
-    return Settings(*key)
-
-
-def prepared(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
+def prepared(text: str, settings: Settings, book: bool) -> lesson.Prepared:
     """Tokens and X for a text. X reads only the text, d_in, the embedding seed and the token
     cap, so every other setting is dropped from the key: one entry serves every pass."""
-    key = (text, settings_of(settings_key).for_pass("simplified").key(), book)
-    return _inputs.get(("prepared", key), _prepare, key)
+    key = (text, settings.for_pass("simplified"), book)
+    prep = _inputs.get(("prepared", key), lesson.prepare, key)
+    _take_heavy_slot(_costed(settings, book), prep.num_tokens)  # a pass page asks for it first
+    return prep
 
 
-def _prepare(text: str, settings_key: tuple, book: bool) -> lesson.Prepared:
-    return lesson.prepare(text, settings_of(settings_key), book)
+def batch(text: str, text2: str, settings: Settings, book: bool) -> lesson.PreparedBatch:
+    key = (text, text2, settings, book)
+    return _inputs.get(("batch", key), lesson.prepare_batch, key)
 
 
-def batch(text: str, text2: str, settings_key: tuple, book: bool) -> lesson.PreparedBatch:
-    key = (text, text2, settings_key, book)
-    return _inputs.get(("batch", key), _prepare_batch, key)
-
-
-def _prepare_batch(text: str, text2: str, settings_key: tuple, book: bool):
-    return lesson.prepare_batch(text, text2, settings_of(settings_key), book)
-
-
-def batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
+def batch_trace(text: str, text2: str, settings: Settings, book: bool):
     """Pass 3 on the batch of the two sidebar texts (book mode: two copies of the inputs)."""
-    key = (text, text2, settings_key, book)
+    key = (text, text2, settings, book)
     tokens = batch(*key).num_tokens
-    return _traced(settings_key, tokens, ("batch", key), _compute_batch_trace, key)
+    return _traced(_costed(settings, book), tokens, ("batch", key), _compute_batch_trace, key)
 
 
-def _compute_batch_trace(text: str, text2: str, settings_key: tuple, book: bool):
-    return lesson.causal_batch(
-        batch(text, text2, settings_key, book), settings_of(settings_key), book
-    )
+def _compute_batch_trace(text: str, text2: str, settings: Settings, book: bool):
+    return lesson.causal_batch(batch(text, text2, settings, book), settings, book)
 
 
-def trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str = ""):
+def trace(kind: str, text: str, settings: Settings, book: bool, variant: str = ""):
     """One pass's trace. ``kind``: simplified, trainable, causal, multihead, wrapper."""
-    key = (kind, text, settings_key, book, variant)
-    tokens = prepared(text, settings_key, book).num_tokens
-    return _traced(settings_key, tokens, ("trace", key), _compute_trace, key)
+    key = (kind, text, settings, book, variant)
+    tokens = prepared(text, settings, book).num_tokens
+    return _traced(_costed(settings, book), tokens, ("trace", key), _compute_trace, key)
 
 
-def _traced(settings_key: tuple, tokens: int, key: tuple, compute, args: tuple):
-    if not budget.is_heavy(settings_of(settings_key), tokens):
+# --- heavy requests ---------------------------------------------------------------------------
+# A page run that asks for a heavy trace (cached or not) takes one of budget.HEAVY_SLOTS slots
+# and holds it until the run ends (the figures drawn from that trace cost memory too). The
+# slot follows the trace actually asked for, so book mode (the book's small sizes, whatever
+# the sidebar says) and pages that run no pass never take one.
+_run = threading.local()
+_BOOK_SETTINGS = Settings(**BOOK)
+
+
+def _costed(settings: Settings, book: bool) -> Settings:
+    """The sizes a request really computes at: book mode keys on the defaults but runs the
+    book's 6×3 inputs and arguments."""
+    return _BOOK_SETTINGS if book else settings
+
+
+@contextmanager
+def page_run():
+    """Wrap one page run (app.py): releases the heavy slot the run took, if any."""
+    with ExitStack() as stack:
+        _run.stack, _run.heavy = stack, False
+        try:
+            yield
+        finally:
+            _run.stack = None
+
+
+def holds_heavy_slot() -> bool:
+    """Whether this thread's page run holds a heavy slot now."""
+    return getattr(_run, "stack", None) is not None and _run.heavy
+
+
+def _take_heavy_slot(settings: Settings, tokens: int) -> None:
+    """Take a slot for this page run if ``settings`` at ``tokens`` is heavy and it holds none.
+    Pages ask for their inputs (:func:`prepared`) before any derived value, so the slot is
+    taken before any memo's per-key lock is held."""
+    stack = getattr(_run, "stack", None)
+    if stack is None or _run.heavy:  # outside a page run (tests, benchmarks), or held already
+        return
+    if budget.is_heavy(settings, tokens):
+        _run.heavy = stack.enter_context(budget.heavy_slot(settings, tokens))  # or ServerBusy
+
+
+def _traced(cost: Settings, tokens: int, key: tuple, compute, args: tuple):
+    if not budget.is_heavy(cost, tokens):
         return _light.get(key, compute, args)
+    _take_heavy_slot(cost, tokens)
     if key in _heavy:
         return _heavy.get(key, compute, args)
     with st.spinner("Computing large attention maps…"):
         return _heavy.get(key, compute, args)
 
 
-def _compute_trace(kind: str, text: str, settings_key: tuple, book: bool, variant: str):
-    s = settings_of(settings_key)
-    prep = prepared(text, settings_key, book)
+def _compute_trace(kind: str, text: str, settings: Settings, book: bool, variant: str):
+    s = settings
+    prep = prepared(text, settings, book)
     if kind in ("causal", "multihead", "wrapper"):
         prep, _ = lesson.within_context(prep, s.context_length)
     if kind == "simplified":

@@ -11,7 +11,7 @@ and for concurrent first calls Streamlit 1.67's ``streamlit/runtime/caching/cach
 and reads the cache again once it holds it ("double-checked locking"): the first caller
 computes, the others wait on that lock and then read its result (a waiting session can still be
 stopped or rerun: ``_hold_compute_lock`` polls). A request for a different shape waits in
-``bench.implementations`` instead, which runs one benchmark at a time so that two measurements
+``attnviz.implementations`` instead, which runs one benchmark at a time so that two measurements
 never slow each other down.
 """
 
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from bench import implementations as impl
+from attnviz import implementations as impl
+from attnviz.settings import Settings
 
 from . import cache
 from .memo import Memo
@@ -42,7 +43,7 @@ _side = Memo(SIDE_ENTRIES)
 
 
 @_side
-def side_by_side(text: str, settings_key: tuple, book: bool) -> impl.SideBySide:
+def side_by_side(text: str, settings: Settings, book: bool) -> impl.SideBySide:
     """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
-    trace = cache.trace("multihead", text, settings_key, book)
+    trace = cache.trace("multihead", text, settings, book)
     return impl.side_by_side(trace.spec.build(), trace.inputs)

@@ -78,6 +78,20 @@ class Memo:
             key, _ = self._values.popitem(last=False)
             self._bytes -= self._sizes.pop(key)
 
+    def peek(self, key):
+        """The value stored under ``key``, or None. Never computes."""
+        with self._lock:
+            if key not in self._values:
+                return None
+            self._values.move_to_end(key)
+            return self._values[key]
+
+    @property
+    def computing(self) -> int:
+        """Keys being computed now (each has a lock that later callers wait on)."""
+        with self._lock:
+            return len(self._computing)
+
     def __contains__(self, key) -> bool:
         with self._lock:
             return key in self._values

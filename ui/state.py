@@ -8,7 +8,9 @@ the :class:`Config` every page reads.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -134,26 +136,39 @@ def parse_value(f: Field, raw: str):
 URL_WARNING_KEY = "_attnviz_url_warning"
 
 
-def read_url() -> str | None:
-    """Validate the query string before the widgets exist; drop what is rejected.
+def read_url(
+    parsers: Mapping[str, Callable[[str], object]] | None = None,
+    warning_key: str = URL_WARNING_KEY,
+) -> str | None:
+    """Check the link's values before the widgets exist; drop what is rejected.
 
-    Returns one warning that names every rejected key, or None.
+    ``parsers`` maps a query-parameter name to a function that returns its value or raises
+    ValueError with the reason. Without it, the sidebar's fields are checked and every name
+    that neither the sidebar, Streamlit nor a page (:func:`register_page_keys`) knows is
+    rejected as unknown; with it (a page's own controls), only those names are checked.
+
+    Returns one warning that names every rejected key (or the one waiting from the run that
+    dropped them), or None.
     """
+    sidebar = parsers is None
+    checks = _SIDEBAR_PARSERS if parsers is None else parsers
     params = st.query_params
+    if sidebar:
+        names = [k for k in params.keys() if k not in RESERVED and k not in _PAGE_KEYS]
+    else:
+        names = [k for k in checks if k in params]
     rejected = []
     removed = False
-    for key in list(params.keys()):
-        if key in RESERVED or key in _PAGE_KEYS:
-            continue
-        f = FIELDS_BY_URL.get(key)
-        values = params.get_all(key)
-        if f is None:
+    for key in names:
+        parse = checks.get(key)
+        if parse is None:
             rejected.append(f"{key} (unknown setting)" if key else "a value with no name")
         else:
+            values = params.get_all(key)
             try:
                 if len(values) != 1:
                     raise ValueError("given more than once")
-                parse_value(f, values[0])
+                parse(values[0])
                 continue
             except ValueError as err:
                 rejected.append(f"{key} ({err})")
@@ -163,7 +178,7 @@ def read_url() -> str | None:
         except Exception:  # noqa: BLE001 - a key already bound by a widget cannot be deleted
             pass
     if not rejected:
-        return None
+        return st.session_state.pop(warning_key, None)
     listed = "; ".join(md_escape(r[:80]) for r in rejected)
     warning = (
         f"Some values in the link were not understood and the defaults are used instead: {listed}."
@@ -173,9 +188,14 @@ def read_url() -> str | None:
         # deleted above would still reach its widget (a 2,001-character text cut to 2,000,
         # d_in=7.5 read as 7). Start again from the cleaned URL; the warning waits in the
         # session. (app.py calls this after st.navigation, so the rerun keeps the page.)
-        st.session_state[URL_WARNING_KEY] = warning
+        st.session_state[warning_key] = warning
         st.rerun()
     return warning
+
+
+_SIDEBAR_PARSERS: dict[str, Callable[[str], object]] = {
+    f.url: functools.partial(parse_value, f) for f in FIELDS
+}
 
 
 @dataclass(frozen=True)
@@ -187,22 +207,19 @@ class Config:
     text2: str
     book: bool
 
-    def key(self) -> tuple:
-        return (self.settings.key(), self.text, self.text2, self.book)
-
-    def trace_args(self, kind: str = "multihead") -> tuple:
-        """(text, settings key, book) for the caches of pass ``kind``: only the settings that
-        pass reads are in the key, and book mode ignores the sidebar, so all book-mode sessions
-        share one entry."""
+    def trace_args(self, kind: str = "multihead") -> tuple[str, Settings, bool]:
+        """(text, settings, book) for the caches of pass ``kind``: only the settings that pass
+        reads are kept (the rest at their defaults), and book mode ignores the sidebar, so all
+        book-mode sessions share one entry."""
         if self.book:
-            return ("", DEFAULTS.key(), True)
-        return (self.text, self.settings.for_pass(kind).key(), False)
+            return ("", DEFAULTS, True)
+        return (self.text, self.settings.for_pass(kind), False)
 
-    def batch_args(self, kind: str = "causal") -> tuple:
-        """(text, text2, settings key, book) for the batch views."""
+    def batch_args(self, kind: str = "causal") -> tuple[str, str, Settings, bool]:
+        """(text, text2, settings, book) for the batch views."""
         if self.book:
-            return ("", "", DEFAULTS.key(), True)
-        return (self.text, self.text2, self.settings.for_pass(kind).key(), False)
+            return ("", "", DEFAULTS, True)
+        return (self.text, self.text2, self.settings.for_pass(kind), False)
 
 
 def _widget(f: Field, disabled: bool = False):

@@ -222,7 +222,7 @@ def test_traces_and_batch_traces_go_to_the_cache_their_predicted_cost_picks(monk
     every small trace."""
     from ui import cache
 
-    key = Settings().key()
+    key = Settings()
     cache.clear_all()
     try:
         cache.trace("causal", "the cat sat", key, False)

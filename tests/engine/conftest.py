@@ -1,3 +1,5 @@
-"""Engine tests run on tiny tensors: one intra-op thread is faster than a contended pool."""
+"""Engine tests run on tiny tensors (one intra-op thread is faster than a contended pool), and
+each checks that it leaves torch's global generator as it found it (tests/support/rng.py)."""
 
+from tests.support.rng import global_rng_untouched  # noqa: F401
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401

@@ -203,6 +203,7 @@ def test_exercise_3_2_wrapper_with_one_column_per_head_gives_two_columns():
     assert tuple(out.shape) == book.EXERCISE_3_2_SHAPE == (2, 6, 2)
 
 
+@pytest.mark.draws_global_rng  # builds a module the book's way, unseeded
 def test_exercise_3_3_parameter_count():
     mha = MultiHeadAttention(768, 768, 1024, 0.0, 12)
     count = sum(p.numel() for p in mha.parameters() if p.requires_grad)

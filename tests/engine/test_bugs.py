@@ -309,6 +309,7 @@ def test_global_transpose_with_batch_tokens_and_d_out_equal_fails_for_larger_siz
     assert outcome.check.status == "fail", outcome.check.detail
 
 
+@pytest.mark.draws_global_rng  # builds a module the book's way, unseeded
 def test_global_transpose_explains_the_step_that_actually_breaks():
     bug = B.BUGS_BY_KEY["global_transpose"]
 

@@ -24,6 +24,10 @@ from attnviz.modules import (
 
 from .helpers import book_seed, random_x
 
+# The chapter's classes draw their weights (and dropout masks) from torch's global generator, as
+# the book's do; the engine's functions that build them do it inside seeded() instead.
+pytestmark = pytest.mark.draws_global_rng
+
 
 def _names(module):
     return [name for name, _ in module.named_parameters()]

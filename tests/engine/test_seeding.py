@@ -12,8 +12,8 @@ from attnviz import lesson as L
 from attnviz import trace as T
 from attnviz.seeding import rng_lock_held_by_me, seeded
 from attnviz.settings import Settings
+from tests.support.rng import GlobalRngTouched, check_untouched
 
-from .engine_calls import ENGINE_CALLS
 from .helpers import labels, typed_batch
 
 
@@ -78,28 +78,18 @@ def test_seeded_restores_even_when_the_block_raises():
     assert not rng_lock_held_by_me()
 
 
-def test_the_state_detector_itself_notices_a_draw():
-    # Proves the "state unchanged" tests below can fail.
-    before = torch.random.get_rng_state()
-    torch.rand(1)
-    assert not torch.equal(torch.random.get_rng_state(), before)
-
-
-# --- every public engine function leaves the global stream unchanged ---------------------
-# ENGINE_CALLS (tests/engine/engine_calls.py) calls every public function of every attnviz
-# module; tests/engine/test_engine_coverage.py fails when one is missing.
-RNG_CALLS = ENGINE_CALLS
-
-
-@pytest.mark.parametrize("name", list(RNG_CALLS))
-def test_engine_function_leaves_the_global_generator_unchanged(name):
+def test_the_rng_fixture_notices_a_draw_and_a_held_lock():
+    # Proves the autouse check (tests/support/rng.py) that every engine test runs can fail.
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(2024)
-        torch.rand(5)  # a caller in the middle of its own stream
         before = torch.random.get_rng_state()
-        RNG_CALLS[name]()
-        assert torch.equal(torch.random.get_rng_state(), before), name
-        assert not rng_lock_held_by_me()
+        torch.rand(1)
+        with pytest.raises(GlobalRngTouched, match="generator state"):
+            check_untouched(before, "a draw")
+    with seeded(1):
+        inside = torch.random.get_rng_state()
+        with pytest.raises(GlobalRngTouched, match="lock held"):
+            check_untouched(inside, "an open seeded block")
+    check_untouched(torch.random.get_rng_state(), "nothing")
 
 
 def test_the_dropout_bug_is_reproducible_because_its_draws_are_forked():

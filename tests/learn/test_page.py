@@ -30,9 +30,9 @@ def train_calls(monkeypatch):
         return real(config, on_progress)
 
     monkeypatch.setattr(L, "train", counting)
-    ui_learn.store.clear()  # no run left over from another test
+    ui_learn.runs.clear()  # no run left over from another test
     yield calls
-    ui_learn.store.clear()
+    ui_learn.runs.clear()
 
 
 def open_page(query: dict[str, str] | None = None) -> AppTest:

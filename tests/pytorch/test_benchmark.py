@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bench import implementations as impl
+from attnviz import implementations as impl
 
 from .test_equivalence import NoMask
 

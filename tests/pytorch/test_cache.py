@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from bench import implementations as impl
+from attnviz import implementations as impl
 from ui import comparison
 
 SHAPE = (1, 6, 16, 16, 2, False)

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnviz import checks as C
+from attnviz import implementations as impl
 from attnviz import modules as M
-from bench import implementations as impl
 
 from .helpers import mha, random_x
 

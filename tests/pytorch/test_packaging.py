@@ -1,35 +1,65 @@
-"""The classroom image holds what page 6 imports (bench/ is otherwise left out of it)."""
+"""The classroom image leaves bench/ out, so the app must run without it: every page is run in
+a fresh process in which importing ``bench`` fails, as it would in the image."""
 
 from __future__ import annotations
 
-import ast
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support.pages import app_pages
 from tests.test_docker import _dockerignore_rules, dockerignored
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Runs every page in AppTest with ``bench`` blocked; prints one JSON line per page.
+_RUN_WITHOUT_BENCH = """
+import importlib.abc, json, sys
 
-def _project_imports(path: Path) -> set[str]:
-    """Files of this project that ``path`` imports (``from bench import implementations``...)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            parts = node.module.split(".")
-            for name in [None, *(a.name for a in node.names)]:
-                candidate = ROOT.joinpath(*parts, *([name] if name else []))
-                for file in (candidate.with_suffix(".py"), candidate / "__init__.py"):
-                    if file.is_file():
-                        found.add(file.relative_to(ROOT).as_posix())
-    return found
+class NoBench(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "bench" or name.startswith("bench."):
+            raise ImportError(f"{name} is not in the classroom image")
+        return None
+
+sys.meta_path.insert(0, NoBench())
+from streamlit.testing.v1 import AppTest
+
+for page in sys.argv[1:]:
+    at = AppTest.from_file("app.py", default_timeout=120)
+    at.run()
+    at.switch_page(page).run()
+    errors = [e.message for e in at.exception]
+    print(json.dumps({"page": page, "errors": errors, "titles": [t.value for t in at.title]}))
+"""
 
 
-def test_the_image_keeps_the_code_page_6_imports_and_leaves_bench_output_out():
+def test_bench_stays_out_of_the_image():
     rules = _dockerignore_rules()
-    needed = {"pages/against-pytorch.py", "ui/comparison.py"}
-    needed |= _project_imports(ROOT / "pages/against-pytorch.py")
-    needed |= _project_imports(ROOT / "ui/comparison.py")
-    assert {"bench/__init__.py", "bench/implementations.py"} <= needed
-    for path in sorted(needed):
-        assert not dockerignored(path, rules), f"{path} is needed by page 6 but dockerignored"
-    assert dockerignored("bench/results/run.json", rules)  # benchmark output stays out
+    for path in ("bench/__init__.py", "bench/run.py", "bench/results/run.json"):
+        assert dockerignored(path, rules), f"{path} would be copied into the image"
+    assert not dockerignored("attnviz/implementations.py", rules)
+
+
+@pytest.mark.slow
+def test_every_page_runs_in_a_process_that_cannot_import_bench():
+    pages = [p.path for p in app_pages()]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_WITHOUT_BENCH, *pages],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["page"] for r in results] == pages
+    for result in results:
+        assert result["errors"] == [], result
+        assert len(result["titles"]) >= 1, result

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench import implementations as impl
+from attnviz import implementations as impl
 from ui import comparison
 
 APP = Path(__file__).resolve().parents[2] / "app.py"

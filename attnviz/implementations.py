@@ -33,11 +33,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from attnviz import checks as C
-from attnviz import modules as M
-from attnviz.seeding import seeded
-from attnviz.settings import BOUNDS
-from attnviz.trace import ModuleSpec
+from . import checks as C
+from . import modules as M
+from .seeding import seeded
+from .settings import BOUNDS
+from .trace import ModuleSpec
 
 # (batch, tokens, d_in, d_out, num_heads, qkv_bias): a plain, hashable key for the caches.
 Shape = tuple[int, int, int, int, int, bool]
