@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz import budget
+from attnviz.settings import Settings
 
 from .conftest import APP
 
@@ -62,21 +63,21 @@ def test_the_threshold_puts_the_default_sizes_above_and_the_book_below():
 
 def test_a_pass_page_at_heavy_sizes_takes_one_slot_and_gives_it_back(slots):
     taken, released = slots
-    run_page("pages/3_causal.py", {}, slots)
+    run_page("pages/causal-attention.py", {}, slots)
     assert len(taken) >= 1
-    assert len(set(taken)) == 1 and taken[0].d_in == 16  # the sidebar's sizes
+    assert len(set(taken)) == 1 and taken[0].d_in == Settings().d_in  # the sidebar's sizes
     assert released == taken
 
 
 def test_book_mode_takes_no_slot_whatever_the_sidebar_sizes(slots):
     taken, _ = slots
-    at = run_page("pages/3_causal.py", {"book": "true", "d_in": "64", "d_out": "64"}, slots)
+    at = run_page("pages/causal-attention.py", {"book": "true", "d_in": "64", "d_out": "64"}, slots)
     assert at.title[0].value == "3. Causal attention and dropout"
     assert taken == []
 
 
 def test_a_page_that_runs_no_pass_takes_no_slot(slots):
     taken, _ = slots
-    at = run_page("pages/5_learn.py", {"d_in": "64", "d_out": "64"}, slots)
+    at = run_page("pages/watch-attention-learn.py", {"d_in": "64", "d_out": "64"}, slots)
     assert at.title[0].value == "5. Watch attention learn"
     assert taken == []

@@ -17,7 +17,6 @@ import torch
 
 from attnviz import checks as C
 from attnviz import lesson as L
-from attnviz import modules as M
 from attnviz.inputs import BOOK_TEXT, row_scale
 from attnviz.settings import Settings
 
@@ -30,12 +29,7 @@ OTHER_TEXTS = (
 
 
 def _weights(tr) -> torch.Tensor:
-    """Attention weights of a trace, under either trace API (mapping or attribute)."""
-    return tr["attn_weights"] if hasattr(tr, "__getitem__") else tr.attn_weights
-
-
-def _tensor(tr, name: str) -> torch.Tensor:
-    return tr[name] if hasattr(tr, "__getitem__") else getattr(tr, name)
+    return tr.attn_weights
 
 
 def _pass_one_weights(text: str, s: Settings) -> torch.Tensor:
@@ -45,7 +39,7 @@ def _pass_one_weights(text: str, s: Settings) -> torch.Tensor:
 def _scaling_move(s: Settings) -> float:
     """max |softmax(Q Kᵀ) - softmax(Q Kᵀ / √d_k)| of pass 2 (SelfAttention_v2) on the default text."""
     tr = L.trainable(L.prepare(BOOK_TEXT, s), s)
-    unscaled = M.softmax_rows(_tensor(tr, "attn_scores"))
+    unscaled = torch.softmax(tr.attn_scores, dim=-1)
     return float((unscaled - _weights(tr)).abs().max())
 
 
@@ -67,7 +61,7 @@ def test_pass_one_weights_mix_at_the_defaults():
     assert int(spread.min()) == 3
     # Every context vector mixes: none equals its own input.
     z = L.simplified(L.prepare(BOOK_TEXT, Settings()))
-    x, ctx = _tensor(z, "inputs"), _tensor(z, "context_vec")
+    x, ctx = z.inputs, z.context
     assert ((ctx - x).norm(dim=-1) > 0.1).all()
 
 
@@ -82,7 +76,7 @@ def test_pass_one_weights_were_one_hot_with_the_old_unit_variance_rows():
     # The failure this guards against: N(0, 1) rows (today's rows / their scale) at d_in = 16.
     prep = L.prepare(BOOK_TEXT, Settings(d_in=16))
     x = prep.x[0] / row_scale(16)
-    w = M.softmax_rows(M.attention_scores(x, x))
+    w = torch.softmax(x @ x.T, dim=-1)
     assert float(w.diagonal().min()) > 0.99
 
 
