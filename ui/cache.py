@@ -9,7 +9,9 @@ same key wait for one computation.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
+from typing import TypeVar
 
 import streamlit as st
 
@@ -32,6 +34,7 @@ _light = Memo(TRACE_ENTRIES, CAPS["light traces"], "light traces")
 _heavy = Memo(HEAVY_TRACE_ENTRIES, CAPS["heavy traces"], "heavy traces")
 # For derived values a page computes from traces (figures, tables, check results): keyed by the
 # same plain values, shared read-only between sessions.
+T = TypeVar("T")
 derived = Memo(FIGURE_ENTRIES, CAPS["derived"], "derived")
 MEMOS = (_inputs, _light, _heavy, derived)
 
@@ -150,3 +153,10 @@ def _compute_trace(kind: str, text: str, settings: Settings, book: bool, variant
     if kind == "wrapper":
         return lesson.wrapper(prep, s)
     raise ValueError(kind)
+
+
+def lesson_of(key: tuple, build: Callable[[], T]) -> T:
+    """A page's lesson object (its panels, checks and claims), built once per ``key`` (plain
+    values: the page's name, text, settings, book flag ...) and shared read-only by every
+    session. ``build`` fetches the traces it needs from this module and calls the engine."""
+    return derived.get(("lesson", *key), build)

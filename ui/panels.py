@@ -14,6 +14,7 @@ import torch
 from attnviz import bugs as B
 from attnviz import checks as C
 from attnviz import figures as F
+from attnviz.panel import Panel
 
 from .text import md_escape
 
@@ -278,3 +279,22 @@ def causal_trace_or_stop(kind: str, cfg, args):
     if context_note:
         st.warning(md_escape(context_note))
     return cache.trace(kind, *args)
+
+
+def show(panel: Panel, *, numbers: bool) -> None:
+    """One engine-built panel: its figure, exact numbers and CSV (see :func:`matrix`)."""
+    matrix(
+        panel.figure,
+        panel.values,
+        panel.rows,
+        panel.cols,
+        key=panel.key,
+        numbers=numbers,
+        caption=panel.caption or None,
+    )
+
+
+def claims(items) -> None:
+    """Sentences about the numbers, computed by the engine (escaped: they name tokens)."""
+    for claim in items:
+        st.write(md_escape(claim.text))
