@@ -1,0 +1,1 @@
+"""What each page shows, built from its traces: panels, checks and claims (no Streamlit)."""
