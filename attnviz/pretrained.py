@@ -392,7 +392,7 @@ def _build(folder: str) -> Loaded:
                     raise WeightsError(f"lm_head.weight has shape {tuple(head.shape)}")
                 own_head = not torch.equal(head, model.tok_emb.weight)
                 if own_head:
-                    model.out_head_weight = head
+                    model.out_head_weight = nn.Parameter(head, requires_grad=False)
     model.eval()
     model.requires_grad_(False)
     return Loaded(folder, cfg, model, layout, own_head)
