@@ -36,6 +36,7 @@ PAGES = [
     st.Page(
         "pages/6_pytorch.py", title="6. Your module against PyTorch's", url_path="against-pytorch"
     ),
+    st.Page("pages/7_trained.py", title="7. Trained heads", url_path="trained-heads"),
 ]
 
 navigation = st.navigation(PAGES)
