@@ -31,8 +31,7 @@ tokens = trained.tokens_for(cfg.text, cfg.settings.max_tokens)
 if len(tokens) == 0:
     st.info(EMPTY_MESSAGE)
     st.stop()
-if tokens.cap_message():
-    st.caption(md_escape(tokens.cap_message()))
+panels.notes([m for m in (tokens.cap_message(),) if m])  # the token cap, as on every page
 
 folder, problem = trained.weights_problem()
 if problem:
