@@ -25,6 +25,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -361,7 +362,8 @@ def _build(folder: str) -> Loaded:
         with torch.no_grad():
             model.tok_emb.weight.copy_(tensor("wte.weight"))
             model.pos_emb.weight.copy_(tensor("wpe.weight"))
-            for i, block in enumerate(model.trf_blocks):
+            for i in range(cfg.n_layers):
+                block = cast(TransformerBlock, model.trf_blocks[i])
                 p = f"h.{i}."
                 block.norm1.scale.copy_(tensor(p + "ln_1.weight"))
                 block.norm1.shift.copy_(tensor(p + "ln_1.bias"))
@@ -376,10 +378,12 @@ def _build(folder: str) -> Loaded:
                 block.norm2.scale.copy_(tensor(p + "ln_2.weight"))
                 block.norm2.shift.copy_(tensor(p + "ln_2.bias"))
                 _linear_from_conv1d(
-                    block.ff.layers[0], tensor(p + "mlp.c_fc.weight"), tensor(p + "mlp.c_fc.bias")
+                    cast(nn.Linear, block.ff.layers[0]),
+                    tensor(p + "mlp.c_fc.weight"),
+                    tensor(p + "mlp.c_fc.bias"),
                 )
                 _linear_from_conv1d(
-                    block.ff.layers[2],
+                    cast(nn.Linear, block.ff.layers[2]),
                     tensor(p + "mlp.c_proj.weight"),
                     tensor(p + "mlp.c_proj.bias"),
                 )

@@ -16,9 +16,13 @@ cfg = state.config()
 st.title("Trained heads: GPT-2's weights in your module")
 st.write(
     "Every other page uses random weights, as the chapter does. Here the same MultiHeadAttention "
-    "class is built twelve times, once per layer of GPT-2 small, and OpenAI's trained weights are "
-    "copied into it. The sidebar's text goes through all twelve layers, and each head's attention "
-    "weights are drawn below, beside a random head of the same width on the same text."
+    "class is built once per layer of GPT-2 (twelve times for GPT-2 small), and OpenAI's trained "
+    "weights are copied into it. The sidebar's text goes through every layer, and each head's "
+    "attention weights are drawn below, beside a random head of the same width on the same text."
+)
+st.caption(
+    "GPT-2 fixes the sizes, so the sidebar's d_in, d_out, num_heads, context_length, dropout and "
+    "qkv_bias do not apply here; its embedding and weight seeds set the random head."
 )
 
 if not trained.real_vocabulary():
@@ -34,7 +38,7 @@ if len(tokens) == 0:
 panels.notes([m for m in (tokens.cap_message(),) if m])  # the token cap, as on every page
 
 folder, problem = trained.weights_problem()
-if problem:
+if problem or folder is None:
     st.info(f"**No GPT-2 weights on this server.** {problem}  \n{trained.HOW_TO_GET}")
     rand_settings = trained.random_settings(None, cfg.settings)
     labels = tokens.labels
@@ -71,10 +75,10 @@ rows = [
     for name, rule in P.HEAD_TYPES.items()
 ]
 st.dataframe(pd.DataFrame(rows), hide_index=True)
-wanted = st.pills(
+picked = st.pills(
     "Show only heads of these types", list(P.HEAD_TYPES), selection_mode="multi", key="t_types"
 )
-wanted = tuple(t for t in P.HEAD_TYPES if t in (wanted or []))
+wanted = tuple(t for t in P.HEAD_TYPES if t in (picked or []))
 shown = trained.shown_heads(view, wanted)
 choices = [(layer, head) for layer in range(L) for head in range(H) if shown[layer, head]]
 if not choices:

@@ -17,6 +17,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 TINY = dict(n_layer=3, n_head=4, n_embd=32, n_positions=64, vocab_size=120)
 LAYOUTS = ("lm", "bare", "published", "untied")
+# For the page: GPT-2's vocabulary size, since the page feeds the model tiktoken's ids.
+PAGE_MODEL = dict(n_layer=2, n_head=4, n_embd=32, n_positions=64, vocab_size=50257)
 
 
 def _tiny_config(**changes):
@@ -69,6 +71,18 @@ def models(tmp_path_factory) -> dict[str, tuple[str, object]]:
         folder = tmp_path_factory.mktemp(f"gpt2-{layout}")
         out[layout] = (str(folder), save_model(folder, layout, seed=LAYOUTS.index(layout)))
     return out
+
+
+@pytest.fixture(scope="session")
+def page_folder(tmp_path_factory) -> str:
+    """A random GPT-2 with GPT-2's vocabulary size (the page feeds it tiktoken's ids)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    folder = tmp_path_factory.mktemp("gpt2-page")
+    torch.manual_seed(3)
+    config = GPT2Config(**PAGE_MODEL, initializer_range=0.5, attn_implementation="eager")
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    return str(folder)
 
 
 @pytest.fixture(scope="session")
