@@ -567,8 +567,9 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
     gap = 1 if s > 2 else 0
     step = s + gap
     z = np.full((L * step - gap, H * step - gap), np.nan, dtype=np.float32)
-    layer_of = np.full(z.shape, -1, dtype=np.int16)
-    head_of = np.full(z.shape, -1, dtype=np.int16)
+    index = np.int8 if max(L, H) < 128 else np.int16  # hover only: the smallest that fits
+    layer_of = np.full(z.shape, -1, dtype=index)
+    head_of = np.full(z.shape, -1, dtype=index)
     t = thumbs.detach().to(torch.float32).numpy()
     for layer in range(L):
         for head in range(H):

@@ -71,6 +71,13 @@ def test_every_head_is_drawn_and_another_opens_in_detail(browser_page, blackhole
                    const z = g._fullData[0].z; return [z.length, z[0].length]; }"""
     )
     assert size == [13, 27]
+    # Hovering a cell names its head: layer 1, head 2 sits at row 7, column 14.
+    hover = page.evaluate(
+        """() => { const g = document.querySelectorAll("[data-testid='stPlotlyChart']")[0]
+                   .querySelector('.js-plotly-plot');
+                   return Array.from(g._fullData[0].customdata[7][14]); }"""
+    )
+    assert hover == [1, 2]
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / "trained-heads.png"), full_page=True)
 
