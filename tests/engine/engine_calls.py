@@ -38,6 +38,7 @@ from attnviz import trace as T
 from attnviz.scaling import scaling_study
 from attnviz.seeding import rng_lock_held_by_me, seeded
 from attnviz.settings import Settings
+from tests.pretrained.calls import pretrained_calls
 
 from .helpers import IDS_A, IDS_B, labels, random_x, typed_batch
 
@@ -510,4 +511,5 @@ def _small_calls():
     }
 
 
-ENGINE_CALLS = _engine_calls()
+# attnviz.pretrained's calls live beside its own tests (a tiny GPT-2 folder they write).
+ENGINE_CALLS = {**_engine_calls(), **pretrained_calls()}
