@@ -4,8 +4,10 @@ safetensors and a private generator: no transformers, and no draw from torch's g
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -41,6 +43,7 @@ def tiny_folder() -> str:
         for name, shape in P.expected_shapes(cfg).items()
     }
     folder = Path(tempfile.mkdtemp(prefix="attnviz-tiny-gpt2-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     save_file(tensors, str(folder / P.WEIGHTS_FILE))
     (folder / P.CONFIG_FILE).write_text(json.dumps(CONFIG))
     return str(folder)
