@@ -7,12 +7,14 @@ in bytes, like the app's other caches.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from attnviz import budget
 from attnviz import pretrained as P
 from attnviz.settings import GPT2_SMALL, Settings
 from attnviz.tokens import Tokens, get_tokenizer, tokenize
@@ -26,6 +28,11 @@ MB = 2**20
 ATTENTION_BYTES = 128 * MB
 _attention = Memo(256, ATTENTION_BYTES, "gpt2 attention")
 _figures = Memo(256, 16 * MB, "gpt2 figures")
+# Forwards of different texts at once: one per core. Each GPT-2 small forward at 256 tokens
+# peaks about 90 MB above the loaded model (36 MB of it the weights kept), so a class typing at
+# once queues here instead of holding 50 forwards in memory.
+FORWARD_SLOTS = 2
+_forwards = threading.BoundedSemaphore(FORWARD_SLOTS)
 
 HOW_TO_GET = (
     "Run `scripts/fetch-gpt2 FOLDER` on a machine with internet (it downloads GPT-2 small, about "
@@ -69,9 +76,17 @@ class TrainedView:
 
 def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
     loaded = P.load(folder)
-    start = time.perf_counter()
-    weights = P.attention_weights(folder, ids)
-    seconds = time.perf_counter() - start
+    if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
+        raise budget.ServerBusy(
+            f"The server is busy running other texts through GPT-2; waited "
+            f"{budget.WAIT_SECONDS:.0f} s. Try again in a moment."
+        )
+    try:
+        start = time.perf_counter()
+        weights = P.attention_weights(folder, ids)
+        seconds = time.perf_counter() - start
+    finally:
+        _forwards.release()
     measures = P.head_measures(weights)
     return TrainedView(
         loaded.config,

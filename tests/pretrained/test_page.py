@@ -170,3 +170,32 @@ def test_a_text_longer_than_the_context_is_cut(monkeypatch, page_folder):
 
 def test_the_attention_cache_is_capped_in_bytes():
     assert trained._attention.max_bytes == trained.ATTENTION_BYTES == 128 * 2**20
+
+
+def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
+    import threading
+    import time
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real = P.attention_weights
+
+    def slow(folder, ids):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return real(folder, ids)
+
+    monkeypatch.setattr(P, "attention_weights", slow)
+    threads = [
+        threading.Thread(target=trained.view, args=(page_folder, (1, 2, 3 + i))) for i in range(6)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == trained.FORWARD_SLOTS == 2
+    assert len(trained._attention) == 6
