@@ -44,6 +44,7 @@ PAGES = [
         title="6. Your module against PyTorch's",
         url_path="against-pytorch",
     ),
+    st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
 ]
 
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the

@@ -1,0 +1,201 @@
+"""The "Trained heads" page through AppTest: with a small GPT-2 folder, without one, and with a
+broken one. Only the page's own rules are tested here; the numbers come from the engine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from attnviz import pretrained as P
+from attnviz.tokens import tokenize
+from tests.app.conftest import APP, chart, chart_specs, chart_title, spec_array, unescape
+from ui import trained
+
+PAGE = "pages/trained-heads.py"
+TEXT = "Your journey starts with one step"
+
+
+@pytest.fixture(autouse=True)
+def _cold(monkeypatch):
+    monkeypatch.delenv(P.ENV, raising=False)
+    yield
+    from ui.memo import clear_all
+
+    clear_all()
+
+
+def open_page(text: str = TEXT, state: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["text"] = text
+    at.run()
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert [t.value for t in at.title] == ["Trained heads: GPT-2's weights in your module"]
+    return at
+
+
+def ids_of(text: str) -> list[int]:
+    return list(tokenize(text).ids)
+
+
+def drawn(folder: str, text: str = TEXT) -> torch.Tensor:
+    """The weights the page drew: its cached view (a hit after the page ran)."""
+    return trained.view(folder, tuple(ids_of(text))).weights
+
+
+def test_without_weights_the_page_says_how_to_get_them_and_draws_no_trained_head():
+    at = open_page()
+    infos = [unescape(i.value) for i in at.info]
+    assert len(infos) == 1
+    first, second = infos[0].split("  \n")
+    assert first.startswith("**No GPT-2 weights on this server.** `ATTNVIZ_GPT2_DIR` is not set")
+    assert "scripts/fetch-gpt2 FOLDER" in second and "ATTNVIZ_GPT2_DIR=FOLDER" in second
+    titles = [chart_title(s) for s in chart_specs(at)]
+    assert titles == ["Random head 0 (untrained)"]  # the chapter's own random head, named so
+    z = spec_array(chart_specs(at)[0]["data"][0]["z"])
+    assert z.shape == (6, 6)
+    np.testing.assert_allclose(np.nansum(z, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_folder_without_the_weights_file_is_named(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text("{}")
+    monkeypatch.setenv(P.ENV, str(tmp_path))
+    at = open_page()
+    assert "lacks model.safetensors" in unescape(at.info[0].value)
+    assert not any(chart_title(s).startswith("GPT-2") for s in chart_specs(at))
+
+
+def test_broken_weights_get_a_message_not_a_traceback(tmp_path, monkeypatch, page_folder):
+    import shutil
+
+    folder = tmp_path / "broken"
+    shutil.copytree(page_folder, folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["n_embd"] = 48
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setenv(P.ENV, str(folder))
+    at = open_page()
+    errors = [unescape(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The weights in `ATTNVIZ_GPT2_DIR` could not")
+    assert "does not match" in errors[0] or "has shape" in errors[0]
+    assert chart_specs(at) == []
+
+
+def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, page_folder):
+    monkeypatch.setenv(P.ENV, page_folder)
+    at = open_page()
+    weights = drawn(page_folder)  # (2, 4, 6, 6)
+    # The cached view is the engine's own output (to float32 round-off: thread counts differ).
+    engine = P.attention_weights(page_folder, ids_of(TEXT))
+    torch.testing.assert_close(weights, engine, atol=1e-6, rtol=1e-5)
+    grid = chart(at, "All 8 heads")
+    z = spec_array(grid["data"][0]["z"])
+    assert z.shape == (2 * 7 - 1, 4 * 7 - 1)  # 6 x 6 thumbnails, one blank line between
+    for layer in range(2):
+        for head in range(4):
+            tile = z[layer * 7 : layer * 7 + 6, head * 7 : head * 7 + 6]
+            np.testing.assert_allclose(tile, weights[layer, head].numpy(), atol=1e-7)
+    assert grid["layout"]["xaxis"]["ticktext"] == [f"head {h}" for h in range(4)]
+    assert grid["layout"]["yaxis"]["ticktext"] == ["layer 0", "layer 1"]
+    # The open head (the first) in detail, with token labels and its exact weights.
+    detail = chart(at, "GPT-2 layer 0, head 0")
+    np.testing.assert_allclose(spec_array(detail["data"][0]["z"]), weights[0, 0].numpy())
+    labels = [lab for lab in tokenize(TEXT).labels]
+    assert detail["data"][0]["y"] == labels
+    random = chart(at, "Random head 0, same width, same text")
+    assert spec_array(random["data"][0]["z"]).shape == (6, 6)
+    tables = [t.value for t in at.dataframe]
+    criteria = tables[0]
+    assert list(criteria["type"]) == list(P.HEAD_TYPES)
+    counts = P.head_types(P.head_measures(weights))
+    assert list(criteria["heads"]) == [int(counts[t].sum()) for t in P.HEAD_TYPES]
+    measured = tables[1]
+    assert float(measured.iloc[0, 1]) == pytest.approx(
+        float(weights[0, 0, torch.arange(1, 6), torch.arange(0, 5)].mean())
+    )
+    shapes = tables[2]
+    assert list(shapes["shape"])[4] == "(1, 4, 6, 6)"
+    codes = [c.value for c in at.code]
+    assert any("linear.weight.copy_(w.T)" in c for c in codes)
+
+
+def test_opening_a_head_and_the_log_scale(monkeypatch, page_folder):
+    monkeypatch.setenv(P.ENV, page_folder)
+    at = open_page(state={"t_open": (1, 2), "t_scale": "relative to an even share (log scale)"})
+    weights = drawn(page_folder)
+    detail = chart(at, "GPT-2 layer 1, head 2")
+    ratio = spec_array(detail["data"][0]["z"])
+    visible = np.arange(1, 7)[:, None]
+    expected = np.where(np.tri(6) > 0, weights[1, 2].numpy() * visible, np.nan)
+    np.testing.assert_allclose(ratio, expected, rtol=1e-6)
+    bar = detail["data"][1]["marker"]["colorbar"]["ticktext"]
+    assert "even share" in bar
+    assert chart(at, "All 8 heads")["layout"]["shapes"][0]["name"] == "selected head"
+
+
+def test_the_filter_keeps_the_heads_that_meet_the_criterion(monkeypatch, page_folder):
+    monkeypatch.setenv(P.ENV, page_folder)
+    weights = drawn(page_folder)
+    types = P.head_types(P.head_measures(weights))
+    kind = max(P.HEAD_TYPES, key=lambda t: int(types[t].sum()))
+    count = int(types[kind].sum())
+    assert 0 < count < 8, "the test model must give a type some heads but not all"
+    at = open_page(state={"t_types": [kind]})
+    grid = chart(at, f"{count} of 8 heads: {kind}")
+    z = spec_array(grid["data"][0]["z"])
+    for layer in range(2):
+        for head in range(4):
+            tile = z[layer * 7 : layer * 7 + 6, head * 7 : head * 7 + 6]
+            assert np.isnan(tile).all() != bool(types[kind][layer, head])
+    options = at.selectbox(key="t_open").options
+    assert len(options) == count and all(kind in o for o in options)
+
+
+def test_a_text_longer_than_the_context_is_cut(monkeypatch, page_folder):
+    monkeypatch.setenv(P.ENV, page_folder)
+    at = open_page(text="one two " * 50)
+    captions = [unescape(c.value) for c in at.caption]
+    assert "GPT-2's context is 64 tokens: the first 64 are used." in captions
+    z = spec_array(chart(at, "GPT-2 layer 0, head 0")["data"][0]["z"])
+    assert z.shape == (64, 64)
+    grid = spec_array(chart(at, "All 8 heads")["data"][0]["z"])
+    assert grid.shape == (2 * 17 - 1, 4 * 17 - 1)  # 16 x 16 thumbnails
+
+
+def test_the_attention_cache_is_capped_in_bytes():
+    assert trained._attention.max_bytes == trained.ATTENTION_BYTES == 128 * 2**20
+
+
+def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
+    import threading
+    import time
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real = P.attention_weights
+
+    def slow(folder, ids):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return real(folder, ids)
+
+    monkeypatch.setattr(P, "attention_weights", slow)
+    threads = [
+        threading.Thread(target=trained.view, args=(page_folder, (1, 2, 3 + i))) for i in range(6)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == trained.FORWARD_SLOTS == 2
+    assert len(trained._attention) == 6
