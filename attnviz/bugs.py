@@ -339,13 +339,29 @@ def bugs_for(pass_kind: str) -> tuple[Bug, ...]:
 
 
 @dataclass(frozen=True)
+class PassRun:
+    """What one run of a pass (correct or buggy) computed. Shapes as in its trace; a field the
+    pass does not have is None (the simplified pass has no queries, only multi-head has
+    context_heads)."""
+
+    output: torch.Tensor  # what the forward returned
+    attn_weights: torch.Tensor  # before dropout
+    scaled_scores: torch.Tensor | None = None  # what the softmax saw
+    queries: torch.Tensor | None = None  # (.., T, d_out), before any head split
+    keys: torch.Tensor | None = None
+    values: torch.Tensor | None = None
+    context_heads: torch.Tensor | None = None  # (b, H, T, head_dim)
+    context: torch.Tensor | None = None  # (b, T, d_out): multi-head's merged heads
+
+
+@dataclass(frozen=True)
 class BugOutcome:
     bug: Bug
     check: C.CheckResult | None  # the named check on the buggy computation
     error: str | None  # the exact error, when the bug raises
     why: str | None  # why the shapes clash, when it raises
-    wrong: dict | None  # the buggy run's tensors: output, attn_weights, ... (see run_pass)
-    right: dict  # the correct run's tensors
+    wrong: PassRun | None  # the buggy run
+    right: PassRun  # the correct run
 
 
 Forward = Callable[[nn.Module | None, torch.Tensor], torch.Tensor]
@@ -381,17 +397,26 @@ def forward_of(bug: Bug | None, pass_kind: str, spec: ModuleSpec | None = None) 
     return lambda module, x: buggy(module, x)
 
 
-def run_pass(forward: Forward, module: nn.Module | None, x: torch.Tensor) -> dict:
-    """Run a pass with its recorder on: its named tensors (output, attn_weights, queries, ...;
-    ``scaled_scores``: what the softmax saw, for the checks)."""
+def run_pass(forward: Forward, module: nn.Module | None, x: torch.Tensor) -> PassRun:
+    """Run a pass with its recorder on and collect what it computed."""
     output, taps = record(lambda: forward(module, x))
-    out = {name: tensors[0] for name, tensors in taps.items()}
-    out["output"] = output
-    if module is None:  # the simplified pass: no scaling
-        out["scaled_scores"] = out["attn_scores"]
-    elif "attn_scores" in out:
-        out["scaled_scores"] = out["attn_scores"] / out["keys"].shape[-1] ** 0.5
-    return out
+
+    def first(name: str) -> torch.Tensor | None:
+        return taps[name][0] if name in taps else None
+
+    scores, keys = first("attn_scores"), first("keys")
+    if scores is not None and module is not None and keys is not None:
+        scores = scores / keys.shape[-1] ** 0.5  # the simplified pass does not scale
+    return PassRun(
+        output=output,
+        attn_weights=taps["attn_weights"][0],
+        scaled_scores=scores,
+        queries=first("queries"),
+        keys=keys,
+        values=first("values"),
+        context_heads=first("context_heads"),
+        context=first("context"),
+    )
 
 
 def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOutcome:
@@ -440,7 +465,7 @@ def _guarded_check(bug, module, x, spec, forward, tensors) -> C.CheckResult:
         )
 
 
-def _slipped(bug: Bug, check: C.CheckResult, wrong: dict, right: dict) -> C.CheckResult:
+def _slipped(bug: Bug, check: C.CheckResult, wrong: PassRun, right: PassRun) -> C.CheckResult:
     """The named check passed on the buggy code at settings that do not hide the bug: say so,
     with how much the bug changed, instead of a green pass."""
     fields = _slip_fields(wrong, right)
@@ -472,12 +497,12 @@ def _largest_change(a: torch.Tensor | None, b: torch.Tensor | None) -> str:
         return f"{float(diff.max()):.1e}" if diff.numel() else "0"
 
 
-def _slip_fields(wrong: dict, right: dict) -> _Fields:
+def _slip_fields(wrong: PassRun, right: PassRun) -> _Fields:
     fields = _Fields(
-        weights=_largest_change(wrong.get("attn_weights"), right.get("attn_weights")),
-        output=_largest_change(wrong.get("output"), right.get("output")),
+        weights=_largest_change(wrong.attn_weights, right.attn_weights),
+        output=_largest_change(wrong.output, right.output),
     )
-    scores = right.get("scaled_scores")
+    scores = right.scaled_scores
     if scores is not None and scores.dim() == 2 and scores.shape[-1] >= 2:
         with torch.inference_mode():
             n = scores.shape[-1]
@@ -536,27 +561,25 @@ def _why_global_transpose(b: int, T: int, d: int) -> str:
 def _named_check(bug, module, x, spec, forward, wrong) -> C.CheckResult:
     name = bug.check
     if name == "rows_sum_to_one":
-        return C.rows_sum_to_one(wrong["attn_weights"])
+        return C.rows_sum_to_one(wrong.attn_weights)
     if name == "weights_are_softmax":
-        return C.weights_are_softmax(wrong["scaled_scores"], wrong["attn_weights"])
+        return C.weights_are_softmax(wrong.scaled_scores, wrong.attn_weights)
     if name == "matches_sdpa":
         if bug.pass_kind == "multihead":
             b, n, _ = x.shape
             q, k, v = (
-                wrong[role].view(b, n, module.num_heads, module.head_dim).transpose(1, 2)
-                for role in ("queries", "keys", "values")
+                t.view(b, n, module.num_heads, module.head_dim).transpose(1, 2)
+                for t in (wrong.queries, wrong.keys, wrong.values)
             )
-            return C.matches_sdpa(q, k, v, wrong["context_heads"], causal=True)
-        return C.matches_sdpa(
-            wrong["queries"], wrong["keys"], wrong["values"], wrong["output"], causal=False
-        )
+            return C.matches_sdpa(q, k, v, wrong.context_heads, causal=True)
+        return C.matches_sdpa(wrong.queries, wrong.keys, wrong.values, wrong.output, causal=False)
     if name == "heads_equal_loop":
         mask = module.mask.bool()[: x.shape[-2], : x.shape[-2]]
         return C.heads_equal_loop(
-            wrong["queries"],
-            wrong["keys"],
-            wrong["values"],
-            wrong["context"],
+            wrong.queries,
+            wrong.keys,
+            wrong.values,
+            wrong.context,
             module.num_heads,
             mask,
         )

@@ -211,8 +211,8 @@ def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, 
             st.write(md_escape("Why: " + outcome.why + "."))
         return
     wrong, right = (
-        _first_matrix(outcome.wrong["attn_weights"]),
-        _first_matrix(outcome.right["attn_weights"]),
+        _first_matrix(outcome.wrong.attn_weights),
+        _first_matrix(outcome.right.attn_weights),
     )
     left, mid = st.columns(2)
     top = float(max(1.0, np.nanmax(np.abs(wrong.numpy())) if wrong.numel() else 1.0))

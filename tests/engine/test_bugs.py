@@ -49,15 +49,15 @@ def test_run_pass_simplified_equals_the_simplified_trace():
     x = typed_batch(8, n=6)[0]
     out = B.run_pass(B.forward_of(None, "simplified"), None, x)
     tr = T.trace_simplified(x, labels(6))
-    assert torch.equal(out["output"], tr.context)
-    assert torch.equal(out["attn_weights"], tr.attn_weights)
+    assert torch.equal(out.output, tr.context)
+    assert torch.equal(out.attn_weights, tr.attn_weights)
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_run_pass_trainable_equals_the_modules_forward(version):
     module = L.spec_trainable(SHOWING, version).build()
     x = X_BATCH[0]
-    assert torch.equal(B.run_pass(B.forward_of(None, "trainable"), module, x)["output"], module(x))
+    assert torch.equal(B.run_pass(B.forward_of(None, "trainable"), module, x).output, module(x))
 
 
 @pytest.mark.parametrize(
@@ -66,12 +66,12 @@ def test_run_pass_trainable_equals_the_modules_forward(version):
 def test_run_pass_equals_the_modules_forward_bit_for_bit(kind, spec_of):
     module = spec_of(SHOWING).build().eval()
     out = B.run_pass(B.forward_of(None, kind), module, X_BATCH)
-    assert torch.equal(out["output"], module(X_BATCH))
+    assert torch.equal(out.output, module(X_BATCH))
     # ... and the intermediate weights equal the trace's.
     tr = (T.trace_causal if kind == "causal" else T.trace_multihead)(
         spec_of(SHOWING), X_BATCH, labels(6)
     )
-    assert torch.equal(out["attn_weights"], tr.attn_weights)
+    assert torch.equal(out.attn_weights, tr.attn_weights)
 
 
 def test_the_renormalize_route_matches_the_minus_infinity_route():
@@ -157,13 +157,13 @@ def test_every_bug_fails_its_check_or_raises(bug):
         assert outcome.check.name == bug.check
         assert outcome.check.status == "fail", outcome.check.detail
         assert outcome.wrong is not None
-        assert not torch.equal(outcome.wrong["output"], outcome.right["output"])
+        assert not torch.equal(outcome.wrong.output, outcome.right.output)
     else:
         assert outcome.check is None
         assert outcome.error
         assert outcome.why
         assert outcome.wrong is None
-    assert outcome.right["output"].shape[-2] == x.shape[-2]
+    assert outcome.right.output.shape[-2] == x.shape[-2]
 
 
 def test_unsliced_mask_raises_the_exact_shape_error():
@@ -259,7 +259,7 @@ def test_unsliced_mask_is_hidden_and_does_not_raise_when_the_text_fills_the_cont
     outcome = B.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(context_length=6)))
     assert outcome.error is None
     assert outcome.check.status == "pass"
-    assert torch.equal(outcome.wrong["output"], outcome.right["output"])
+    assert torch.equal(outcome.wrong.output, outcome.right.output)
 
 
 def test_hidden_reason_is_none_when_the_bug_shows():
@@ -291,7 +291,7 @@ def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
     outcome = B.run_bug(bug, tr.inputs, tr.spec)
     assert outcome.error is None and outcome.why is None
     assert outcome.wrong is not None
-    assert not torch.equal(outcome.wrong["output"], outcome.right["output"])
+    assert not torch.equal(outcome.wrong.output, outcome.right.output)
     check = outcome.check
     assert (check.name, check.status) == ("batch_rows_independent", "fail")
     assert "example 0 alone (batch size 1) raises RuntimeError" in check.explanation
@@ -522,7 +522,7 @@ def test_a_bug_hidden_by_the_settings_still_passes_plainly():
     bug = B.BUGS_BY_KEY["split_without_transpose"]
     outcome = B.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
     assert outcome.check.status == "pass"
-    assert torch.equal(outcome.wrong["output"], outcome.right["output"])
+    assert torch.equal(outcome.wrong.output, outcome.right.output)
 
 
 def test_a_check_that_cannot_run_on_the_buggy_code_fails_and_says_why():

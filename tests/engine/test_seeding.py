@@ -96,10 +96,10 @@ def test_the_dropout_bug_is_reproducible_because_its_draws_are_forked():
     bug = B.BUGS_BY_KEY["dropout_in_eval"]
     x = typed_batch(8, n=6)
     spec = L.spec_causal(Settings(dropout=0.5))
-    first = B.run_bug(bug, x, spec).wrong["output"]
-    second = B.run_bug(bug, x, spec).wrong["output"]
+    first = B.run_bug(bug, x, spec).wrong.output
+    second = B.run_bug(bug, x, spec).wrong.output
     assert torch.equal(first, second)
-    assert not torch.equal(first, B.run_bug(bug, x, spec).right["output"])
+    assert not torch.equal(first, B.run_bug(bug, x, spec).right.output)
 
 
 # --- threads ------------------------------------------------------------------------------
