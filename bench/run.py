@@ -8,7 +8,8 @@
    data each page sends; the same for a one-heatmap reference app, measured in the same run.
 2. Engine cost at the book's bonus-benchmark shape with batch 1 (1024 tokens, 768 wide, 12 heads):
    the traced MultiHeadAttention forward against the plain chapter-style forward and against
-   scaled_dot_product_attention, interleaved, as ratios.
+   page 6's SDPA implementation (attnviz.implementations.SDPA: one combined QKV projection,
+   then scaled_dot_product_attention), interleaved, as ratios.
 3. Start-up: from `streamlit run` to the first page drawn in Chromium; the first-run cost of
    loading the tokenizer.
 4. Browser: from a slider move to the charts redrawn, in headless Chromium.
@@ -37,8 +38,8 @@ RESULTS = ROOT / "bench" / "results.md"
 def engine_cost(repeats: int = 7) -> dict:
     """Traced forward against the plain forward and SDPA, interleaved, at the bonus shape."""
     import torch
-    import torch.nn.functional as F
 
+    from attnviz import implementations
     from attnviz import modules as M
     from attnviz.trace import ModuleSpec, trace_multihead
 
@@ -57,20 +58,14 @@ def engine_cost(repeats: int = 7) -> dict:
     def traced_full():  # builds the module too, as the app's trace call does
         return trace_multihead(spec, x, labels)
 
-    def sdpa():
-        b, T, _ = x.shape
-        q = module.W_query(x).view(b, T, 12, 64).transpose(1, 2)
-        k = module.W_key(x).view(b, T, 12, 64).transpose(1, 2)
-        v = module.W_value(x).view(b, T, 12, 64).transpose(1, 2)
-        ctx = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return module.out_proj(ctx.transpose(1, 2).reshape(b, T, 768))
+    sdpa = implementations.SDPA(module).eval()  # page 6's fused implementation, same weights
 
     runs = {"plain": [], "traced forward": [], "trace (with build)": [], "sdpa": []}
     fns = {
         "plain": plain,
         "traced forward": traced_forward,
         "trace (with build)": traced_full,
-        "sdpa": sdpa,
+        "sdpa": lambda: sdpa(x),
     }
     with torch.inference_mode():
         for fn in fns.values():

@@ -1,4 +1,5 @@
-"""Fixtures every test uses: the network blackhole and the GPT-2 vocabulary cache."""
+"""Fixtures every test uses (the network blackhole, the GPT-2 vocabulary cache), and the split
+between the fast loop (``pytest -m "not slow"``) and the full run."""
 
 from __future__ import annotations
 
@@ -40,3 +41,37 @@ def artifacts() -> Path:
     path = ROOT / "test-artifacts"
     path.mkdir(exist_ok=True)
     return path
+
+
+# The fast loop (``pytest -m "not slow"``) leaves these out; the full run keeps them. Browser
+# tests, whole folders whose tests each take seconds (the budget tests run every page at the
+# largest sizes in a fresh process; the hostile corpus runs hundreds of AppTest pages; the
+# fallback tests reload the app without a vocabulary), and single tests measured above ~3 s
+# (``--durations``), each as a path or ``path::test`` prefix.
+SLOW = (
+    "tests/browser/",
+    "tests/budget/",
+    "tests/fallback/",
+    "tests/hostile/test_corpus_apptest.py",
+    "tests/hostile/test_runtime_threads.py::test_configure_threads_applies_once_per_process",
+    "tests/hostile/test_properties_engine.py::test_any_text_and_settings_run_through_every_pass",
+    "tests/learn/test_training.py::test_defaults_learn_the_task_and_attend_to_the_expected_key",
+    "tests/learn/test_training.py::test_attention_starts_near_uniform_and_ends_on_the_expected",
+    "tests/app/test_speed.py::test_figures_stay_within_budget_at_gpt2_sizes",
+    "tests/app/test_content_late.py::test_applying_a_preset_sets_the_sidebar_and_shows",
+    "tests/engine/test_bugs.py::test_no_bug_evaluation_raises_at_any_small_valid_setting",
+    "tests/engine/test_package.py",
+    "tests/engine/test_modules.py::test_a_copy_of_modules_py_runs_on_its_own",
+    "tests/engine/test_attention_properties.py::test_attention_rows_are_positive_sum_to_one",
+    "tests/engine/test_tokenizer_loading.py::test_empty_cache_without_network_falls_back",
+    "tests/test_docker.py::test_vocabulary_steps_",
+    "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+        node = f"{path}::{item.name}"
+        if item.get_closest_marker("browser") or node.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)

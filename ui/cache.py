@@ -89,7 +89,7 @@ def trace(kind: str, text: str, settings: Settings, book: bool, variant: str = "
 # slot follows the trace actually asked for, so book mode (the book's small sizes, whatever
 # the sidebar says) and pages that run no pass never take one.
 _run = threading.local()
-_BOOK_SETTINGS = Settings(**BOOK)
+_BOOK_SETTINGS = Settings().with_changes(**BOOK)
 
 
 def _costed(settings: Settings, book: bool) -> Settings:

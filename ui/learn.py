@@ -36,7 +36,7 @@ class Param:
     parse: Callable[[str], object]  # raises ValueError with the reason
 
 
-def _int_in(low: int, high: int):
+def _int_in(low: float, high: float):
     def parse(raw: str) -> int:
         try:
             value = int(raw.strip())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -110,14 +111,17 @@ def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None =
     )
 
 
+_BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {
+    "pass": ("green", ":material/check_circle:"),
+    "fail": ("red", ":material/cancel:"),
+    "documented": ("orange", ":material/info:"),
+    "n/a": ("gray", ":material/remove_circle:"),
+}
+
+
 def badge(result: C.CheckResult) -> None:
     """One live check: a coloured badge and its numbers."""
-    look = {
-        "pass": ("green", ":material/check_circle:"),
-        "fail": ("red", ":material/cancel:"),
-        "documented": ("orange", ":material/info:"),
-        "n/a": ("gray", ":material/remove_circle:"),
-    }[result.status]
+    look = _BADGE_LOOK[result.status]
     st.badge(f"{result.title}: {result.status}", color=look[0], icon=look[1])
     st.caption(md_escape(result.detail))
 

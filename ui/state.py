@@ -30,12 +30,15 @@ class Field:
     url: str  # the query-parameter name (and widget key)
     label: str
     kind: str  # "text", "int", "float", "bool"
-    default: object
+    default: str | int | float | bool
     setting: str | None = None  # the Settings field it feeds
     help: str = ""
 
-    def bounds(self) -> tuple[float, float] | None:
-        return BOUNDS.get(self.setting) if self.setting else None
+    def bounds(self) -> tuple[float, float]:
+        """(lowest, highest) of a numeric field (the bounds of the setting it feeds)."""
+        if self.setting is None:
+            raise TypeError(f"{self.url} is not a numeric setting")
+        return BOUNDS[self.setting]
 
 
 FIELDS: tuple[Field, ...] = (
@@ -115,14 +118,14 @@ def parse_value(f: Field, raw: str):
     if f.kind == "bool":
         # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
         # would drop silently, so it is named in the warning instead.
-        low = raw.lower()
-        if low == "true":
+        word = raw.lower()
+        if word == "true":
             return True
-        if low == "false":
+        if word == "false":
             return False
         raise ValueError("not true or false")
     try:
-        number = float(raw.strip()) if f.kind == "float" else int(raw.strip())
+        number: float = float(raw.strip()) if f.kind == "float" else int(raw.strip())
     except ValueError:
         raise ValueError(f"not a {'number' if f.kind == 'float' else 'whole number'}") from None
     if f.kind == "float" and not math.isfinite(number):
@@ -223,15 +226,38 @@ class Config:
 
 
 def _widget(f: Field, disabled: bool = False):
-    common = dict(key=f.url, bind="query-params", help=f.help or None, disabled=disabled)
+    """The widget for ``f``, bound to its URL name."""
+    key, help_ = f.url, f.help or None
     if f.kind == "bool":
-        return st.toggle(f.label, value=f.default, **common)
+        return st.toggle(
+            f.label,
+            value=bool(f.default),
+            key=key,
+            help=help_,
+            disabled=disabled,
+            bind="query-params",
+        )
     if f.kind == "text":
         if f.url == "text":
             return st.text_area(
-                f.label, value=f.default, max_chars=TEXT_MAX_CHARS, height=90, **common
+                f.label,
+                value=str(f.default),
+                max_chars=TEXT_MAX_CHARS,
+                height=90,
+                key=key,
+                help=help_,
+                disabled=disabled,
+                bind="query-params",
             )
-        return st.text_input(f.label, value=f.default, max_chars=TEXT_MAX_CHARS, **common)
+        return st.text_input(
+            f.label,
+            value=str(f.default),
+            max_chars=TEXT_MAX_CHARS,
+            key=key,
+            help=help_,
+            disabled=disabled,
+            bind="query-params",
+        )
     low, high = f.bounds()
     if f.kind == "float":
         return st.slider(
@@ -240,10 +266,21 @@ def _widget(f: Field, disabled: bool = False):
             max_value=float(high),
             value=float(f.default),
             step=0.05,
-            **common,
+            key=key,
+            help=help_,
+            disabled=disabled,
+            bind="query-params",
         )
     return st.number_input(
-        f.label, min_value=int(low), max_value=int(high), value=int(f.default), step=1, **common
+        f.label,
+        min_value=int(low),
+        max_value=int(high),
+        value=int(f.default),
+        step=1,
+        key=key,
+        help=help_,
+        disabled=disabled,
+        bind="query-params",
     )
 
 

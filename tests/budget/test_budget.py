@@ -235,3 +235,18 @@ def test_traces_and_batch_traces_go_to_the_cache_their_predicted_cost_picks(monk
         assert cache._heavy.nbytes > 0 and cache._light.nbytes > 0
     finally:
         cache.clear_all()
+
+
+def test_figure_parts_are_the_figures_own_data_and_layout():
+    """size_of reads Plotly's internals in one place (budget.figure_parts); if a Plotly upgrade
+    renames them, this fails here rather than mis-measuring every cached figure."""
+    import plotly.graph_objects as go
+
+    z = np.arange(400, dtype=np.float32).reshape(20, 20)
+    fig = go.Figure(go.Heatmap(z=z), layout={"title": {"text": "t"}, "height": 300})
+    data, layout = budget.figure_parts(fig)
+    public = fig.to_plotly_json()
+    assert [t["type"] for t in data] == [t["type"] for t in public["data"]] == ["heatmap"]
+    assert np.array_equal(np.asarray(data[0]["z"]), z)
+    assert (layout["height"], layout["title"]["text"]) == (300, "t")
+    assert budget.size_of(fig) >= z.nbytes

