@@ -147,6 +147,17 @@ def trivial_server():
         hole.close()
 
 
+def machine() -> dict:
+    """What the ratios were measured on (saved with the guard's baseline)."""
+    from importlib.metadata import version
+
+    out = {"cores": os.cpu_count(), "python": platform.python_version()}
+    for name in ("streamlit", "torch", "plotly"):
+        out[name] = version(name)
+    out["post-run GC"] = "off (.streamlit/config.toml)"
+    return out
+
+
 # --- 1. server CPU per warm page run -----------------------------------------------------------
 def app_step(page, setting: str = "default") -> loadtest.Step:
     return loadtest.Step(

@@ -35,7 +35,8 @@ def test_an_own_type_that_keeps_growing_is_named():
     )
 
 
-def test_short_soak_rss_levels_off(tmp_path):
+@pytest.mark.slow
+def test_short_soak_rss_levels_off():
     # Every page under eight settings, the Train button and page 6's button, three sessions:
     # caches fill in the first quarter; over the last half RSS must stay under the bound.
     result = soak.run(runs=800, sessions=3, every=40, pool_size=8, seed=3, book_button=False)
