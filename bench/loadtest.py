@@ -139,6 +139,7 @@ class RunResult:
     charts: tuple[str, ...]  # digests of the Plotly specs, in delta-path order
     received_bytes: int
     errors: list[str] = field(default_factory=list)
+    buttons: dict[str, str] = field(default_factory=dict)  # label -> widget id, this run's
 
 
 def plan(steps: list[Step], rounds: int, seed: int, first_page_name: str | None = None):
@@ -192,10 +193,15 @@ class Session:
         if self.ws is not None:
             await self.ws.close()
 
-    async def rerun(self, step: Step) -> RunResult:
+    async def rerun(self, step: Step, press: str | None = None) -> RunResult:
+        """Run ``step``'s page; ``press``: the widget id of a button to click in this run."""
         msg = BackMsg()
         msg.rerun_script.query_string = step.query
         msg.rerun_script.page_name = step.page_name
+        if press is not None:
+            clicked = msg.rerun_script.widget_states.widgets.add()
+            clicked.id = press
+            clicked.trigger_value = True
         # "Open this URL": the URL, not the session's earlier widget values, sets every bound
         # widget (what a browser's back/forward between two shared links does).
         msg.rerun_script.is_history_navigation = True
@@ -241,15 +247,18 @@ class Session:
                 break
         seconds = time.perf_counter() - start
         charts = []
+        buttons = {}
         for _path, element in sorted(elements.items()):
             kind = element.WhichOneof("type")
-            if kind == "plotly_chart":
+            if kind == "button":
+                buttons[element.button.label] = element.button.id
+            elif kind == "plotly_chart":
                 charts.append(hashlib.sha1(element.plotly_chart.spec.encode()).hexdigest()[:16])
             elif kind == "exception":
                 errors.append(f"exception: {element.exception.type}: {element.exception.message}")
             elif kind == "alert" and element.alert.format == element.alert.ERROR:
                 errors.append(f"error alert: {element.alert.body[:160]}")
-        return RunResult(step, seconds, tuple(charts), received, errors)
+        return RunResult(step, seconds, tuple(charts), received, errors, buttons)
 
 
 # --- measurements ---------------------------------------------------------------------------------

@@ -202,7 +202,7 @@ def show(result: impl.BenchResult, key: str, heading: str) -> None:
             highlight={i for i, t in enumerate(timed) if t.key in ("weight_split", "sdpa")},
             title="Median time per forward pass (whiskers: middle half of the samples)",
         )
-        st.plotly_chart(fig, width="stretch", config=panels.PLOT_CONFIG, key=f"fig_p6_{key}")
+        panels.chart(fig, key=f"fig_p6_{key}")
         st.caption(
             "Yellow: the chapter's MultiHeadAttention and the fused SDPA kernel. The ratio at "
             "the right of each bar is its median over the fastest median."

@@ -57,7 +57,7 @@ def query_scores_figure(text, skey, book, q):
     return F.bars(tr.attn_scores[q], tr.labels, title=f"Scores ω for query {q}", highlight=q)
 
 
-st.plotly_chart(query_scores_figure(*args, query), width="stretch", config=panels.PLOT_CONFIG)
+panels.chart(query_scores_figure(*args, query))
 
 st.subheader("From scores to weights")
 st.write(
@@ -96,7 +96,7 @@ def walk(text, skey, book, q, a, c):
 
 
 row, series, walk_fig, naive_check = walk(*args, query, stretch, shift)
-st.plotly_chart(walk_fig, width="stretch", config=panels.PLOT_CONFIG)
+panels.chart(walk_fig)
 panels.badge(naive_check)
 st.caption(
     f"Scores used: max {float(row.max()):.4g}, min {float(row.min()):.4g}. "

@@ -234,9 +234,9 @@ def scaling_figures():
 entropy_fig, grad_fig, study = scaling_figures()
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(entropy_fig, width="stretch", config=panels.PLOT_CONFIG)
+    panels.chart(entropy_fig)
 with right:
-    st.plotly_chart(grad_fig, width="stretch", config=panels.PLOT_CONFIG)
+    panels.chart(grad_fig)
 st.caption(
     f"At d_k={study.d_ks[-1]}: largest weight {study.max_weight_unscaled[-1]:.3f} unscaled against "
     f"{study.max_weight_scaled[-1]:.3f} scaled."
@@ -283,9 +283,9 @@ def v1_v2(text, skey, bk):
 hist_w, hist_s, ex31, ex31_out = v1_v2(*args)
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(hist_w, width="stretch", config=panels.PLOT_CONFIG)
+    panels.chart(hist_w)
 with right:
-    st.plotly_chart(hist_s, width="stretch", config=panels.PLOT_CONFIG)
+    panels.chart(hist_s)
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"

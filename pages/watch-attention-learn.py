@@ -227,7 +227,7 @@ for column, (key, name, series, title, y_name, y_range) in zip(st.columns(2), cu
         markers=config.steps <= 60,
         y_range=y_range,
     )
-    column.plotly_chart(figure, width="stretch", config=panels.PLOT_CONFIG, key=f"fig_p5_{key}")
+    panels.chart(figure, key=f"fig_p5_{key}", container=column)
 
 
 def head_figure(weights, h: int, step: int):
@@ -260,26 +260,17 @@ def snapshots(res: learn.LearnResult) -> None:
     grid = st.columns(2)
     for h in range(res.config.num_heads):
         with grid[h % len(grid)]:
-            st.plotly_chart(
-                head_figure(snap.weights, h, step),
-                width="stretch",
-                config=panels.PLOT_CONFIG,
-                key=f"fig_p5_snap_{h}",
-            )
+            panels.chart(head_figure(snap.weights, h, step), key=f"fig_p5_snap_{h}")
     if res.config.num_heads == 1:  # room beside the one head: the target, for comparison
         with grid[1]:
-            st.plotly_chart(
-                F.heatmap(
-                    res.expected,
-                    res.labels,
-                    res.labels,
-                    title="Expected (for comparison)",
-                    value_name="expected",
-                ),
-                width="stretch",
-                config=panels.PLOT_CONFIG,
-                key="fig_p5_snap_expected",
+            expected = F.heatmap(
+                res.expected,
+                res.labels,
+                res.labels,
+                title="Expected (for comparison)",
+                value_name="expected",
             )
+            panels.chart(expected, key="fig_p5_snap_expected")
 
 
 st.header("Watch the weights change")

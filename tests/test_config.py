@@ -46,3 +46,9 @@ def test_each_setting_has_a_one_line_reason_beside_it():
 def test_every_table_is_one_streamlit_knows():
     # A misspelt table is ignored silently by Streamlit: catch it here.
     assert set(_config()) <= {"server", "browser", "theme", "client", "runner", "global", "logger"}
+
+
+def test_the_post_run_full_collection_is_off():
+    # Streamlit's gc.collect(2) after every run cost ~85% of a live page run (bench/live.py);
+    # bench/soak.py shows memory stays bounded without it.
+    assert _config()["runner"]["postScriptGC"] is False

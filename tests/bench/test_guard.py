@@ -1,4 +1,5 @@
-"""The speed guard's verdict (its timing runs in .ci/run; here only its logic, with fake ratios)."""
+"""The speed guard's verdict (its live measurement runs in .ci/run; here its logic, with fake
+ratios, and the Dockerfile reading the live servers rely on)."""
 
 from bench import guard
 from tests.support.pages import PageInfo
@@ -37,5 +38,25 @@ def test_a_page_without_a_baseline_fails():
 def test_the_committed_baseline_covers_every_page():
     from tests.support.pages import app_pages
 
-    baseline = guard.suite.load_json(guard.BASELINE)["ratios"]
+    baseline = guard.load_baseline()["ratios"]
     assert {p.path for p in app_pages()} <= set(baseline)
+
+
+def test_the_live_server_gets_the_images_environment():
+    from bench import live
+
+    env = live.dockerfile_env()
+    assert env["OMP_NUM_THREADS"] == "1"
+    assert env["STREAMLIT_SERVER_FILE_WATCHER_TYPE"] == "none"
+    assert env["STREAMLIT_CLIENT_SHOW_ERROR_DETAILS"] == "type"
+    assert "TIKTOKEN_CACHE_DIR" not in live.deployed_env() or (
+        live.deployed_env()["TIKTOKEN_CACHE_DIR"] != "/opt/tiktoken"
+    )
+
+
+def test_the_committed_baseline_is_a_live_measurement():
+    baseline = guard.load_baseline()
+    assert "live server CPU" in baseline["what"]
+    assert baseline["tolerance"] == guard.TOLERANCE
+    # Without the post-run collection every page costs less than the trivial app's run.
+    assert all(0 < r < 1.5 for r in baseline["ratios"].values())

@@ -1,0 +1,404 @@
+"""Live-server benchmark: what a class feels, measured on ``streamlit run`` as deployed.
+
+    .venv/bin/python bench/live.py                  # per-page CPU, then 50 sessions (~10 min)
+    .venv/bin/python bench/live.py --sessions 0     # per-page CPU only (~1 min)
+    .venv/bin/python bench/live.py --gc on          # the same with Streamlit's post-run GC forced on
+
+AppTest runs a page script in-process and skips what the live server does around it (the
+websocket, the post-run garbage collection, forward-message queueing), so its timings miss the
+server's real cost. This benchmark starts, side by side in one run:
+
+- attnviz as the Docker image runs it: the Dockerfile's ENV (read from the Dockerfile itself),
+  the repository's ``.streamlit/config.toml``, ``streamlit run app.py`` (loopback here);
+- the trivial reference app (``bench/trivial/``: seven pages, one cached heatmap each), served
+  by a plain ``streamlit run`` from its own folder, so with Streamlit's default settings.
+
+and reports:
+
+1. per page, the server's CPU per warm page run: one websocket session reruns the page at the
+   default settings (after warm-up runs), and the server process's user + system CPU time
+   (psutil, every thread) before and after the runs is divided by their number. The app's page
+   and the trivial app's page are measured in alternating blocks; the ratio app / trivial is
+   what the CI guard (bench/guard.py) compares with bench/baseline.json;
+2. under N concurrent websocket sessions each opening every page under every setting
+   (bench/loadtest.py's protocol and plans): page runs per second, p50, p95, server CPU per page
+   run, errors, and figures that differ from a single-session reference; the same load on the
+   trivial app right after.
+
+Output: bench/live-results.md (and the console). Loopback only; every outbound request goes to a
+blackhole; the servers stop when the run ends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import shlex
+import statistics
+import sys
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from bench import loadtest  # noqa: E402
+from tests.support.network import Blackhole, proxy_env  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
+from tests.support.server import running_app, streamlit_command  # noqa: E402
+
+RESULTS = ROOT / "bench" / "live-results.md"
+TRIVIAL = ROOT / "bench" / "trivial"
+TRIVIAL_PAGES = 7
+# The image's vocabulary folder does not exist here; the shared cache holds the same files.
+SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
+
+
+# --- the servers -------------------------------------------------------------------------------
+def dockerfile_env(path: Path = ROOT / "Dockerfile") -> dict[str, str]:
+    """Every ``ENV`` the Dockerfile sets, in order (continuation lines joined)."""
+    env: dict[str, str] = {}
+    logical: list[str] = []
+    current = ""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if not current and (not stripped or stripped.startswith("#")):
+            continue
+        if stripped.endswith("\\"):
+            current += stripped[:-1] + " "
+            continue
+        logical.append(current + stripped)
+        current = ""
+    for instruction in logical:
+        word, _, rest = instruction.partition(" ")
+        if word.upper() != "ENV":
+            continue
+        for item in shlex.split(rest):
+            key, sep, value = item.partition("=")
+            if sep:
+                env[key] = value
+    return env
+
+
+def deployed_env() -> dict[str, str]:
+    """The image's environment, with the vocabulary read from the local cache."""
+    env = dockerfile_env()
+    env.pop("TIKTOKEN_CACHE_DIR", None)
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or (
+        str(SHARED_CACHE) if SHARED_CACHE.is_dir() else None
+    )
+    if cache:
+        env["TIKTOKEN_CACHE_DIR"] = cache
+    return env
+
+
+@dataclass
+class Server:
+    label: str
+    url: str
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        times = psutil.Process(self.pid).cpu_times()
+        return times.user + times.system
+
+    def rss(self) -> int:
+        return psutil.Process(self.pid).memory_info().rss
+
+
+@contextmanager
+def attnviz_server(gc: str = "config", extra_env: dict[str, str] | None = None):
+    """attnviz as deployed: the Dockerfile's ENV, the repository's config, ``streamlit run``.
+    ``gc``: "config" (whatever .streamlit/config.toml says), "on" or "off" (forced by env)."""
+    env = {**deployed_env(), **(extra_env or {})}
+    if gc != "config":
+        env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "true" if gc == "on" else "false"
+    hole = Blackhole()
+    log = ROOT / "test-artifacts" / "live-attnviz.log"
+    try:
+        with running_app("app.py", env={**env, **proxy_env(hole)}, log_path=log) as (url, proc):
+            yield Server("attnviz", url, proc.pid)
+    finally:
+        hole.close()
+
+
+@contextmanager
+def trivial_server():
+    """The trivial app, a plain ``streamlit run`` in its own folder (Streamlit's defaults)."""
+    hole = Blackhole()
+    log = ROOT / "test-artifacts" / "live-trivial.log"
+    command = streamlit_command(0, "app.py")
+    command[command.index("--server.port") + 1] = "{port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    try:
+        with running_app(
+            command=command, env={**env, **proxy_env(hole)}, log_path=log, cwd=TRIVIAL
+        ) as (url, proc):
+            yield Server("trivial", url, proc.pid)
+    finally:
+        hole.close()
+
+
+def machine() -> dict:
+    """What the ratios were measured on (saved with the guard's baseline)."""
+    from importlib.metadata import version
+
+    out = {"cores": os.cpu_count(), "python": platform.python_version()}
+    for name in ("streamlit", "torch", "plotly"):
+        out[name] = version(name)
+    out["post-run GC"] = "off (.streamlit/config.toml)"
+    return out
+
+
+# --- 1. server CPU per warm page run -----------------------------------------------------------
+def app_step(page, setting: str = "default") -> loadtest.Step:
+    return loadtest.Step(
+        setting, loadtest.query_for(setting), page.url_path, "" if page.default else page.url_path
+    )
+
+
+def trivial_step(i: int, seed: int = 0) -> loadtest.Step:
+    return loadtest.Step(f"seed={seed}", f"seed={seed}", f"page-{i}", "" if i == 0 else f"page-{i}")
+
+
+async def _cpu_per_run(server: Server, step: loadtest.Step, runs: int, warm: int) -> dict:
+    session = loadtest.Session(server.url, timeout=120)
+    await session.connect()
+    try:
+        for _ in range(warm):
+            result = await session.rerun(step)
+            if result.errors:
+                raise RuntimeError(f"{server.label} {step.page}: {result.errors[0]}")
+        await asyncio.sleep(0.3)  # the last warm-up run's after-run work ends
+        before = server.cpu_seconds()
+        start = time.perf_counter()
+        received = 0
+        for _ in range(runs):
+            result = await session.rerun(step)
+            received += result.received_bytes
+        # What the server does after script_finished (the post-run collection) belongs to the
+        # run: wait for it, then read the clock.
+        await asyncio.sleep(0.3)
+        cpu = server.cpu_seconds() - before
+        wall = time.perf_counter() - start - 0.3
+    finally:
+        await session.close()
+    return {
+        "cpu_ms": 1000 * cpu / runs,
+        "wall_ms": 1000 * wall / runs,
+        "kb": received / runs / 1024,
+    }
+
+
+def cpu_per_run(server: Server, step: loadtest.Step, runs: int = 10, warm: int = 3) -> dict:
+    return asyncio.run(_cpu_per_run(server, step, runs, warm))
+
+
+def page_costs(app: Server, trivial: Server, pages, runs: int = 10, blocks: int = 3) -> dict:
+    """Per page: the median over ``blocks`` alternating blocks of the app's and the trivial
+    app's CPU per warm run (ms), and their ratio."""
+    out = {}
+    for i, page in enumerate(pages):
+        ours, theirs, kb = [], [], []
+        for block in range(blocks):
+            warm = 3 if block == 0 else 1
+            a = cpu_per_run(app, app_step(page), runs, warm)
+            t = cpu_per_run(trivial, trivial_step(i % TRIVIAL_PAGES), runs, warm)
+            ours.append(a["cpu_ms"])
+            theirs.append(t["cpu_ms"])
+            kb.append(a["kb"])
+        app_ms, trivial_ms = statistics.median(ours), statistics.median(theirs)
+        out[page.path] = {
+            "page": page.url_path,
+            "app_ms": app_ms,
+            "trivial_ms": trivial_ms,
+            "ratio": app_ms / trivial_ms,
+            "kb": statistics.median(kb),
+        }
+        print(
+            f"  {page.url_path:26s} server CPU per warm run {app_ms:6.1f} ms  "
+            f"trivial {trivial_ms:5.1f} ms  ratio {app_ms / trivial_ms:5.2f}  "
+            f"({statistics.median(kb):.0f} kB a run)",
+            flush=True,
+        )
+    return out
+
+
+# --- 2. N concurrent sessions ------------------------------------------------------------------
+@dataclass
+class LoadArgs:  # what loadtest.run_load reads
+    max_seconds: float
+    timeout: float
+    settle: float
+
+
+def load(server: Server, label: str, steps, settings, pages, sessions: int, args) -> dict:
+    report = loadtest.Report(label, sessions, 1, tuple(settings), tuple(pages))
+    load_args = LoadArgs(args.max_seconds, args.timeout, 2.0)
+    try:
+        asyncio.run(
+            asyncio.wait_for(
+                loadtest.run_load(server.url, server.pid, report, steps, load_args),
+                args.max_seconds + 60,
+            )
+        )
+    except TimeoutError as exc:
+        report.failures.append(f"time budget: {exc!r}")
+    times = [r.seconds for r in report.results]
+    runs = len(report.results)
+    return {
+        "label": label,
+        "sessions": sessions,
+        "runs": runs,
+        "runs_per_s": report.reruns_per_second,
+        "p50": loadtest.pct(times, 0.5),
+        "p95": loadtest.pct(times, 0.95),
+        "cpu_ms": 1000 * report.cpu_seconds / runs if runs else float("nan"),
+        "cores_busy": report.cpu_seconds / report.load_seconds if report.load_seconds else 0.0,
+        "errors": report.errors,
+        "mismatches": report.mismatches,
+        "kb": statistics.mean(r.received_bytes for r in report.results) / 1024 if runs else 0,
+        "rss_before": report.rss.get("before", 0),
+        "rss_peak": report.rss.get("peak", 0),
+        "pages": report.page_rows(),
+    }
+
+
+def app_load_plan(settings: tuple[str, ...]):
+    pages = app_pages()
+    steps = [app_step(p, s) for s in settings for p in pages]
+    return steps, settings, [p.url_path for p in pages]
+
+
+def trivial_load_plan(count: int):
+    seeds = range(count)
+    steps = [trivial_step(i, s) for s in seeds for i in range(TRIVIAL_PAGES)]
+    return steps, [f"seed={s}" for s in seeds], [f"page-{i}" for i in range(TRIVIAL_PAGES)]
+
+
+# --- report ------------------------------------------------------------------------------------
+def markdown(costs: dict, loads: list[dict], args, wall: float, gc: str) -> str:
+    from importlib.metadata import version
+
+    pkgs = ", ".join(f"{n} {version(n)}" for n in ("streamlit", "torch", "plotly", "websockets"))
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    lines = [
+        "# attnviz on the live server",
+        "",
+        f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `{command}`; {wall:.0f} s in all. "
+        f"Machine: {os.cpu_count()} cores ({platform.machine()}), shared with other work "
+        f"(load average at the end {os.getloadavg()[0]:.1f}); {pkgs}. attnviz runs as the "
+        "Docker image does (the Dockerfile's ENV, the repository's config"
+        + ("" if gc == "config" else f", post-run GC forced {gc}")
+        + "); the trivial app (bench/trivial/, one cached 64×64 heatmap per page) runs on "
+        "Streamlit's defaults (post-run GC on). Both on loopback, side by side in this run.",
+        "",
+    ]
+    if costs:
+        lines += [
+            "## Server CPU per warm page run (one session, default settings)",
+            "",
+            "The server process's user + system CPU over "
+            f"{args.runs} reruns of the page, median of {args.blocks} blocks alternating "
+            "with the trivial app's.",
+            "",
+            "| page | attnviz (ms) | trivial app (ms) | ratio | received per run (kB) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for c in costs.values():
+            lines.append(
+                f"| {c['page']} | {c['app_ms']:.1f} | {c['trivial_ms']:.1f} | "
+                f"{c['ratio']:.2f} | {c['kb']:.0f} |"
+            )
+        lines.append("")
+    if loads:
+        lines += [
+            f"## {loads[0]['sessions']} concurrent sessions, each opening every page under "
+            "every setting",
+            "",
+            "| app | page runs | errors | figure mismatches | runs/s | p50 (s) | p95 (s) | "
+            "server CPU per run (ms) | cores busy | received per run (kB) | RSS before / peak (MB) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in loads:
+            lines.append(
+                f"| {r['label']} | {r['runs']} | {len(r['errors'])} | {len(r['mismatches'])} | "
+                f"{r['runs_per_s']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} | {r['cpu_ms']:.1f} | "
+                f"{r['cores_busy']:.2f} | {r['kb']:.0f} | {r['rss_before'] / 2**20:.0f} / "
+                f"{r['rss_peak'] / 2**20:.0f} |"
+            )
+        for r in loads:
+            lines += [
+                "",
+                f"**{r['label']}** per page (seconds): single session, p50 and p95 under load",
+                "",
+                "| page | runs | single | p50 | p95 | max | kB a run |",
+                "|---|---:|---:|---:|---:|---:|---:|",
+            ]
+            for page, n, single, p50, p95, worst, kb in r["pages"]:
+                lines.append(
+                    f"| {page} | {n} | {single:.3f} | {p50:.3f} | {p95:.3f} | {worst:.3f} | "
+                    f"{kb:.0f} |"
+                )
+        problems = [f"- {r['label']}: {e}" for r in loads for e in (r["errors"] + r["mismatches"])]
+        lines += ["", "Errors and mismatches:", "", "\n".join(problems[:20]) or "None."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--runs", type=int, default=10, help="warm reruns per block (10)")
+    parser.add_argument("--blocks", type=int, default=3, help="alternating blocks per page (3)")
+    parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions; 0: none")
+    parser.add_argument(
+        "--settings",
+        default=",".join(loadtest.SETTINGS),
+        help="comma list of bench/loadtest.py settings for the load (all five)",
+    )
+    parser.add_argument("--gc", choices=("config", "on", "off"), default="config")
+    parser.add_argument("--skip-pages", action="store_true", help="only the load")
+    parser.add_argument("--timeout", type=float, default=180.0)
+    parser.add_argument("--max-seconds", type=float, default=1500.0)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    if not 0 <= args.sessions <= loadtest.MAX_SESSIONS:
+        parser.error(f"--sessions must be 0–{loadtest.MAX_SESSIONS}")
+    settings = tuple(s.strip() for s in args.settings.split(","))
+    started = time.perf_counter()
+    costs, loads = {}, []
+    with ExitStack() as stack:
+        app = stack.enter_context(attnviz_server(args.gc))
+        trivial = stack.enter_context(trivial_server())
+        print(f"attnviz {app.url} (pid {app.pid}), trivial {trivial.url} (pid {trivial.pid})")
+        if not args.skip_pages:
+            print("server CPU per warm page run, default settings:")
+            costs = page_costs(app, trivial, app_pages(), args.runs, args.blocks)
+        if args.sessions:
+            steps, names, pages = app_load_plan(settings)
+            print(f"load: {args.sessions} sessions × {len(steps)} page runs on attnviz …")
+            loads.append(load(app, "attnviz", steps, names, pages, args.sessions, args))
+            steps, names, pages = trivial_load_plan(len(settings))
+            print(f"load: {args.sessions} sessions × {len(steps)} page runs on the trivial app …")
+            loads.append(load(trivial, "trivial app", steps, names, pages, args.sessions, args))
+    wall = time.perf_counter() - started
+    text = markdown(costs, loads, args, wall, args.gc)
+    print()
+    print(text)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text, encoding="utf-8")
+    print(f"written to {args.output}")
+    return 1 if any(r["errors"] or r["mismatches"] for r in loads) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

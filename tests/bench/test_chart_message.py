@@ -1,0 +1,92 @@
+"""ui.panels.chart sends exactly the element st.plotly_chart sends, from JSON made once.
+
+ui.panels.send_plotly_spec builds the chart message with Streamlit internals (1.67). If a
+Streamlit upgrade changes what st.plotly_chart sends (fields, identity, layout), the first test
+here fails: bring send_plotly_spec up to date with st.plotly_chart before shipping the upgrade.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.testing.v1 import AppTest
+
+
+def _script(kind: str, height: int | None, in_column: bool) -> None:
+    import streamlit as st
+    import torch
+
+    from attnviz import figures as F
+    from ui import panels
+
+    labels = ["0: Your", "1: ␣journey", "2: ␣starts"]
+    fig = F.heatmap(torch.rand(3, 3), labels, labels, title="weights", kind="weights")
+    if height is not None:
+        fig.update_layout(height=height)
+    where = st.columns(2)[1] if in_column else None
+    if kind == "streamlit":
+        target = where if where is not None else st
+        target.plotly_chart(fig, width="stretch", config=panels.PLOT_CONFIG, key="fig_x")
+    else:
+        panels.chart(fig, key="fig_x", container=where)
+        panels.chart(fig, key="fig_y", container=where)  # the second send reuses the JSON
+
+
+def _sent(monkeypatch, kind: str, height: int | None, in_column: bool) -> list:
+    sent = []
+    original = DeltaGenerator._enqueue
+
+    def recording(self, delta_type, element_proto, layout_config=None, *args, **kwargs):
+        if delta_type == "plotly_chart":
+            sent.append((element_proto.SerializeToString(deterministic=True), layout_config))
+        return original(self, delta_type, element_proto, layout_config, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "_enqueue", recording)
+    import torch
+
+    torch.manual_seed(0)  # the same random figure in both runs
+    at = AppTest.from_function(_script, args=(kind, height, in_column), default_timeout=60)
+    at.run()
+    assert not at.exception
+    return sent
+
+
+@pytest.mark.parametrize("height,in_column", [(None, False), (320, True)])
+def test_the_chart_message_is_st_plotly_charts_to_the_byte(monkeypatch, height, in_column):
+    ours = _sent(monkeypatch, "ours", height, in_column)
+    monkeypatch.undo()
+    theirs = _sent(monkeypatch, "streamlit", height, in_column)
+    assert len(theirs) == 1 and len(ours) == 2
+    assert ours[0][0] == theirs[0][0], (
+        "ui.panels.send_plotly_spec no longer sends what st.plotly_chart sends: "
+        "update it to this Streamlit version"
+    )
+    assert ours[0][1] == theirs[0][1]  # width "stretch", the same height
+    if height is not None:
+        assert ours[0][1].height == height
+
+
+def test_a_figure_is_serialised_once(monkeypatch):
+    import plotly.io
+
+    calls = []
+    real = plotly.io.to_json
+    monkeypatch.setattr(plotly.io, "to_json", lambda *a, **k: calls.append(1) or real(*a, **k))
+
+    def script():
+        import plotly.graph_objects as go
+        import streamlit as st
+
+        from ui import panels
+
+        @st.cache_resource
+        def shared():
+            return go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))
+
+        panels.chart(shared(), key="a")
+
+    at = AppTest.from_function(script)
+    for _ in range(3):
+        at.run()
+        assert not at.exception
+    assert len(calls) == 1  # three runs, one serialisation
