@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -63,9 +64,20 @@ def _code(line: str) -> str:
     return line.split("  #")[0].strip()
 
 
+_SOURCE_LOCK = threading.Lock()
+
+
 @functools.cache
+def source_of(obj) -> str:
+    """``inspect.getsource``, once per object and one thread at a time: on Python 3.11 two
+    threads parsing a class's source at once can fail ("AST constructor recursion depth
+    mismatch"), which two students opening a page together would hit."""
+    with _SOURCE_LOCK:
+        return inspect.getsource(obj)
+
+
 def _source(target: str) -> str:
-    return inspect.getsource(getattr(M, target))
+    return source_of(getattr(M, target))
 
 
 @functools.cache

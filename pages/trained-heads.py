@@ -4,11 +4,11 @@ from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
-import inspect
 
 import pandas as pd
 import streamlit as st
 
+from attnviz import bugs as B
 from attnviz import figures as F
 from attnviz import pretrained as P
 from attnviz.lesson import EMPTY_MESSAGE
@@ -154,5 +154,5 @@ st.write(
     "whose weight is (input, output); nn.Linear keeps (output, input). Loading is Exercise 3.1's "
     "transposition, after a split in three:"
 )
-st.code(inspect.getsource(P.split_c_attn), language="python")
+st.code(B.source_of(P.split_c_attn), language="python")
 panels.source(P.TransformerBlock.forward, P.attention_with_weights, title="The block's code")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import io
 import json
 from typing import Literal
@@ -194,16 +192,11 @@ def badges(results) -> None:
             badge(result)
 
 
-@functools.lru_cache(maxsize=256)
-def _source_of(fn) -> str:
-    return inspect.getsource(fn)
-
-
 def source(*functions, title: str = "The engine's code for this") -> None:
     """The engine's own source, so the picture and the code cannot disagree."""
     with st.expander(title, expanded=False):
         for fn in functions:
-            st.code(_source_of(fn), language="python")
+            st.code(B.source_of(fn), language="python")
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:
