@@ -680,3 +680,12 @@ def test_gpt2_folder_variable_is_set_only_with_weights(parser):
         v for ins, v, _ in instructions(parser) if ins == "ENV" and "ATTNVIZ_GPT2_DIR" in v
     ]
     assert env_lines == ["ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}"]
+
+
+def test_dependency_layers_depend_only_on_the_package_index_arguments(parser):
+    """A build argument changes the cache key of every RUN after its declaration: baking in
+    weights or a vocabulary must not reinstall torch."""
+    steps = instructions(parser)
+    install = indices(steps, "RUN", lambda v: "pip install -r requirements.txt" in v)[0]
+    before = {steps[i][1].split("=")[0].strip() for i in indices(steps, "ARG") if i < install}
+    assert before <= {"TORCH_INDEX_URL", "PIP_INDEX_URL", "PIP_TRUSTED_HOST"}, before
