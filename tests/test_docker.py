@@ -625,6 +625,7 @@ def test_without_inputs_the_sources_stage_passes_the_context_through(parser, tmp
 
 def test_input_folders_leave_the_app_and_reach_their_own_places(parser, tmp_path):
     src = _context(tmp_path)
+    (src / "weights" / "model.safetensors").chmod(0o600)  # as a download may leave it
     result = _run_as_build(
         _sources_step(parser), tmp_path, TIKTOKEN_VOCAB_DIR="vocab", GPT2_DIR="weights/"
     )
@@ -637,6 +638,8 @@ def test_input_folders_leave_the_app_and_reach_their_own_places(parser, tmp_path
         "config.json",
         "model.safetensors",
     ]
+    # Readable by the runtime user here, so the image needs no chmod (a second 500 MB layer).
+    assert (inputs / "gpt2" / "model.safetensors").stat().st_mode & 0o444 == 0o444
     # Not a second copy under /app (550 MB of weights).
     assert not (src / "vocab").exists() and not (src / "weights").exists()
     assert (src / "app.py").is_file() and (src / "attnviz").is_dir()
