@@ -31,7 +31,8 @@ RUN mkdir -p /inputs/vocab /inputs/gpt2 \
       case "/$folder/" in */../*|*/./*|//) echo "BUILD FAILED: $folder is outside the build context" >&2; exit 1;; esac; \
       [ -d "/src/$folder" ] || { echo "BUILD FAILED: no folder $folder in the build context (or .dockerignore leaves it out)" >&2; exit 1; }; \
       cp -R "/src/$folder/." "/inputs/$name/" && rm -rf "/src/${folder:?}"; \
-    done
+    done \
+ && chmod -R a+rX /inputs
 
 # Stage 2: the image.
 FROM python:3.11-slim
@@ -41,7 +42,10 @@ FROM python:3.11-slim
 # whatever pip is configured with (a mirror that already serves the CPU build, local wheels):
 #   --build-arg TORCH_INDEX_URL=
 ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
-ARG GPT2_DIR=
+# A package mirror for everything else, read by pip from the environment; unset unless given:
+#   --build-arg PIP_INDEX_URL=https://pypi.mirror.example.edu/simple
+ARG PIP_INDEX_URL
+ARG PIP_TRUSTED_HOST
 
 # Python and pip behaviour: logs go straight to `docker logs`, pip keeps no download cache in
 # the layers, and Python writes no .pyc files while the app runs (its folders are read-only to
@@ -77,11 +81,15 @@ RUN { python -c "import sys, tiktoken; ids = tiktoken.get_encoding('gpt2').encod
  && chmod -R a+rX "$TIKTOKEN_CACHE_DIR"
 
 # GPT-2 small's weights, only when GPT2_DIR was given; ATTNVIZ_GPT2_DIR stays empty otherwise.
+# (The ARG is declared here, not above: a build argument changes the cache key of every RUN
+# after its declaration, and the dependency layers must not depend on it.)
+ARG GPT2_DIR=
 COPY --from=sources /inputs/gpt2/ /opt/gpt2/
+# Readable by the runtime user already (the first stage made them so): a chmod here would
+# store the 500 MB a second time in a new layer.
 RUN if [ -n "$GPT2_DIR" ]; then \
       { [ -s /opt/gpt2/config.json ] && [ -s /opt/gpt2/model.safetensors ]; } \
       || { echo "BUILD FAILED: GPT2_DIR=$GPT2_DIR must hold config.json and model.safetensors" >&2; exit 1; }; \
-      chmod -R a+rX /opt/gpt2; \
     else rm -rf /opt/gpt2; fi
 ENV ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}
 

@@ -625,6 +625,7 @@ def test_without_inputs_the_sources_stage_passes_the_context_through(parser, tmp
 
 def test_input_folders_leave_the_app_and_reach_their_own_places(parser, tmp_path):
     src = _context(tmp_path)
+    (src / "weights" / "model.safetensors").chmod(0o600)  # as a download may leave it
     result = _run_as_build(
         _sources_step(parser), tmp_path, TIKTOKEN_VOCAB_DIR="vocab", GPT2_DIR="weights/"
     )
@@ -637,6 +638,8 @@ def test_input_folders_leave_the_app_and_reach_their_own_places(parser, tmp_path
         "config.json",
         "model.safetensors",
     ]
+    # Readable by the runtime user here, so the image needs no chmod (a second 500 MB layer).
+    assert (inputs / "gpt2" / "model.safetensors").stat().st_mode & 0o444 == 0o444
     # Not a second copy under /app (550 MB of weights).
     assert not (src / "vocab").exists() and not (src / "weights").exists()
     assert (src / "app.py").is_file() and (src / "attnviz").is_dir()
@@ -680,3 +683,12 @@ def test_gpt2_folder_variable_is_set_only_with_weights(parser):
         v for ins, v, _ in instructions(parser) if ins == "ENV" and "ATTNVIZ_GPT2_DIR" in v
     ]
     assert env_lines == ["ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}"]
+
+
+def test_dependency_layers_depend_only_on_the_package_index_arguments(parser):
+    """A build argument changes the cache key of every RUN after its declaration: baking in
+    weights or a vocabulary must not reinstall torch."""
+    steps = instructions(parser)
+    install = indices(steps, "RUN", lambda v: "pip install -r requirements.txt" in v)[0]
+    before = {steps[i][1].split("=")[0].strip() for i in indices(steps, "ARG") if i < install}
+    assert before <= {"TORCH_INDEX_URL", "PIP_INDEX_URL", "PIP_TRUSTED_HOST"}, before

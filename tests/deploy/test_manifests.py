@@ -1,0 +1,162 @@
+"""deploy/: the Compose file and the Kubernetes manifests, read and validated.
+
+Two kinds of checks. What the files say (parsed YAML, no tools): the parts that keep a class
+working with several replicas. Schema validation with tools installable here (scripts/
+validate-deploy installs them in a venv of their own and points ATTNVIZ_DEPLOY_TOOLS at its
+bin/ folder): kubernetes-validate for the manifests, check-jsonschema with the Compose
+specification's schema, and `podman-compose config`; each also shown to reject a broken copy.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.pages import ROOT
+
+DEPLOY = ROOT / "deploy"
+COMPOSE = DEPLOY / "compose.yaml"
+KUBERNETES = DEPLOY / "kubernetes" / "attnviz.yaml"
+HAPROXY = DEPLOY / "haproxy.cfg"
+GIB = 1024**3
+
+
+def kube_documents() -> dict[str, dict]:
+    docs = [d for d in yaml.safe_load_all(KUBERNETES.read_text()) if d]
+    return {d["kind"]: d for d in docs}
+
+
+def quantity_bytes(value: str) -> int:
+    units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "k": 1000, "M": 1000**2, "G": 1000**3}
+    number, unit = re.fullmatch(r"(\d+)([A-Za-z]*)", value).groups()
+    return int(number) * units.get(unit, 1)
+
+
+# --- what the files say -----------------------------------------------------------------------
+def test_compose_runs_two_named_replicas_sharing_one_cookie_secret_behind_haproxy():
+    compose = yaml.safe_load(COMPOSE.read_text())
+    services = compose["services"]
+    replicas = {n: s for n, s in services.items() if n.startswith("replica-")}
+    assert sorted(replicas) == ["replica-a", "replica-b"]
+    secrets = {s["environment"]["STREAMLIT_SERVER_COOKIE_SECRET"] for s in replicas.values()}
+    assert len(secrets) == 1 and secrets.pop().startswith("${ATTNVIZ_COOKIE_SECRET:?")
+    for replica in replicas.values():
+        assert replica["read_only"] is True
+        assert "_stcore/health" in " ".join(replica["healthcheck"]["test"])
+    haproxy = services["haproxy"]
+    assert haproxy["image"].split("/")[-1].startswith("haproxy:")  # the official image
+    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in haproxy["volumes"]
+    assert all(haproxy["depends_on"][n]["condition"] == "service_healthy" for n in replicas)
+    # Every address the config reads from the environment is given, pointing at a replica.
+    settings = [
+        line for line in HAPROXY.read_text().splitlines() if not line.lstrip().startswith("#")
+    ]
+    wanted = set(re.findall(r'"\$\{(\w+)\}"', "\n".join(settings)))
+    assert wanted == set(haproxy["environment"]), (wanted, haproxy["environment"])
+    for name, value in haproxy["environment"].items():
+        if name.startswith("ATTNVIZ_REPLICA_"):
+            assert value.split(":")[0] in replicas and value.endswith(":8501")
+
+
+def test_haproxy_sticks_by_cookie_and_checks_health():
+    config = HAPROXY.read_text()
+    assert re.search(r"^\s*cookie ATTNVIZ_REPLICA insert", config, re.M)
+    assert re.search(r"^\s*option httpchk GET /_stcore/health", config, re.M)
+    servers = re.findall(r"^\s*server (\S+) \S+ check cookie (\S+)", config, re.M)
+    assert servers == [("replica-a", "replica-a"), ("replica-b", "replica-b")]
+    assert not re.search(r"^\s*balance source", config, re.M), "no stickiness by address"
+
+
+def test_kubernetes_probes_affinity_secret_and_resources():
+    docs = kube_documents()
+    assert set(docs) == {"Deployment", "Service", "Ingress"}
+    spec = docs["Deployment"]["spec"]
+    assert spec["replicas"] >= 2
+    pod = spec["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    (container,) = pod["containers"]
+    assert container["livenessProbe"]["httpGet"]["path"] == "/_stcore/health"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/_stcore/script-health-check"
+    env = {e["name"]: e for e in container["env"]}
+    # The readiness path answers only with the script health check turned on.
+    assert env["STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED"]["value"] == "true"
+    assert "secretKeyRef" in env["STREAMLIT_SERVER_COOKIE_SECRET"]["valueFrom"]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    resources = container["resources"]
+    # Requests cover a replica after every page (~0.3 GB measured by image-smoke); the
+    # limit covers full caches plus two largest requests (README, "Bounded cost").
+    assert quantity_bytes(resources["requests"]["memory"]) >= 512 * 1024**2
+    assert quantity_bytes(resources["limits"]["memory"]) >= 3 * GIB
+    annotations = docs["Ingress"]["metadata"]["annotations"]
+    assert annotations["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert int(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+    backend = docs["Ingress"]["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == docs["Service"]["metadata"]["name"]
+
+
+# --- schema validation with the tools ----------------------------------------------------------
+def tool(name: str) -> str:
+    folder = os.environ.get("ATTNVIZ_DEPLOY_TOOLS")
+    found = shutil.which(name, path=folder) if folder else shutil.which(name)
+    if not found:
+        pytest.skip(f"{name} not installed: scripts/validate-deploy installs and runs it")
+    return found
+
+
+def run(argv: list[str], cwd: Path = ROOT, env: dict | None = None):
+    return subprocess.run(
+        argv,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_kubernetes_manifests_pass_kubernetes_validate(tmp_path):
+    binary = tool("kubernetes-validate")
+    result = run([binary, "--strict", str(KUBERNETES)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("passed") == 3, result.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(KUBERNETES.read_text().replace("replicas: 2", 'replicas: "two"'))
+    assert run([binary, "--strict", str(broken)]).returncode != 0
+
+
+def test_compose_file_passes_the_compose_specification_schema(tmp_path):
+    binary = tool("check-jsonschema")
+    result = run([binary, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    broken = tmp_path / "compose.yaml"
+    # A key Compose does not know (a typo of mem_limit) in the HAProxy service.
+    broken.write_text(COMPOSE.read_text().replace("  haproxy:\n", "  haproxy:\n    mem_limt: 1g\n"))
+    assert run([binary, "--builtin-schema", "vendor.compose-spec", str(broken)]).returncode != 0
+
+
+def test_podman_compose_resolves_the_file_and_needs_the_cookie_secret():
+    binary = tool("podman-compose")
+    ok = run([binary, "-f", "compose.yaml", "config"], DEPLOY, {"ATTNVIZ_COOKIE_SECRET": "s3cret"})
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    resolved = yaml.safe_load(ok.stdout)
+    for name in ("replica-a", "replica-b"):
+        assert resolved["services"][name]["environment"]["STREAMLIT_SERVER_COOKIE_SECRET"] == (
+            "s3cret"
+        )
+    env = {k: v for k, v in os.environ.items() if k != "ATTNVIZ_COOKIE_SECRET"}
+    missing = subprocess.run(
+        [binary, "-f", "compose.yaml", "config"],
+        cwd=DEPLOY,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert missing.returncode != 0
+    assert "ATTNVIZ_COOKIE_SECRET" in missing.stdout + missing.stderr
