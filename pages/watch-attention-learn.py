@@ -23,8 +23,8 @@ st.write(
     "below) to that pattern."
 )
 st.info(
-    "This page has its own inputs and controls: the sidebar's text, sizes and seeds do not "
-    "apply here.",
+    "This page has its own inputs and controls, below: book mode and the text and settings in "
+    "the sidebar do not apply here.",
     icon=":material/info:",
 )
 warning = ui_learn.read_url()

@@ -16,7 +16,7 @@ from ui import learn as ui_learn
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/watch-attention-learn.py"
 PROMPT = "Press **Train**"
-SIDEBAR_NOTE = "the sidebar's text, sizes and seeds do not apply here"
+SIDEBAR_NOTE = "book mode and the text and settings in the sidebar do not apply here"
 
 
 @pytest.fixture
