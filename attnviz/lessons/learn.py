@@ -79,7 +79,10 @@ def task_view(cfg: learn.LearnConfig) -> TaskView:
         )
     rows = learn.example_rows(cfg)
     table = pd.DataFrame(
-        [{"": name, **{str(i): cell for i, cell in enumerate(cells)}} for name, cells in rows.items()]
+        [
+            {"": name, **{str(i): cell for i, cell in enumerate(cells)}}
+            for name, cells in rows.items()
+        ]
     )
     return TaskView(sentence, table)
 
@@ -135,10 +138,10 @@ def _claims(res: learn.LearnResult, snapshots: tuple[SnapshotView, ...]) -> tupl
     heads = res.config.num_heads
     first = snapshots[0]
     for h in range(heads):
-        who = "" if heads == 1 else f" head {h}:"
+        who = "" if heads == 1 else f", head {h}"
         gap = math.ceil(_largest_gap_from_even(res.snapshots[0].weights[h]) * 100) / 100
         text = (
-            f"Step 0{who} every weight is within {gap:.2f} of an even share of the keys its "
+            f"At step 0{who}, every weight is within {gap:.2f} of an even share of the keys its "
             "query can see"
         )
         if gap <= NEARLY_EVEN:
