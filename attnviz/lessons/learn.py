@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import torch
@@ -188,7 +189,7 @@ def lesson(res: learn.LearnResult) -> LearnLesson:
             "loss",
             F.lines(
                 steps,
-                {"training loss": res.loss},
+                {"training loss": np.asarray(res.loss)},
                 title="Loss on each training batch",
                 x_name="step",
                 y_name="cross-entropy",
@@ -199,7 +200,7 @@ def lesson(res: learn.LearnResult) -> LearnLesson:
             "accuracy",
             F.lines(
                 steps,
-                {"training accuracy": res.accuracy},
+                {"training accuracy": np.asarray(res.accuracy)},
                 title="Accuracy on each training batch",
                 x_name="step",
                 y_name="accuracy",
