@@ -79,6 +79,16 @@ def _every_row_mixes(values: torch.Tensor, arg: float | None) -> bool:
     return bool(((_rows(values) >= floor).sum(dim=-1) >= 2).all())
 
 
+def _causal_near_even(values: torch.Tensor, arg: float | None) -> bool:
+    """Causal weights: every weight a query gives a key it can see (key <= query) is within
+    ``arg`` (default 0.1) of an even share, 1 / (query + 1)."""
+    n = values.shape[-1]
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    even = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
+    gap = (values.to(torch.float64) - even).abs()[..., seen]
+    return bool((gap <= (arg if arg is not None else 0.1) + 1e-9).all())
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -89,6 +99,7 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "all_nonnegative": _all_nonnegative,
     "has_negative": _has_negative,
     "every_row_mixes": _every_row_mixes,
+    "causal_near_even": _causal_near_even,
 }
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz import implementations as impl
+from attnviz.lessons import pytorch as lessons
 from attnviz.settings import Settings
 
 from . import cache
@@ -47,3 +48,24 @@ def side_by_side(text: str, settings: Settings, book: bool) -> impl.SideBySide:
     """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
     trace = cache.trace("multihead", text, settings, book)
     return impl.side_by_side(trace.spec.build(), trace.inputs)
+
+
+def lesson(text: str, settings: Settings, book: bool, training: bool) -> lessons.PytorchLesson:
+    """Page 6's lesson object, built once per plain key and shared by every session."""
+
+    def build() -> lessons.PytorchLesson:
+        trace = cache.trace("multihead", text, settings, book)
+        side = side_by_side(text, settings, book)
+        return lessons.lesson(trace, side, training=training, book=book)
+
+    return cache.lesson_of(("pytorch", text, settings, book, training), build)
+
+
+def head_panels(les: lessons.PytorchLesson, key: tuple, head: int):
+    """One head's weight panels, built once per page key and head."""
+    return cache.lesson_of(("pytorch head", *key, head), lambda: lessons.head_panels(les, head))
+
+
+def speed(shape: tuple) -> lessons.SpeedView:
+    """The benchmark at ``shape`` (measured once per process) as the page shows it."""
+    return lessons.speed_view(measured(shape))

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from attnviz import book as B
 from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOUNDS, Settings
+from attnviz.settings import BOOK, BOUNDS, Settings
 
 from .text import md_escape
 
@@ -301,30 +302,30 @@ def sidebar() -> Config:
         st.header("Settings")
         book = _widget(FIELDS_BY_URL["book"])
         if book:
-            st.caption(
-                "Book mode: every page uses the chapter's arguments and seeds (d_in=3, d_out=2, "
-                "context_length=6, dropout 0.0; seeds 123 and 789), so the size controls below "
-                "do not apply."
-            )
-        text = _widget(FIELDS_BY_URL["text"], disabled=book)
+            # The controls below do not apply in book mode, so they are not shown at all: the
+            # panel lists the values in use. Streamlit keeps a bound widget's value while it is
+            # not drawn, so switching book mode off brings the student's values back.
+            book_panel()
+            return BOOK_CONFIG
+        text = _widget(FIELDS_BY_URL["text"])
         if len(text) >= TEXT_MAX_CHARS:
             st.warning(
                 f"The text reached the {TEXT_MAX_CHARS:,}-character limit; the rest was cut."
             )
-        text2 = _widget(FIELDS_BY_URL["text2"], disabled=book)
+        text2 = _widget(FIELDS_BY_URL["text2"])
         st.subheader("Sizes")
         values = {}
         for name in ("d_in", "d_out", "heads", "ctx"):
             f = FIELDS_BY_URL[name]
-            values[f.setting] = _widget(f, disabled=book)
+            values[f.setting] = _widget(f)
         st.subheader("Randomness")
-        values["dropout"] = _widget(FIELDS_BY_URL["dropout"], disabled=book)
+        values["dropout"] = _widget(FIELDS_BY_URL["dropout"])
         for name in ("eseed", "wseed", "dseed"):
             f = FIELDS_BY_URL[name]
-            values[f.setting] = _widget(f, disabled=book)
-        qkv_bias = _widget(FIELDS_BY_URL["bias"], disabled=book)
-        training = _widget(FIELDS_BY_URL["train"], disabled=book)
-        if not book and values["dropout"] > 0.2:
+            values[f.setting] = _widget(f)
+        qkv_bias = _widget(FIELDS_BY_URL["bias"])
+        training = _widget(FIELDS_BY_URL["train"])
+        if values["dropout"] > 0.2:
             st.caption(
                 f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
             )
@@ -340,7 +341,35 @@ def sidebar() -> Config:
         qkv_bias=bool(qkv_bias),
         training=bool(training),
     )
-    return Config(settings, text, text2, bool(book))
+    return Config(settings, text, text2, False)
+
+
+# Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
+BOOK_CONFIG = Config(Settings().with_changes(**BOOK), BOOK_TEXT, BOOK_TEXT, True)
+BOOK_PANEL_TITLE = "Book mode: the chapter's arguments"
+
+
+def book_lines() -> tuple[str, ...]:
+    """The chapter's arguments, one Markdown line each (from attnviz/book.py)."""
+    return (
+        "inputs: the chapter's 6×3 tensor, one row per word of “Your journey starts with one "
+        "step”; the batch is two copies of it",
+        f"d_in = {B.D_IN}, d_out = {B.D_OUT}, context_length = {B.CONTEXT_LENGTH}, "
+        f"num_heads = {B.SPEC_MHA.num_heads}, qkv_bias = False",
+        f"seed {B.SEED_V1}: SelfAttention_v1, CausalAttention and both multi-head modules; "
+        f"seed {B.SEED_V2}: SelfAttention_v2 and the masking walkthrough",
+        f"dropout = {B.SPEC_CAUSAL.dropout:.1f} in the modules (eval mode); "
+        f"{B.DROPOUT_EXAMPLE_P:.1f} with seed {B.SEED_DROPOUT} in the dropout example "
+        "(section 3.5.2)",
+    )
+
+
+def book_panel() -> None:
+    """The values book mode uses, in place of the controls it ignores."""
+    with st.container(border=True):
+        st.markdown(f"**{BOOK_PANEL_TITLE}**")
+        st.markdown("\n".join(f"- {line}" for line in book_lines()))
+        st.caption("Turn book mode off to get your own text and settings back.")
 
 
 def config() -> Config:

@@ -126,6 +126,11 @@ def assert_sidebar(at: AppTest, **expected) -> None:
     """The shared sidebar is built (app.py ran around the page) and holds these values."""
     sb = at.sidebar
     assert sb.toggle(key="book") is not None
+    if expected.get("book") is True:  # book mode: a panel of the chapter's values, no controls
+        assert sb.toggle(key="book").value is True
+        assert [m.value for m in sb.markdown if "Book mode: the chapter" in m.value]
+        assert list(sb.number_input) == [] and list(sb.text_area) == []
+        return
     assert sb.text_area(key="text") is not None
     for key in ("d_in", "d_out", "heads", "ctx", "eseed", "wseed", "dseed"):
         assert sb.number_input(key=key) is not None

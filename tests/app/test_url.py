@@ -153,3 +153,47 @@ def test_each_pass_page_opens_directly_with_settings_from_the_url(page):
     assert values(at.error) == []
     assert len(charts(at)) > 0
     assert_sidebar(at, d_in=4, d_out=6, heads=3, text="a b c")
+
+
+def book_panel_text(at) -> str:
+    return " ".join(values(at.sidebar.markdown))
+
+
+def test_book_mode_sidebar_shows_the_chapter_values_and_no_control_shows_the_normal_ones():
+    at = open_app({"book": "true", "d_in": "16", "d_out": "12", "heads": "3"}, page="causal")
+    assert not exceptions(at)
+    panel = book_panel_text(at)
+    assert "Book mode: the chapter's arguments" in panel
+    assert "d_in = 3, d_out = 2, context_length = 6, num_heads = 2" in panel
+    assert "seed 123" in panel and "seed 789" in panel
+    assert "dropout = 0.0 in the modules" in panel and "0.5 with seed 123" in panel
+    # No widget shows a value the pages do not use (the d_in of the link, or the default 8).
+    assert list(at.sidebar.number_input) == []
+    assert [s.key for s in at.sidebar.slider] == []
+    assert [t.key for t in at.sidebar.toggle] == ["book"]
+
+
+def test_switching_book_mode_off_brings_the_students_values_back():
+    at = open_app({"d_in": "16"}, page="multihead")
+    at.sidebar.number_input(key="d_out").set_value(16).run()
+    at.sidebar.number_input(key="heads").set_value(4).run()
+    at.sidebar.text_area(key="text").input("the cat sat on the mat").run()
+    at.sidebar.toggle(key="book").set_value(True).run()
+    assert list(at.sidebar.number_input) == []
+    go(at, "causal")  # a page switch in book mode keeps them too
+    assert not exceptions(at)
+    at.sidebar.toggle(key="book").set_value(False).run()
+    assert not exceptions(at)
+    assert_sidebar(at, d_in=16, d_out=16, heads=4, text="the cat sat on the mat", book=False)
+    assert "Book mode: the chapter's arguments" not in book_panel_text(at)
+    go(at, "multihead")
+    assert chart(at, "Attention weights of all 4 heads")
+
+
+def test_pages_beyond_the_book_say_nothing_of_the_sidebars_values_in_book_mode():
+    at = open_app({"book": "true"})
+    for page in ("home", "pages/watch-attention-learn.py", "pages/against-pytorch.py"):
+        go(at, page)
+        assert not exceptions(at), page
+        shown = values(at.markdown) + values(at.caption) + values(at.info)
+        assert not [t for t in shown if "sidebar's" in t], page

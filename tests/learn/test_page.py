@@ -16,7 +16,7 @@ from ui import learn as ui_learn
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/watch-attention-learn.py"
 PROMPT = "Press **Train**"
-SIDEBAR_NOTE = "the sidebar's text, sizes and seeds do not apply here"
+SIDEBAR_NOTE = "book mode and the text and settings in the sidebar do not apply here"
 
 
 @pytest.fixture
@@ -163,3 +163,18 @@ def test_bad_page_values_in_the_link_are_named_and_replaced_by_defaults(train_ca
     assert at.radio(key="lheads").value == 1 and at.radio(key="task").value == "shift"
     assert at.number_input(key="k").value == 2
     assert train_calls == []
+
+
+def test_the_lessons_claims_are_on_the_page_after_training(train_calls):
+    from attnviz.lessons import learn as lessons
+
+    at = open_page({"steps": "8", "lheads": "2"})
+    at.button(key="ltrain").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    result = ui_learn.existing_run(train_calls[0])
+    shown = " ".join(str(e.value).replace("\\", "") for e in [*at.markdown, *at.caption])
+    claims = lessons.lesson(result).claims
+    assert len(claims) == 4
+    for claim in claims:
+        assert claim.text in shown
+    assert "nearly uniform, as in the chapter" not in shown

@@ -142,3 +142,18 @@ def test_training_mode_and_bias_are_compared_in_eval_mode_and_still_agree(bench_
     assert "Matches torch.nn.MultiheadAttention: pass" in passed
     assert "Per-head weights match nn.MultiheadAttention: pass" in passed
     assert bench_calls == []
+
+
+@pytest.mark.parametrize(
+    "query", [{}, {"train": "true", "dropout": "0.5"}], ids=["eval", "training"]
+)
+def test_the_weights_claims_are_on_the_page_and_hold_for_the_head_shown(bench_calls, query):
+    at = open_page(query)
+    shown = " ".join(m.value.replace("\\", "") for m in at.markdown)
+    assert "Every row of our weights sums to 1: this page runs in eval mode" in shown
+    assert "Every weight above the diagonal is exactly 0" in shown
+    at.selectbox(key="p6_head").set_value(1).run()
+    ours = next(s for s in charts(at) if s["layout"]["title"]["text"] == "Ours: head 1")
+    z = array(ours["data"][0]["z"]).reshape(len(ours["data"][0]["y"]), -1)
+    np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)
+    assert np.triu(z, 1).max() == 0.0
