@@ -79,6 +79,13 @@ def _every_row_mixes(values: torch.Tensor, arg: float | None) -> bool:
     return bool(((_rows(values) >= floor).sum(dim=-1) >= 2).all())
 
 
+def _future_is_minus_inf(values: torch.Tensor, _arg: float | None) -> bool:
+    """Every entry above the diagonal (a future key) is −∞: masked scores."""
+    n = values.shape[-1]
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    return bool(torch.isneginf(values[..., future]).all())
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -89,6 +96,7 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "all_nonnegative": _all_nonnegative,
     "has_negative": _has_negative,
     "every_row_mixes": _every_row_mixes,
+    "future_is_minus_inf": _future_is_minus_inf,
 }
 
 

@@ -143,8 +143,9 @@ def source(*functions, title: str = "The engine's code for this") -> None:
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:
-    """A tensor printed the way PyTorch prints it (4 decimals)."""
-    st.code(f"{label}\n{tensor.detach()!r}", language="text")
+    """A tensor printed the way PyTorch prints it (4 decimals). Long rows wrap rather than
+    scroll, so no printed number is ever cut off in a narrow column."""
+    st.code(f"{label}\n{tensor.detach()!r}", language="text", wrap_lines=True)
 
 
 def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:
