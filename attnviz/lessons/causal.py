@@ -351,12 +351,12 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
                 "rows_sum_to_one",
             )
         )
-    zeroed = int((other == 0).sum()) - int((tr.context[0] == 0).sum())
+    zeroed = int((other == 0).sum())
     placement = (
-        f"Here dropout on the context zeroes {max(zeroed, 0)} of {other.numel()} entries of Z "
-        f"and multiplies the rest by {scale:.4g}. Dropout on the weights (the chapter's "
-        "placement, above) zeroes weights instead, so each context row still mixes the values "
-        "its kept weights point to."
+        f"Here dropout on the context zeroes {zeroed} of {other.numel()} entries of Z and "
+        f"multiplies the rest by {scale:.4g}. Dropout on the weights (the chapter's placement, "
+        "above) zeroes weights instead, so each context row still mixes the values its kept "
+        "weights point to."
     )
     return DropoutLab(
         p,
