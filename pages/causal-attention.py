@@ -71,6 +71,8 @@ with left:
 with right:
     panels.show(L.route2, numbers=numbers)
 panels.claims(L.route_claims)
+for claim in L.mode_claims:
+    st.caption(md_escape(claim.text))
 for result in L.route_checks:
     panels.badge(result)
 st.write(
@@ -129,8 +131,6 @@ elif lab is not None and lab.dropped is not None:
             st.write(lab.placement)
         with right:
             panels.show(lab.context_dropout, numbers=numbers)
-for claim in L.mode_claims:
-    st.caption(md_escape(claim.text))
 
 # --- batch -------------------------------------------------------------------------------------
 st.header("A batch of two texts")

@@ -159,3 +159,12 @@ def test_the_placement_sentence_counts_what_context_dropout_zeroed(lessons):
     assert lab is not None and lab.context_dropout is not None
     zeroed = int((lab.context_dropout.values == 0).sum())
     assert f"zeroes {zeroed} of {lab.context_dropout.values.numel()} entries" in lab.placement
+
+
+def test_the_rows_sum_check_says_it_reads_the_weights_before_dropout_in_training_mode(lessons):
+    train = {c.name: c.title for c in lessons["default-train"].checks}
+    plain = {c.name: c.title for c in lessons["default"].checks}
+    assert train["rows_sum_to_one"] == plain["rows_sum_to_one"] + " (before dropout)"
+    assert "dropout" not in plain["rows_sum_to_one"]
+    assert "draws its own dropout mask" in lessons["default-train"].batch.shape_sentence
+    assert "dropout" not in lessons["default"].batch.shape_sentence
