@@ -148,9 +148,9 @@ def printout(label: str, tensor: torch.Tensor) -> None:
     st.code(f"{label}\n{tensor.detach()!r}", language="text", wrap_lines=True)
 
 
-# A printed row longer than this does not fit half the page at 1024 px (about 36 monospace
+# A printed row longer than this does not fit half the page at 1024 px (about 28 monospace
 # characters there): such printouts are stacked, one full-width block above the other.
-BESIDE_MAX_CHARS = 34
+BESIDE_MAX_CHARS = 28
 
 
 def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:

@@ -200,7 +200,9 @@ def _routes(tr: T.CausalTrace, training: bool):
     ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
     uniform = Panel(
         "p3_uniform",
-        F.relative_to_uniform(tr.attn_weights[0], labels, title="Each weight relative to uniform"),
+        F.relative_to_uniform(
+            tr.attn_weights[0], labels, title=f"Each weight relative to uniform{after}"
+        ),
         ratio,
         tuple(labels),
         tuple(labels),
@@ -484,11 +486,13 @@ def _checks(tr: T.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
     with torch.inference_mode():
         before_dropout = tr.attn_weights @ tr.values
     rows = C.rows_sum_to_one(tr.attn_weights)
-    if tr.training and sp.dropout > 0:  # the check reads the weights before dropout: say so
+    sdpa = C.matches_sdpa(tr.queries, tr.keys, tr.values, before_dropout, causal=True)
+    if tr.training and sp.dropout > 0:  # both read the weights before dropout: say so
         rows = dataclasses.replace(rows, title=rows.title + " (before dropout)")
+        sdpa = dataclasses.replace(sdpa, title=sdpa.title + " (before dropout)")
     return (
         rows,
-        C.matches_sdpa(tr.queries, tr.keys, tr.values, before_dropout, causal=True),
+        sdpa,
         C.eval_ignores_dropout(
             lambda m, x: m(x), build, tr.inputs, max(sp.dropout, 0.5 if book else sp.dropout)
         ),

@@ -165,6 +165,8 @@ def test_the_rows_sum_check_says_it_reads_the_weights_before_dropout_in_training
     train = {c.name: c.title for c in lessons["default-train"].checks}
     plain = {c.name: c.title for c in lessons["default"].checks}
     assert train["rows_sum_to_one"] == plain["rows_sum_to_one"] + " (before dropout)"
+    assert train["matches_sdpa"] == plain["matches_sdpa"] + " (before dropout)"
+    assert lessons["default-train"].uniform.figure.layout.title.text.endswith("(before dropout)")
     assert "dropout" not in plain["rows_sum_to_one"]
     assert "draws its own dropout mask" in lessons["default-train"].batch.shape_sentence
     assert "dropout" not in lessons["default"].batch.shape_sentence
