@@ -96,7 +96,13 @@ class CausalLesson:
     @property
     def panels(self) -> dict[str, Panel]:
         """Every panel the page can show, by key."""
-        found = [self.mask, self.masked_scores, self.route1, self.route2, self.uniform]
+        found: list[Panel | None] = [
+            self.mask,
+            self.masked_scores,
+            self.route1,
+            self.route2,
+            self.uniform,
+        ]
         if self.lab is not None:
             found += [self.lab.mask, self.lab.dropped, self.lab.values, self.lab.context]
             found += [self.lab.context_dropout]
