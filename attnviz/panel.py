@@ -89,6 +89,13 @@ def _causal_near_even(values: torch.Tensor, arg: float | None) -> bool:
     return bool((gap <= (arg if arg is not None else 0.1) + 1e-9).all())
 
 
+def _future_is_minus_inf(values: torch.Tensor, _arg: float | None) -> bool:
+    """Every entry above the diagonal (a future key) is −∞: masked scores."""
+    n = values.shape[-1]
+    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+    return bool(torch.isneginf(values[..., future]).all())
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -100,6 +107,7 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "has_negative": _has_negative,
     "every_row_mixes": _every_row_mixes,
     "causal_near_even": _causal_near_even,
+    "future_is_minus_inf": _future_is_minus_inf,
 }
 
 

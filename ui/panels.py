@@ -200,21 +200,34 @@ def source(*functions, title: str = "The engine's code for this") -> None:
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:
-    """A tensor printed the way PyTorch prints it (4 decimals)."""
-    st.code(f"{label}\n{tensor.detach()!r}", language="text")
+    """A tensor printed the way PyTorch prints it (4 decimals). Long rows wrap rather than
+    scroll, so no printed number is ever cut off in a narrow column."""
+    st.code(f"{label}\n{tensor.detach()!r}", language="text", wrap_lines=True)
+
+
+# A printed row longer than this does not fit half the page at 1024 px (about 28 monospace
+# characters there): such printouts are stacked, one full-width block above the other.
+BESIDE_MAX_CHARS = 28
 
 
 def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:
-    """The app's tensor beside the chapter's printout, with a match badge."""
+    """The app's tensor beside the chapter's printout (or above it, when its rows are too long
+    for half the page), with a match badge. No printed number is ever cut off."""
     from attnviz import book
 
     match, worst = book.matches_printout(ours, printed_name)
-    st.markdown(f"**{title}**")
-    left, right = st.columns(2)
-    with left:
+    st.markdown(f"**{md_escape(title)}**")
+    printed = book.printed(printed_name)
+    widest = max(len(line) for t in (ours, printed) for line in repr(t.detach()).splitlines())
+    if widest <= BESIDE_MAX_CHARS:
+        left, right = st.columns(2)
+        with left:
+            printout("attnviz computed:", ours)
+        with right:
+            printout("the chapter printed:", printed)
+    else:
         printout("attnviz computed:", ours)
-    with right:
-        printout("the chapter printed:", book.printed(printed_name))
+        printout("the chapter printed:", printed)
     if match:
         st.badge("Matches the book", color="green", icon=":material/check_circle:")
     else:

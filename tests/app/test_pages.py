@@ -275,9 +275,13 @@ def test_the_dropout_placement_comparison_appears_on_request():
     at = open_app({"dropout": "0.5"}, page="causal")
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Dropout on the context vectors" not in titles
+    # the context the dropped weights made is always there, beside the values: Z = A·V
+    assert "Dropout on the weights: context Z = A·V" in titles
+    assert "Values V" in titles
     assert any("Row sums after dropout, row 0 first:" in c.value for c in at.caption)
     at.toggle(key="p3_placement").set_value(True).run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Dropout on the context vectors" in titles
-    assert "Dropout on the weights: context" in titles
+    assert "Dropout on the weights: context Z = A·V" in titles
+    assert any(v.startswith("Here dropout on the context zeroes ") for v in values(at.markdown))
     assert not at.exception

@@ -1,0 +1,575 @@
+"""Pass 3, causal attention with dropout (section 3.5), as data: every panel, check, table and
+sentence the page shows, computed once from the traces (no Streamlit).
+
+Traces in: the page's causal trace (eval or training mode, as the sidebar says; in book mode
+the chapter's masking walkthrough), the dropout lab's training-mode trace (None in book mode or
+at dropout 0) and the batch trace of the two sidebar texts (None when one text is empty).
+
+Training mode is honest here: the masking routes show the weights before dropout and say so;
+every panel that feeds a shown context (the lab's A beside V and Z, the batch's weights) shows
+the weights after dropout, so Z = A·V holds on screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+
+from .. import book as BK
+from .. import bugs as B
+from .. import checks as C
+from .. import figures as F
+from .. import trace as T
+from ..checks import CheckResult
+from ..panel import Claim, Panel
+from ..seeding import seeded
+from ..settings import Settings
+
+SUMS_SHOWN = 24  # row sums listed in the lab's caption
+
+
+@dataclass(frozen=True)
+class Printout:
+    """One of the chapter's printed tensors beside ours (``book.printed(name)``)."""
+
+    title: str
+    tensor: torch.Tensor
+    name: str
+
+
+@dataclass(frozen=True)
+class DropoutLab:
+    """The dropout lab at the sidebar's rate and seed (training mode), or the book's example."""
+
+    p: float
+    seed: int
+    intro: str  # Markdown (numbers only, no user text)
+    illustrative: bool  # p above the chapter's 0.1-0.2
+    mask: Panel | None = None  # (T, T) 1 kept, 0 dropped, NaN where the weight was 0
+    dropped: Panel | None = None  # (T, T) A = dropout(weights): what the context used
+    values: Panel | None = None  # (T, d_out) V
+    context: Panel | None = None  # (T, d_out) Z = A·V
+    context_dropout: Panel | None = None  # (T, d_out) dropout(weights·V): the other placement
+    sums: str = ""  # "Row sums after dropout, row 0 first: ..."
+    zero_rows: str | None = None  # plain text naming the rows dropout zeroed (user labels)
+    claims: tuple[Claim, ...] = ()
+    placement: str = ""  # what the other placement did, counted
+    printouts: tuple[Printout, ...] = ()  # book mode: the chapter's two dropout examples
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The batch of the two sidebar texts (book mode: two copies of the book's inputs)."""
+
+    shape_sentence: str  # Markdown (numbers only)
+    panels: tuple[Panel, ...]  # one (T, T) weights panel per example, what its context used
+    claims: tuple[Claim, ...]
+    check: CheckResult
+    printout: Printout | None
+    shape_caption: str
+    labels: tuple[str, ...]  # example 0's labels (the break-it figures use them)
+    hidden: dict[str, str | None]  # bug key -> why it cannot show at these settings, or None
+
+
+@dataclass(frozen=True)
+class CausalLesson:
+    constructor: str  # the two lines that build the module, as a student types them
+    book_note: str | None
+    mask: Panel  # (k, k): the buffer's first k = min(ctx, T + 4) positions
+    mask_sentence: str  # Markdown (numbers only)
+    buffers: pd.DataFrame
+    masked_scores: Panel  # (T, T) with −∞ above the diagonal
+    route1: Panel  # (T, T) softmax, zero the future, renormalise
+    route2: Panel  # (T, T) −∞ then softmax: the module's weights before dropout
+    route_claims: tuple[Claim, ...]
+    route_checks: tuple[CheckResult, ...]
+    uniform: Panel  # (T, T) weight × visible keys, NaN above the diagonal
+    walkthrough: tuple[Printout, ...]  # book mode: the chapter's masking printouts
+    lab: DropoutLab | None  # None: dropout 0 outside book mode
+    mode_claims: tuple[Claim, ...]
+    batch: Batch | None
+    checks: tuple[CheckResult, ...]
+
+    @property
+    def panels(self) -> dict[str, Panel]:
+        """Every panel the page can show, by key."""
+        found: list[Panel | None] = [
+            self.mask,
+            self.masked_scores,
+            self.route1,
+            self.route2,
+            self.uniform,
+        ]
+        if self.lab is not None:
+            found += [self.lab.mask, self.lab.dropped, self.lab.values, self.lab.context]
+            found += [self.lab.context_dropout]
+        if self.batch is not None:
+            found += list(self.batch.panels)
+        return {p.key: p for p in found if p is not None}
+
+    @property
+    def claims(self) -> tuple[Claim, ...]:
+        """Every sentence the page states about the numbers."""
+        out = [*self.route_claims, *self.mode_claims]
+        if self.lab is not None:
+            out += list(self.lab.claims)
+        if self.batch is not None:
+            out += list(self.batch.claims)
+        return tuple(out)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+def _weights_panel(key, z, rows, cols, title, *, formula, sentence, caption="", **kw) -> Panel:
+    figure = F.heatmap(z, rows, cols, title=title, **kw)
+    return Panel(key, figure, z, tuple(rows), tuple(cols), caption, formula, sentence)
+
+
+def _holds(prop: str, panel: Panel, arg: float | None = None) -> bool:
+    return Claim("", panel.key, prop, arg).holds({panel.key: panel})
+
+
+def _fmt(p: float) -> str:
+    return f"{p:g}"
+
+
+# --- the mask and the two routes --------------------------------------------------------------
+def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
+    ctx, n = tr.spec.context_length, tr.num_tokens
+    k = min(ctx, n + 4)
+    # token labels already start with their position ("2: ␣starts")
+    pos = [tr.labels[i] if i < n else f"{i} (unused)" for i in range(k)]
+    panel = _weights_panel(
+        "p3_mask",
+        tr.mask[:k, :k],
+        pos,
+        pos,
+        f"mask = triu(ones({ctx}, {ctx}), diagonal=1): rows and columns 0–{k - 1} of {ctx}",
+        kind="mask",
+        row_name="query position",
+        col_name="key position",
+        value_name="mask",
+        formula=r"M_{ij} = [\,j > i\,]",
+        sentence="1 marks a key after the query: a future token the query must not see.",
+    )
+    sentence = (
+        f"The mask is built once at `context_length = {ctx}` and sliced to the {n} tokens in "
+        "use: `self.mask.bool()[:num_tokens, :num_tokens]`. 1 marks a future key. It is "
+        "registered with `register_buffer`, so it is saved in `state_dict()` and moves with "
+        "`.to(device)`, but it is not a parameter and the optimiser never touches it:"
+    )
+    module = tr.spec.build()
+    names = {
+        "buffers()": [name for name, _ in module.named_buffers()],
+        "state_dict()": list(module.state_dict().keys()),
+        "parameters()": [name for name, _ in module.named_parameters()],
+    }
+    table = pd.DataFrame([{"listed by": k, "names": ", ".join(v)} for k, v in names.items()])
+    return panel, sentence, table
+
+
+def _routes(tr: T.CausalTrace, training: bool):
+    labels = tr.labels
+    after = " (before dropout)" if training else ""
+    route1_t = T.renormalized_weights(tr)[0]
+    masked = _weights_panel(
+        "p3_masked",
+        tr.attn_scores[0],
+        labels,
+        labels,
+        "Masked scores (blank = −∞)",
+        kind="signed",
+        value_name="score",
+        formula=r"\omega_{ij} = -\infty \text{ for } j > i",
+        sentence="Every score of a future key is replaced by −∞ before the softmax.",
+    )
+    route1 = _weights_panel(
+        "p3_route1",
+        route1_t,
+        labels,
+        labels,
+        f"Route 1: softmax → zero → renormalize{after}",
+        formula=r"a_{ij} = \frac{s_{ij}[j \le i]}{\sum_{k \le i} s_{ik}}",
+        sentence="Softmax over all keys, zero the future, divide each row by its new sum.",
+    )
+    route2 = _weights_panel(
+        "p3_route2",
+        tr.attn_weights[0],
+        labels,
+        labels,
+        f"Route 2: −∞ → softmax{after}",
+        formula=r"A = \mathrm{softmax}(\omega^{\text{masked}} / \sqrt{d_k})",
+        sentence="One softmax over the masked scores: the future gets exactly 0.",
+    )
+    ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
+    uniform = Panel(
+        "p3_uniform",
+        F.relative_to_uniform(
+            tr.attn_weights[0], labels, title=f"Each weight relative to uniform{after}"
+        ),
+        ratio,
+        tuple(labels),
+        tuple(labels),
+        formula=r"a_{ij} \cdot (i + 1)",
+        sentence="1 is an even share of the keys a row can see; 2 is twice that.",
+    )
+    claims = [
+        Claim(
+            "Every future score is −∞ (left blank), so its weight is exactly 0.",
+            "p3_masked",
+            "future_is_minus_inf",
+        ),
+        Claim(
+            "Route 2: every row sums to 1" + (" (before dropout)." if training else "."),
+            "p3_route2",
+            "rows_sum_to_one",
+        ),
+    ]
+    if _holds("rows_sum_to_one", route1) and _holds("future_is_zero", route1):
+        claims.append(
+            Claim(
+                "Route 1 gives the same zeros on the future and rows that sum to 1.",
+                "p3_route1",
+                "rows_sum_to_one",
+            )
+        )
+    checks = (
+        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
+        C.no_future_leak(tr.spec.build().eval(), tr.inputs),
+    )
+    return masked, route1, route2, uniform, tuple(claims), checks
+
+
+# --- the dropout lab --------------------------------------------------------------------------
+def _intro(p: float, seed: int, book: bool) -> str:
+    where = "the chapter's example" if book else "the sidebar's dropout"
+    return (
+        f"In training mode `nn.Dropout(p)` zeroes each weight with probability p and multiplies "
+        f"the survivors by 1/(1−p) so that the expected value is unchanged. Here p = {_fmt(p)} "
+        f"({where}) and the dropout seed is {seed}: survivors are multiplied by "
+        f"1/(1−{_fmt(p)}) = **{1 / (1 - p):.4g}**. In eval mode dropout is the identity."
+    )
+
+
+def _book_lab(walk: T.CausalTrace) -> DropoutLab:
+    p, seed = BK.DROPOUT_EXAMPLE_P, BK.SEED_DROPOUT
+    dropout = torch.nn.Dropout(p)  # a fresh module in training mode
+    with torch.inference_mode():
+        with seeded(seed):
+            ones = dropout(torch.ones(6, 6))
+        with seeded(seed):
+            weights = dropout(walk.attn_weights[0])
+    return DropoutLab(
+        p,
+        seed,
+        _intro(p, seed, True),
+        False,
+        printouts=(
+            Printout("dropout(torch.ones(6, 6))", ones, "dropout_ones"),
+            Printout("dropout(attn_weights)", weights, "dropout_weights"),
+        ),
+    )
+
+
+def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
+    labels, p, seed = tr.labels, tr.spec.dropout, tr.dropout_seed or 0
+    scale = 1 / (1 - p)
+    after = tr.weights_dropped[0]
+    n = len(labels)
+    zero_rows = [i for i in range(n) if float(after[i].abs().sum()) == 0.0]
+    outlined = " · outlined: rows dropped to zero" if zero_rows else ""
+    mask = _weights_panel(
+        "p3_dmask",
+        T.dropout_mask(tr)[0],
+        labels,
+        labels,
+        "Dropout mask (1 kept, 0 dropped, blank: weight was 0)",
+        value_name="kept",
+        formula=r"m_{ij} \sim \mathrm{Bernoulli}(1 - p)",
+        sentence="Each visible weight is kept with probability 1 − p.",
+    )
+    dropped = _weights_panel(
+        "p3_dropped",
+        after,
+        labels,
+        labels,
+        f"Weights after dropout (scale 0 to {scale:.3g}){outlined}",
+        zmax=scale,
+        outline_rows=zero_rows,
+        formula=r"A = m \odot \mathrm{softmax}(\cdot) / (1 - p)",
+        sentence="Dropped weights become 0; the survivors grow by 1/(1 − p).",
+        caption="A: the weights after dropout, the ones the context below used.",
+    )
+    dims = F.dim_labels(tr.spec.d_out, "out")
+    signed = dict(kind="signed", row_name="token", col_name="output dim", value_name="value")
+    values = _weights_panel(
+        "p3_values",
+        tr.values[0],
+        labels,
+        dims,
+        "Values V",
+        **signed,
+        formula=r"V = X W_v",
+        sentence="The value vectors the weights mix.",
+    )
+    context = _weights_panel(
+        "p3_place_w",
+        tr.context[0],
+        labels,
+        dims,
+        "Dropout on the weights: context Z = A·V",
+        **signed,
+        formula=r"Z = A V",
+        sentence="Each row of Z mixes the values with the weights after dropout.",
+    )
+    other = T.context_dropout(tr, p, seed)[0]
+    context_dropout = _weights_panel(
+        "p3_place_c",
+        other,
+        labels,
+        dims,
+        "Dropout on the context vectors",
+        **signed,
+        formula=r"Z' = \mathrm{dropout}(\mathrm{softmax}(\cdot) V)",
+        sentence="The other placement: whole context entries are zeroed after the weighted sum.",
+    )
+    sums = after.sum(dim=-1)
+    shown = ", ".join(f"{float(v):.3f}" for v in sums[:SUMS_SHOWN]) + (
+        " …" if n > SUMS_SHOWN else ""
+    )
+    claims: list[Claim] = []
+    if _holds("some_row_sum_differs", dropped):
+        claims.append(
+            Claim(
+                "Row sums after dropout are no longer 1: dropout keeps the expected sum at 1, "
+                "not each sum.",
+                "p3_dropped",
+                "some_row_sum_differs",
+            )
+        )
+    else:
+        claims.append(
+            Claim(
+                "At this seed every row still sums to 1, but only by chance: dropout keeps the "
+                "*expected* sum at 1, not each sum.",
+                "p3_dropped",
+                "rows_sum_to_one",
+            )
+        )
+    zeroed = int((other == 0).sum())
+    placement = (
+        f"Here dropout on the context zeroes {zeroed} of {other.numel()} entries of Z and "
+        f"multiplies the rest by {scale:.4g}. Dropout on the weights (the chapter's placement, "
+        "above) zeroes weights instead, so each context row still mixes the values its kept "
+        "weights point to."
+    )
+    return DropoutLab(
+        p,
+        seed,
+        _intro(p, seed, False),
+        illustrative,
+        mask,
+        dropped,
+        values,
+        context,
+        context_dropout,
+        f"Row sums after dropout, row 0 first: {shown}",
+        (
+            "Rows that dropped to zero (outlined in red above: every visible weight dropped, so "
+            "these tokens' context vectors are all zeros for this step): "
+            + ", ".join(labels[i] for i in zero_rows)
+        )
+        if zero_rows
+        else None,
+        tuple(claims),
+        placement,
+    )
+
+
+def _mode_claims(tr: T.CausalTrace, book: bool) -> tuple[Claim, ...]:
+    if book:
+        text = (
+            "Book mode runs the chapter's walkthrough in eval mode with dropout 0.0: the "
+            "weights of Route 2 are the ones its context used."
+        )
+        return (Claim(text, "p3_route2", "rows_sum_to_one"),)
+    if tr.training and tr.spec.dropout > 0:
+        text = (
+            "Training mode: both routes show the weights before dropout (their rows sum to 1). "
+            "The module's context used them after dropout: see A beside V and Z = A·V in the "
+            "dropout lab below, and the batch's weights."
+        )
+        return (Claim(text, "p3_route2", "rows_sum_to_one"),)
+    if tr.training:
+        text = (
+            "Training mode with dropout 0: dropout changes nothing, so Route 2's weights are "
+            "the ones the context used."
+        )
+        return (Claim(text, "p3_route2", "rows_sum_to_one"),)
+    text = (
+        "Eval mode: dropout is the identity, so Route 2's weights are the ones the context "
+        "used. The dropout lab below shows what dropout would do to them in training mode."
+    )
+    return (Claim(text, "p3_route2", "rows_sum_to_one"),)
+
+
+# --- the batch --------------------------------------------------------------------------------
+def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -> Batch:
+    n = bt.num_tokens
+    dropped = bt.training and bt.spec.dropout > 0
+    panels, claims = [], []
+    for i in range(bt.inputs.shape[0]):
+        title = f"Example {i}: weights" + (
+            " after dropout (what its context used)" if dropped else ""
+        )
+        panel = _weights_panel(
+            f"p3_batch{i}",
+            bt.weights_dropped[i],
+            labels[i],
+            labels[i],
+            title,
+            zmax=1 / (1 - bt.spec.dropout) if dropped else None,
+            formula=rf"A^{{({i})}}",
+            sentence=f"Example {i}'s own weights: the mask applies to each example alone.",
+        )
+        panels.append(panel)
+        if dropped and _holds("some_row_sum_differs", panel):
+            claims.append(
+                Claim(
+                    f"Example {i}'s row sums after dropout are no longer all 1.",
+                    panel.key,
+                    "some_row_sum_differs",
+                )
+            )
+        elif not dropped:
+            claims.append(Claim(f"Example {i}: every row sums to 1.", panel.key, "rows_sum_to_one"))
+    sentence = (
+        f"`x.shape = {tuple(bt.inputs.shape)}` (batch, tokens, d_in). The module runs both at "
+        "once; every matrix product is batched, and the mask is applied to each example's own "
+        f"{n}×{n} scores."
+    )
+    if dropped:
+        sentence += (
+            " In training mode the batch's forward draws its own dropout mask, of its own shape, "
+            "so its zeros are not the lab's."
+        )
+    printout = None
+    if book:
+        printout = Printout(
+            "CausalAttention(3, 2, 6, 0.0) after torch.manual_seed(123): context_vecs[0]",
+            bt.output[0],
+            "causal_attention",
+        )
+    caption = (
+        f"context_vecs.shape: {tuple(bt.output.shape)} (the chapter prints torch.Size([2, 6, 2]))"
+        if book
+        else ""
+    )
+    hidden = {bug.key: bug.hidden_at(bt.inputs, bt.spec) for bug in B.bugs_for("causal")}
+    return Batch(
+        sentence,
+        tuple(panels),
+        tuple(claims),
+        C.batch_rows_independent(bt.spec.build().eval(), bt.inputs),
+        printout,
+        caption,
+        labels[0],
+        hidden,
+    )
+
+
+# --- the page's checks ------------------------------------------------------------------------
+def _checks(tr: T.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
+    sp = tr.spec
+
+    def build(p):
+        return T.ModuleSpec(
+            sp.kind, sp.d_in, sp.d_out, sp.context_length, p, sp.num_heads, sp.qkv_bias, sp.seed
+        ).build()
+
+    with torch.inference_mode():
+        before_dropout = tr.attn_weights @ tr.values
+    rows = C.rows_sum_to_one(tr.attn_weights)
+    sdpa = C.matches_sdpa(tr.queries, tr.keys, tr.values, before_dropout, causal=True)
+    if tr.training and sp.dropout > 0:  # both read the weights before dropout: say so
+        rows = dataclasses.replace(rows, title=rows.title + " (before dropout)")
+        sdpa = dataclasses.replace(sdpa, title=sdpa.title + " (before dropout)")
+    return (
+        rows,
+        sdpa,
+        C.eval_ignores_dropout(
+            lambda m, x: m(x), build, tr.inputs, max(sp.dropout, 0.5 if book else sp.dropout)
+        ),
+    )
+
+
+def _walkthrough(tr: T.CausalTrace, route1: torch.Tensor) -> tuple[Printout, ...]:
+    with torch.inference_mode():
+        full = torch.softmax(T.unmasked_scores(tr) / tr.keys.shape[-1] ** 0.5, dim=-1)[0]
+    return (
+        Printout("attn_weights before masking (sa_v2, seed 789)", full, "masking_weights_unmasked"),
+        Printout(
+            "attn_scores.masked_fill(mask.bool(), -torch.inf)",
+            tr.attn_scores[0],
+            "masking_masked_scores",
+        ),
+        Printout("softmax(masked / keys.shape[-1]**0.5)", tr.attn_weights[0], "masking_weights"),
+        Printout("the renormalized route gives the same", route1, "masking_weights"),
+    )
+
+
+def causal_lesson(
+    trace: T.CausalTrace,
+    lab_trace: T.CausalTrace | None,
+    batch_trace: T.CausalTrace | None,
+    batch_labels: tuple[tuple[str, ...], ...],
+    *,
+    settings: Settings,
+    book: bool,
+) -> CausalLesson:
+    """Everything page 3 shows. ``lab_trace``: the causal pass in training mode at the
+    sidebar's rate and seed (ignored in book mode; None at dropout 0)."""
+    spec = trace.spec
+    training = trace.training and spec.dropout > 0
+    mask, mask_sentence, buffers = _mask(trace)
+    masked, route1, route2, uniform, route_claims, route_checks = _routes(trace, training)
+    if book:
+        lab: DropoutLab | None = _book_lab(trace)
+    elif lab_trace is not None and lab_trace.spec.dropout > 0:
+        lab = _lab(lab_trace, settings.dropout_is_illustrative)
+    else:
+        lab = None
+    book_note = (
+        "Book mode: the walkthrough reuses SelfAttention_v2's weights from seed 789 "
+        "(CausalAttention creates its layers in the same order, so seed 789 gives the same "
+        "matrices)."
+        if book
+        else None
+    )
+    return CausalLesson(
+        constructor=f"torch.manual_seed({spec.seed})\nca = {spec.constructor_call()}",
+        book_note=book_note,
+        mask=mask,
+        mask_sentence=mask_sentence,
+        buffers=buffers,
+        masked_scores=masked,
+        route1=route1,
+        route2=route2,
+        route_claims=route_claims,
+        route_checks=route_checks,
+        uniform=uniform,
+        walkthrough=_walkthrough(trace, route1.values) if book else (),
+        lab=lab,
+        mode_claims=_mode_claims(trace, book),
+        batch=_batch(batch_trace, batch_labels, book) if batch_trace is not None else None,
+        checks=_checks(trace, book),
+    )
+
+
+def bug_outcome(batch_trace: T.CausalTrace, bug_key: str):
+    """(the bug's outcome, the correct code's check) on the batch, for the break-it block."""
+    bug = B.BUGS_BY_KEY[bug_key]
+    x, spec = batch_trace.inputs, batch_trace.spec
+    return B.run_bug(bug, x, spec), B.correct_check(bug, x, spec)
