@@ -79,6 +79,34 @@ def _every_row_mixes(values: torch.Tensor, arg: float | None) -> bool:
     return bool(((_rows(values) >= floor).sum(dim=-1) >= 2).all())
 
 
+# Printed numbers are rounded to 3 decimals: a claim that names one holds within half a unit.
+_PRINTED = 5e-4 + 1e-6
+
+
+def _is_symmetric(values: torch.Tensor, _arg: float | None) -> bool:
+    v = values.to(torch.float64)
+    return bool(torch.allclose(v, v.transpose(-2, -1), rtol=1e-5, atol=1e-6))
+
+
+def _max_near(values: torch.Tensor, arg: float | None) -> bool:
+    """The largest entry, printed to 3 decimals, is ``arg``."""
+    return arg is not None and abs(float(_rows(values).max()) - arg) <= _PRINTED
+
+
+def _largest_change_near(values: torch.Tensor, arg: float | None) -> bool:
+    """The largest absolute entry (of a difference), printed to 3 decimals, is ``arg``."""
+    return arg is not None and abs(float(_rows(values).abs().max()) - arg) <= _PRINTED
+
+
+def _some_row_on_one_entry(values: torch.Tensor, arg: float | None) -> bool:
+    """Some row puts ``arg`` (default 0.1) or more on at most one entry."""
+    return not _every_row_mixes(values, arg)
+
+
+def _num_rows(values: torch.Tensor, arg: float | None) -> bool:
+    return arg is not None and values.shape[-2] == int(arg)
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -89,6 +117,11 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "all_nonnegative": _all_nonnegative,
     "has_negative": _has_negative,
     "every_row_mixes": _every_row_mixes,
+    "is_symmetric": _is_symmetric,
+    "max_near": _max_near,
+    "largest_change_near": _largest_change_near,
+    "some_row_on_one_entry": _some_row_on_one_entry,
+    "num_rows": _num_rows,
 }
 
 
