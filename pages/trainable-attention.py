@@ -114,6 +114,10 @@ with right:
 st.caption(lesson.study_caption)
 
 st.subheader("On your text")
+st.write(
+    "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax of "
+    "the raw scores minus the softmax of the scaled ones."
+)
 if "wide_change" in lesson.panels:
     left, right = st.columns(2)
     with left:

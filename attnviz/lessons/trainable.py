@@ -121,6 +121,7 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
                 row_name="input dim",
                 col_name="output dim",
                 value_name="weight",
+                annotate=False,  # three to a row: too narrow for numbers in the cells
             ),
             w,
             dims_in,
