@@ -28,6 +28,8 @@ st.latex(
 )
 
 panels.prepared_or_stop(args)
+if cfg.settings.training and not cfg.book:
+    st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
 lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
 labels, n = lesson.labels, lesson.num_tokens

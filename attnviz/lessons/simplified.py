@@ -23,6 +23,11 @@ from ..panel import PROPERTIES, Claim, Panel
 # A row "mixes" when it puts at least this much weight on two or more tokens.
 MIX_FLOOR = 0.1
 
+TRAINING_NOTE = (
+    "Training mode is on, but this pass has no dropout: the weights on this page are exactly "
+    "the ones the context used. Dropout arrives in pass 3."
+)
+
 # (title, tensor, the chapter's printout name): one "computed / the chapter printed" block.
 BookBlock = tuple[str, torch.Tensor, str]
 

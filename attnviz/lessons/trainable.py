@@ -30,8 +30,8 @@ from ..settings import Settings
 WIDE_D_OUT = 128
 
 TRAINING_NOTE = (
-    "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights above are "
-    "exactly the ones the context used. Dropout arrives in pass 3."
+    "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights on this "
+    "page are exactly the ones the context used. Dropout arrives in pass 3."
 )
 
 BookBlock = tuple[str, torch.Tensor, str]

@@ -416,9 +416,14 @@ def test_page_2_names_the_one_click_that_makes_scaling_matter():
     assert "d_out = 128 is already 128 or wider." in values(at.caption)
 
 
-def test_page_2_in_training_mode_says_its_weights_are_the_ones_the_context_used():
-    at = open_app({"train": "true", "dropout": "0.5"}, page="trainable")
+@pytest.mark.parametrize("page", ["simplified", "trainable"])
+def test_passes_1_and_2_in_training_mode_say_their_weights_are_the_ones_used(page):
+    at = open_app({"train": "true", "dropout": "0.5"}, page=page)
     [note] = [t for t in values(at.info) if t.startswith("Training mode is on")]
     assert "no dropout" in note
+    # ... and the weights drawn are a softmax's (no dropout scaled or zeroed any).
     weights = spec_array(chart(at, "Weights A")["data"][0]["z"]).astype(float)
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-5)
+    # Eval mode says nothing of the kind.
+    at = open_app(page=page)
+    assert not [t for t in values(at.info) if t.startswith("Training mode")]
