@@ -98,11 +98,6 @@ def _largest_change_near(values: torch.Tensor, arg: float | None) -> bool:
     return arg is not None and abs(float(_rows(values).abs().max()) - arg) <= _PRINTED
 
 
-def _some_row_on_one_entry(values: torch.Tensor, arg: float | None) -> bool:
-    """Some row puts ``arg`` (default 0.1) or more on at most one entry."""
-    return not _every_row_mixes(values, arg)
-
-
 def _num_rows(values: torch.Tensor, arg: float | None) -> bool:
     return arg is not None and values.shape[-2] == int(arg)
 
@@ -120,7 +115,6 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "is_symmetric": _is_symmetric,
     "max_near": _max_near,
     "largest_change_near": _largest_change_near,
-    "some_row_on_one_entry": _some_row_on_one_entry,
     "num_rows": _num_rows,
 }
 

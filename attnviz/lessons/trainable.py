@@ -223,9 +223,10 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
     claims = [Claim("Every row of A sums to 1.", "weights", "rows_sum_to_one")]
     here = round(float(p["change"].values.abs().max()), 3) if p["change"].values.numel() else 0.0
     d_k = p["queries"].values.shape[-1]
+    moved = f"by up to {here:.3f}" if here > 0 else "by less than 0.0005"
     claims.append(
         Claim(
-            f"Here (d_k = {d_k}), dropping the 1/√d_k moves a weight by at most {here:.3f}.",
+            f"Here (d_k = {d_k}), dropping the 1/√d_k moves a weight {moved}.",
             "change",
             "largest_change_near",
             here,

@@ -398,7 +398,7 @@ def test_page_2_names_the_one_click_that_makes_scaling_matter():
     at = open_app(page="trainable")
     [here] = [c for c in values(at.caption) if c.startswith("Here (d_k = 8), dropping the 1/√d_k")]
     [wide] = [c for c in values(at.caption) if c.startswith("One click makes it matter")]
-    moved = float(re.search(r"by at most (\d+\.\d+)", here)[1])
+    moved = float(re.search(r"by up to (\d+\.\d+)", here)[1])
     moved_wide = float(re.search(r"by up to (\d+\.\d+)", wide)[1])
     assert "set d_out to 128" in wide
     assert moved_wide >= 0.1 > moved

@@ -111,7 +111,7 @@ def test_a_claim_with_a_wrong_number_does_not_hold():
 def test_page_1_mixes_at_the_defaults_and_says_so():
     les = simplified.simplified_lesson(lesson.simplified(prepared("default")), False)
     props = {c.prop for c in les.claims_on("weights")}
-    assert "every_row_mixes" in props and "some_row_on_one_entry" not in props
+    assert {"max_at_most", "every_row_mixes"} <= props and "max_at_least" not in props
     assert float(les.panels["weights"].values.max()) <= 0.8
     # The default embeddings have negative entries, so some scores are negative: the page
     # says dividing by the sum would fail, and the book's all-positive inputs get the other line.
@@ -126,7 +126,7 @@ def test_page_1_names_a_row_that_does_not_mix_when_one_does_not():
     tr = lesson.T.trace_simplified(x, ("0: a", "1: b", "2: c"))
     les = simplified.simplified_lesson(tr, False)
     props = {c.prop for c in les.claims_on("weights")}
-    assert "some_row_on_one_entry" in props and "every_row_mixes" not in props
+    assert "max_at_least" in props and not {"max_at_most", "every_row_mixes"} & props
     assert all(c.holds(les.panels) for c in les.claims)
 
 
@@ -145,7 +145,7 @@ def test_page_2_names_the_click_that_makes_scaling_matter_with_measured_numbers(
     wide = les.claims_on("wide_change")[0]
     assert here.arg == pytest.approx(0.032, abs=1e-3)  # measured when issue 14 was filed
     assert wide.arg == pytest.approx(0.246, abs=1e-3)
-    assert "moves a weight by at most 0.032" in here.text
+    assert "moves a weight by up to 0.032" in here.text
     assert "set d_out to 128" in wide.text and "0.246" in wide.text
     assert wide.arg >= 0.1 > here.arg
     # Already wide, or in book mode: no second trace, and the page says why.
