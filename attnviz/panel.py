@@ -96,6 +96,29 @@ def _future_is_minus_inf(values: torch.Tensor, _arg: float | None) -> bool:
     return bool(torch.isneginf(values[..., future]).all())
 
 
+# Printed numbers are rounded to 3 decimals: a claim that names one holds within half a unit.
+_PRINTED = 5e-4 + 1e-6
+
+
+def _is_symmetric(values: torch.Tensor, _arg: float | None) -> bool:
+    v = values.to(torch.float64)
+    return bool(torch.allclose(v, v.transpose(-2, -1), rtol=1e-5, atol=1e-6))
+
+
+def _max_near(values: torch.Tensor, arg: float | None) -> bool:
+    """The largest entry, printed to 3 decimals, is ``arg``."""
+    return arg is not None and abs(float(_rows(values).max()) - arg) <= _PRINTED
+
+
+def _largest_change_near(values: torch.Tensor, arg: float | None) -> bool:
+    """The largest absolute entry (of a difference), printed to 3 decimals, is ``arg``."""
+    return arg is not None and abs(float(_rows(values).abs().max()) - arg) <= _PRINTED
+
+
+def _num_rows(values: torch.Tensor, arg: float | None) -> bool:
+    return arg is not None and values.shape[-2] == int(arg)
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -108,6 +131,10 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "every_row_mixes": _every_row_mixes,
     "causal_near_even": _causal_near_even,
     "future_is_minus_inf": _future_is_minus_inf,
+    "is_symmetric": _is_symmetric,
+    "max_near": _max_near,
+    "largest_change_near": _largest_change_near,
+    "num_rows": _num_rows,
 }
 
 

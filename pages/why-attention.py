@@ -7,9 +7,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import pandas as pd
 import streamlit as st
 
-from attnviz import figures as F
-from attnviz.inputs import BOOK_WORDS
+from attnviz.lessons.home import home_lesson
 from ui import cache, panels, state
+from ui.text import md_escape
 
 cfg = state.config()
 args = cfg.trace_args("simplified")  # X depends only on the text, d_in and the embedding seed
@@ -79,58 +79,17 @@ st.dataframe(
     ),
     hide_index=True,
 )
-st.page_link("pages/simplified-attention.py", label="Start with pass 1", icon=":material/arrow_forward:")
+st.page_link(
+    "pages/simplified-attention.py", label="Start with pass 1", icon=":material/arrow_forward:"
+)
 
 st.subheader("Your text, as the model sees it")
 prep = cache.prepared(*args)
 panels.notes(prep.messages)
-if cfg.book:
-    st.write(
-        "Book mode: the chapter's six 3-dimensional vectors for “Your journey starts with one "
-        "step”, one per word (the book's x⁽¹⁾…x⁽⁶⁾ are rows 0…5 here)."
-    )
-    st.dataframe(pd.DataFrame({"position": range(6), "word": BOOK_WORDS}), hide_index=True)
-elif not prep.empty:
-    st.write(
-        f"GPT-2's tokenizer splits it into **{prep.num_tokens}** tokens. A leading space shows as "
-        "␣, a newline as ↵; a token that holds only part of a character shows its bytes in hex, "
-        "and the 'forms' column shows the character its pieces make together."
-    )
-    st.dataframe(pd.DataFrame(prep.tokens.table_rows()), hide_index=True)
-
-if not prep.empty:
-    x = prep.x[0]
-    st.write(
-        f"Each token becomes a row of **X**, shape `{tuple(x.shape)}` (tokens × d_in)"
-        + (
-            "."
-            if cfg.book
-            else ": a token embedding plus a position embedding, as in chapter 2 "
-            "(random, fixed by the embedding seed; the same token always gets the same token row)."
-        )
-    )
-
-    @cache.derived
-    def x_figure(text, settings_key, book):
-        p = cache.prepared(text, settings_key, book)
-        m = p.x[0]
-        return F.heatmap(
-            m,
-            p.labels,
-            F.dim_labels(m.shape[1]),
-            title=f"X {tuple(m.shape)}",
-            kind="signed",
-            row_name="token",
-            col_name="dimension",
-            value_name="value",
-        )
-
-    numbers = panels.show_numbers_toggle()
-    panels.matrix(
-        x_figure(*args),
-        x,
-        prep.labels,
-        F.dim_labels(x.shape[1]),
-        key="home_x",
-        numbers=numbers,
-    )
+home = cache.lesson_of(("home", *args), lambda: home_lesson(prep))
+if home.count is not None:
+    st.write(md_escape(home.count.text))
+    st.dataframe(home.tokens, hide_index=True)
+if home.shape is not None:
+    st.write(md_escape(home.shape.text))
+    panels.show(home.panels["x"], numbers=panels.show_numbers_toggle())

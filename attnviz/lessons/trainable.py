@@ -1,0 +1,379 @@
+"""Pass 2 as data: what the trainable self-attention page shows, computed once from its traces.
+
+:func:`trainable_lesson` takes the trace of the module the student picked (v1 or v2), the other
+version's trace (for the v1/v2 comparison) and, when the keys are narrow, a trace at a wider
+d_out (:func:`wide_settings`), so the page can name the one change that makes the 1/√d_k
+matter, with the numbers. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import cast
+
+import plotly.graph_objects as go
+import torch
+
+from .. import book as BK
+from .. import bugs as B
+from .. import checks as C
+from .. import figures as F
+from .. import modules as M
+from .. import scaling
+from .. import trace as T
+from ..panel import Claim, Panel
+from ..settings import Settings
+
+# Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
+# 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
+WIDE_D_OUT = 128
+
+TRAINING_NOTE = (
+    "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights on this "
+    "page are exactly the ones the context used. Dropout arrives in pass 3."
+)
+
+BookBlock = tuple[str, torch.Tensor, str]
+
+
+@dataclass(frozen=True)
+class TrainableLesson:
+    labels: tuple[str, ...]
+    spec: T.ModuleSpec
+    constructor: str  # the two lines that build the module, as the student would type them
+    panels: dict[str, Panel]  # W_query, W_key, W_value, queries, keys, values, scores, ...
+    claims: tuple[Claim, ...]
+    checks: tuple[C.CheckResult, ...]  # the page's live checks (exercise 3.1 is apart)
+    exercise_3_1: C.CheckResult
+    exercise_3_1_block: BookBlock | None  # book mode: sa_v1(inputs) after the transfer
+    book_blocks: tuple[BookBlock, ...]
+    wide_d_out: int | None  # the d_out of the "wide" panel, when there is one
+    scaling_note: str  # where to look when there is no wide panel ("" when there is one)
+    entropy_figure: go.Figure
+    gradient_figure: go.Figure
+    study_caption: str
+    weights_histogram: go.Figure
+    scores_histogram: go.Figure
+    hidden: dict[str, str | None]
+
+    def claims_on(self, panel: str) -> tuple[Claim, ...]:
+        return tuple(c for c in self.claims if c.panel == panel)
+
+
+def wide_settings(settings: Settings, book: bool) -> Settings | None:
+    """The settings one click away where scaling matters (d_out raised to WIDE_D_OUT), or None
+    when d_out is already that wide or in book mode (the chapter's sizes are fixed)."""
+    if book or settings.d_out >= WIDE_D_OUT:
+        return None
+    return settings.with_changes(d_out=WIDE_D_OUT)
+
+
+def weight_matrix(tr: T.TrainableTrace, name: str) -> torch.Tensor:
+    """W as used in x @ W, shape (d_in, d_out), whichever way the module stores it."""
+    if tr.spec.kind == "v2":
+        return tr.params[f"{name}.weight"].T  # nn.Linear stores (d_out, d_in) and computes x Wᵀ
+    return tr.params[name]
+
+
+def _unscaled_change(tr: T.TrainableTrace) -> torch.Tensor:
+    """(T, T): softmax(QKᵀ) minus softmax(QKᵀ/√d_k), what dropping the scaling changes."""
+    with torch.inference_mode():
+        return torch.softmax(tr.attn_scores, dim=-1) - tr.attn_weights
+
+
+def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
+    lab, d_k = tr.labels, tr.keys.shape[-1]
+    change = _unscaled_change(tr)
+    return Panel(
+        key,
+        F.heatmap(
+            change,
+            lab,
+            lab,
+            title=f"softmax(Q Kᵀ) − softmax(Q Kᵀ/√{d_k}), d_out = {d_k}",
+            kind="signed",
+            value_name="change",
+        ),
+        change,
+        lab,
+        lab,
+        formula=r"\mathrm{softmax}(QK^\top) - \mathrm{softmax}(QK^\top/\sqrt{d_k})",
+        sentence=f"How far each weight moves when the 1/√d_k is dropped, at d_k = {d_k}.",
+    )
+
+
+def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Panel]:
+    lab, n = tr.labels, tr.num_tokens
+    d_in, d_out = tr.spec.d_in, tr.spec.d_out
+    dims_in, dims_out = tuple(F.dim_labels(d_in, "in")), tuple(F.dim_labels(d_out, "out"))
+    out: dict[str, Panel] = {}
+    for name, short in (("W_query", "q"), ("W_key", "k"), ("W_value", "v")):
+        w = weight_matrix(tr, name)
+        out[name] = Panel(
+            f"p2_{name}",
+            F.heatmap(
+                w,
+                dims_in,
+                dims_out,
+                title=f"W_{short} {(d_in, d_out)}",
+                kind="signed",
+                row_name="input dim",
+                col_name="output dim",
+                value_name="weight",
+                annotate=False,  # three to a row: too narrow for numbers in the cells
+            ),
+            w,
+            dims_in,
+            dims_out,
+            formula=rf"W_{short} \in \mathbb{{R}}^{{{d_in} \times {d_out}}}",
+            sentence="A trainable matrix: fixed after training, the same for every input.",
+        )
+    for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
+        t = getattr(tr, name)
+        out[name] = Panel(
+            f"p2_{name}",
+            F.heatmap(
+                t,
+                lab,
+                dims_out,
+                title=f"{short} = XW_{short.lower()} {tuple(t.shape)}",
+                kind="signed",
+                row_name="token",
+                col_name="output dim",
+                value_name="value",
+                annotate=False,
+            ),
+            t,
+            lab,
+            dims_out,
+            formula=rf"{short} = X W_{short.lower()}",
+            sentence=f"Every token's {name[:-1]} vector, one row each.",
+        )
+    out["scores"] = Panel(
+        "p2_scores",
+        F.heatmap(
+            tr.attn_scores,
+            lab,
+            lab,
+            title=f"Raw scores Q Kᵀ {(n, n)}",
+            kind="signed",
+            value_name="score",
+        ),
+        tr.attn_scores,
+        lab,
+        lab,
+        formula=r"\Omega = Q K^\top",
+        sentence="Each query is matched against every key.",
+    )
+    out["scaled"] = Panel(
+        "p2_scaled",
+        F.heatmap(
+            tr.scaled_scores,
+            lab,
+            lab,
+            title=f"Scaled scores Q Kᵀ / √{d_out}",
+            kind="signed",
+            value_name="scaled score",
+        ),
+        tr.scaled_scores,
+        lab,
+        lab,
+        caption=(
+            f"d_k = keys.shape[-1] = {d_out}: every score is divided by √{d_out} = "
+            f"{d_out**0.5:.4f}."
+        ),
+        formula=r"\Omega / \sqrt{d_k}",
+        sentence="Scaling keeps the scores' spread the same at every key width.",
+    )
+    out["weights"] = Panel(
+        "p2_weights",
+        F.heatmap(tr.attn_weights, lab, lab, title=f"Weights A {(n, n)}"),
+        tr.attn_weights,
+        lab,
+        lab,
+        formula=r"A = \mathrm{softmax}(QK^\top / \sqrt{d_k})",
+        sentence="A softmax per row turns the scaled scores into weights.",
+    )
+    out["context"] = Panel(
+        "p2_context",
+        F.heatmap(
+            tr.context,
+            lab,
+            dims_out,
+            title=f"Context Z = A V {tuple(tr.context.shape)}",
+            kind="signed",
+            row_name="token",
+            col_name="output dim",
+            value_name="value",
+        ),
+        tr.context,
+        lab,
+        dims_out,
+        formula=r"Z = A V",
+        sentence="Each context vector blends the value vectors by the weights.",
+    )
+    out["change"] = _change_panel(tr, "p2_unscaled_change")
+    if wide is not None:
+        out["wide_change"] = _change_panel(wide, "p2_unscaled_change_wide")
+    return out
+
+
+def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
+    claims = [Claim("Every row of A sums to 1.", "weights", "rows_sum_to_one")]
+    here = round(float(p["change"].values.abs().max()), 3) if p["change"].values.numel() else 0.0
+    d_k = p["queries"].values.shape[-1]
+    moved = f"by up to {here:.3f}" if here > 0 else "by less than 0.0005"
+    claims.append(
+        Claim(
+            f"Here (d_k = {d_k}), dropping the 1/√d_k moves a weight {moved}.",
+            "change",
+            "largest_change_near",
+            here,
+        )
+    )
+    if "wide_change" in p:
+        wide = round(float(p["wide_change"].values.abs().max()), 3)
+        claims.append(
+            Claim(
+                f"One click makes it matter: set d_out to {WIDE_D_OUT} in the sidebar, and "
+                f"dropping the 1/√d_k moves a weight by up to {wide:.3f} (the map on the right).",
+                "wide_change",
+                "largest_change_near",
+                wide,
+            )
+        )
+    return tuple(claims)
+
+
+def _scaling_note(tr: T.TrainableTrace, wide: T.TrainableTrace | None, book: bool) -> str:
+    if wide is not None:
+        return ""
+    if book:
+        return (
+            f"The chapter's keys are {tr.spec.d_out} wide. To see wide keys, turn off book mode "
+            f"and set d_out to {WIDE_D_OUT} or more."
+        )
+    return f"d_out = {tr.spec.d_out} is already {WIDE_D_OUT} or wider."
+
+
+@functools.lru_cache(maxsize=1)
+def _study_figures() -> tuple[go.Figure, go.Figure, str]:
+    """The why-scale curves: the same for every input (shared, read-only)."""
+    study = scaling.scaling_study()
+    x = study.d_ks
+    entropy = F.lines(
+        x,
+        {
+            "÷√d_k": study.entropy_scaled,
+            "unscaled": study.entropy_unscaled,
+            "uniform": [study.uniform_entropy] * len(x),
+        },
+        title="Row entropy (bits): how spread out the weights are",
+        x_name="d_k",
+        y_name="bits",
+        log_x=True,
+    )
+    gradient = F.lines(
+        x,
+        {"÷√d_k": study.grad_norm_scaled, "unscaled": study.grad_norm_unscaled},
+        title="Softmax gradient norm |∂α/∂ω|",
+        x_name="d_k",
+        y_name="norm",
+        log_x=True,
+    )
+    caption = (
+        f"At d_k={study.d_ks[-1]}: largest weight {study.max_weight_unscaled[-1]:.3f} unscaled "
+        f"against {study.max_weight_scaled[-1]:.3f} scaled."
+    )
+    return entropy, gradient, caption
+
+
+def _exercise_3_1(v2: T.TrainableTrace, book: bool):
+    """Both modules built with the same seed, v2's weights transposed into v1."""
+    seed = BK.SEED_V1 if book else v2.spec.seed
+    s1 = cast(
+        M.SelfAttention_v1, T.ModuleSpec("v1", v2.spec.d_in, v2.spec.d_out, seed=seed).build()
+    )
+    s2 = T.ModuleSpec("v2", v2.spec.d_in, v2.spec.d_out, qkv_bias=v2.spec.qkv_bias, seed=seed)
+    sa_v2 = cast(M.SelfAttention_v2, s2.build())
+    check = C.v1_equals_v2(s1, sa_v2, v2.inputs)
+    if check.status == "n/a":
+        return check, None
+    with torch.inference_mode():
+        return check, C.transferred_v1(s1, sa_v2)(v2.inputs)
+
+
+def _book_blocks(tr: T.TrainableTrace) -> tuple[BookBlock, ...]:
+    if tr.spec.kind == "v2":
+        return (("sa_v2(inputs), seed 789", tr.output, "sa_v2"),)
+    return (
+        ("query_2 = x_2 @ W_query (queries[1])", tr.queries[1], "trainable_query_2"),
+        ("attn_scores_2 = query_2 @ keys.T", tr.attn_scores[1], "trainable_scores_2"),
+        ("softmax(attn_scores_2 / d_k**0.5)", tr.attn_weights[1], "trainable_weights_2"),
+        ("context_vec_2 (context[1])", tr.context[1], "trainable_context_2"),
+        ("sa_v1(inputs), seed 123", tr.output, "sa_v1"),
+    )
+
+
+def trainable_lesson(
+    tr: T.TrainableTrace,
+    other: T.TrainableTrace,
+    wide: T.TrainableTrace | None,
+    book: bool,
+) -> TrainableLesson:
+    """Everything page 2 shows. ``tr``: the module picked; ``other``: the other version on the
+    same inputs; ``wide``: the picked module at :func:`wide_settings`, or None."""
+    panels = _panels(tr, wide)
+    v1, v2 = (tr, other) if tr.spec.kind == "v1" else (other, tr)
+    weights_of = {
+        "v1": torch.cat([v1.params[n].reshape(-1) for n in ("W_query", "W_key", "W_value")]),
+        "v2": torch.cat(
+            [v2.params[f"{n}.weight"].reshape(-1) for n in ("W_query", "W_key", "W_value")]
+        ),
+    }
+    ex31, ex31_out = _exercise_3_1(v2, book)
+    entropy, gradient, study_caption = _study_figures()
+    return TrainableLesson(
+        labels=tr.labels,
+        spec=tr.spec,
+        constructor=f"torch.manual_seed({tr.spec.seed})\nsa = {tr.spec.constructor_call()}",
+        panels=panels,
+        claims=_claims(panels),
+        checks=(
+            C.rows_sum_to_one(tr.attn_weights),
+            C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.context, causal=False),
+        ),
+        exercise_3_1=ex31,
+        exercise_3_1_block=(
+            (
+                "Exercise 3.1: sa_v1(inputs) after the transfer (both seed 123)",
+                ex31_out,
+                "exercise_3_1",
+            )
+            if book and ex31_out is not None
+            else None
+        ),
+        book_blocks=_book_blocks(tr) if book else (),
+        wide_d_out=WIDE_D_OUT if wide is not None else None,
+        scaling_note=_scaling_note(tr, wide, book),
+        entropy_figure=entropy,
+        gradient_figure=gradient,
+        study_caption=study_caption,
+        weights_histogram=F.histograms(
+            {"v1: U[0, 1)": weights_of["v1"], "v2: U(±1/√d_in)": weights_of["v2"]},
+            title="Initial weights",
+            x_name="weight",
+        ),
+        scores_histogram=F.histograms(
+            {"v1": v1.scaled_scores, "v2": v2.scaled_scores},
+            title="Scaled scores they produce",
+            x_name="score",
+        ),
+        hidden={bug.key: bug.hidden_at(tr.inputs, tr.spec) for bug in B.bugs_for("trainable")},
+    )
+
+
+def bug_outcome(tr: T.TrainableTrace, bug_key: str) -> tuple[B.BugOutcome, C.CheckResult]:
+    bug = B.BUGS_BY_KEY[bug_key]
+    return B.run_bug(bug, tr.inputs, tr.spec), B.correct_check(bug, tr.inputs, tr.spec)
