@@ -85,12 +85,17 @@ head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace,
 for col, name in zip(st.columns(3), ("queries_heads", "keys_heads", "values_heads"), strict=True):
     with col:
         panels.show(head.panels[f"p4_{name}"], numbers=numbers)
-weight_keys = [k for k in ("p4_scores", "p4_weights_before", "p4_weights") if k in head.panels]
-for col, key in zip(st.columns(len(weight_keys)), weight_keys, strict=True):
-    with col:
-        panels.show(head.panels[key], numbers=numbers)
-        panels.claims(head.claims_for(key))
-panels.show(head.panels["p4_context"], numbers=numbers)
+# Training mode adds the weights before dropout: two rows of two, the context beside the
+# weights it used; eval mode: scores and weights, then the context.
+if "p4_weights_before" in head.panels:
+    rows = [("p4_scores", "p4_weights_before"), ("p4_weights", "p4_context")]
+else:
+    rows = [("p4_scores", "p4_weights"), ("p4_context",)]
+for row in rows:
+    for col, key in zip(st.columns(len(row)), row, strict=True):
+        with col:
+            panels.show(head.panels[key], numbers=numbers)
+            panels.claims(head.claims_for(key))
 panels.badge(head.product)
 st.caption(view.scale_note)
 
@@ -111,12 +116,11 @@ st.header("The wrapper against the weight split")
 left, right = st.columns(2)
 for col, spec in ((left, view.wrapper_spec), (right, view.spec)):
     with col:
-        st.code(
-            f"torch.manual_seed({spec.seed})\nmha = {spec.constructor_call()}", language="python"
-        )
-st.write(view.wrapper_text)
+        call = f"torch.manual_seed({spec.seed})\nmha = {spec.constructor_call()}"
+        st.code(call, language="python", wrap_lines=True)
 for title, ours, printed in view.book_printouts:
     panels.book_beside(title, ours, printed)
+st.write(view.wrapper_text)
 panels.badge(view.equivalence)
 st.write(view.flops_text)
 

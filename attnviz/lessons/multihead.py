@@ -13,6 +13,7 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import pandas as pd
 import torch
@@ -21,6 +22,7 @@ from .. import book
 from .. import bugs as B
 from .. import checks as C
 from .. import figures as F
+from .. import modules as M
 from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
@@ -273,8 +275,8 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
     p = trace.spec.dropout
     if use_book:
         return (
-            f"Book mode: the chapter's {trace.spec.constructor_call()} has dropout=0.0, so "
-            "these weights are exactly what each head's context used."
+            f"Book mode: the chapter's {trace.spec.constructor_call()}. It runs without "
+            "dropout, so these weights are exactly what each head's context used."
         )
     if dropped(trace):
         return (
@@ -355,7 +357,7 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
 
 def _checks(trace: T.MultiHeadTrace) -> tuple[C.CheckResult, ...]:
     """The chapter's claims about pass 4, in eval mode (dropout off), where they hold."""
-    module = trace.spec.build()
+    module = cast(M.MultiHeadAttention, trace.spec.build())
     mask = T.causal_mask(trace).bool()
     context_eval = trace.attn_weights @ trace.values_heads  # (b, H, T, head_dim), no dropout
     return (
@@ -382,7 +384,8 @@ def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
         return (
             "The chapter's own arguments: the wrapper's d_out=2 is per head (output width 4), the "
             "weight-split module's d_out=2 is the total (head_dim 1), so the two are not the same "
-            "computation here."
+            "computation here. The check below compares the weight split with a wrapper built "
+            "from its own rows instead (d_out = head_dim = 1 per head), before `out_proj`:"
         )
     return (
         f"The wrapper is built with d_out // num_heads = {head_dim} per head so both give "
@@ -447,7 +450,7 @@ def build(
         strides=pd.DataFrame(T.strides_table(trace)),
         wrapper_text=_wrapper_text(spec, use_book),
         book_printouts=printouts,
-        equivalence=C.wrapper_equals_split(spec.build(), x),
+        equivalence=C.wrapper_equals_split(cast(M.MultiHeadAttention, spec.build()), x),
         flops_text=_flops_text(n, spec),
         timing_shape=(
             1,
@@ -572,7 +575,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
             "Training mode: dropout zeroes some weights and scales the rest.",
             caption=(
                 f"Dropout p = {p}: kept weights are multiplied by 1/(1−{p}) = {_factor(p)}; "
-                "the context below is computed from these."
+                "this head's context is computed from these."
             ),
         )
     else:
@@ -632,7 +635,7 @@ def context_check(
         worst,
         tol,
         scale,
-        "multiply the weights above by this head's V and you get the context shown"
+        "multiply the weights shown by this head's V and you get the context shown"
         if ok
         else "the context shown is not the weights shown times V",
     )
@@ -653,6 +656,11 @@ class SpeedReport:
 
 
 def _ms(seconds: float) -> str:
+    """A duration with the digits that matter: 0.070 ms, 41.0 ms, 6.82 s."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.01:
+        return f"{seconds * 1e3:.1f} ms"
     return f"{seconds * 1e3:.3f} ms"
 
 

@@ -226,17 +226,17 @@ def test_a_faster_wrapper_is_called_against_the_chapter_and_explained_from_the_p
     report = ML.speed_report(timing(0.060, 0.075, parts()), SHAPE)
     text = " ".join(report.sentences)
     assert report.sentences[0] == (
-        "Median of 7 interleaved runs on this server: wrapper 60.000 ms, weight split 75.000 ms: "
+        "Median of 7 interleaved runs on this server: wrapper 60.0 ms, weight split 75.0 ms: "
         "the wrapper was 1.25× as fast."
     )
     assert "against the chapter's claim that the weight split is more efficient" in text
     assert (
-        "the wrapper's 36 small projections took 30.000 ms, the weight split's 3 large ones "
-        "31.000 ms (no saving from fewer calls here)" in text
+        "the wrapper's 36 small projections took 30.0 ms, the weight split's 3 large ones "
+        "31.0 ms (no saving from fewer calls here)" in text
     )
-    assert "out_proj (10.000 ms)" in text and "heads (1.000 ms)" in text
+    assert "out_proj (10.0 ms)" in text and "heads (1.000 ms)" in text
     # the attention itself: 75 - 31 - 10 - 1 = 33 ms against 60 - 30 = 30 ms
-    assert "took 33.000 ms in the weight split against 30.000 ms in the wrapper" in text
+    assert "took 33.0 ms in the weight split against 30.0 ms in the wrapper" in text
     assert "a (b, H, T, T) tensor of 3.15 MB" in text and "one head's 0.26 MB" in text
     assert COUNT in text
     assert "agrees with the chapter" not in text
@@ -246,7 +246,7 @@ def test_a_faster_weight_split_agrees_with_the_chapter():
     report = ML.speed_report(timing(0.090, 0.060, parts(small=0.050, large=0.020)), SHAPE)
     text = " ".join(report.sentences)
     assert "the weight split was 1.50× as fast" in text
-    assert "That agrees with the chapter" in text and "fewer calls saved 30.000 ms" in text
+    assert "That agrees with the chapter" in text and "fewer calls saved 30.0 ms" in text
     assert "against the chapter" not in text and "the attention itself" not in text
     assert COUNT in text
 
@@ -257,3 +257,10 @@ def test_a_tie_says_so_and_without_parts_the_wrapper_case_names_out_proj():
     slow = " ".join(ML.speed_report(timing(0.040, 0.050), SHAPE).sentences)
     assert "The weight split also runs out_proj, which the wrapper does not have " in slow
     assert f"({2 * 256 * 768 * 768:,} more FLOPs)" in slow
+
+
+def test_durations_keep_the_digits_that_matter():
+    first = ML.speed_report(timing(6.82, 8.53), SHAPE).sentences[0]
+    assert "wrapper 6.82 s, weight split 8.53 s: the wrapper was 1.25× as fast" in first
+    first = ML.speed_report(timing(0.0000701, 0.0001006), SHAPE).sentences[0]
+    assert "wrapper 0.070 ms, weight split 0.101 ms" in first
