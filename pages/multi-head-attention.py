@@ -143,9 +143,5 @@ if view.checks_note:
 panels.source(M.MultiHeadAttention, M.MultiHeadAttentionWrapper)
 
 panels.break_it(
-    "multihead",
-    lambda key: cache.lesson_of(("multihead bug", *args, key), lambda: ML.bug_outcome(trace, key)),
-    view.hidden,
-    trace.labels,
-    book,
+    "multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args, book=book
 )

@@ -744,8 +744,3 @@ def _why(parts: dict, tw: float, tm: float, H: int, scores_mb: float) -> list[st
 
 
 # --- break it ---------------------------------------------------------------------------------
-def bug_outcome(trace: T.MultiHeadTrace, bug_key: str) -> tuple[B.BugOutcome, C.CheckResult]:
-    """A bug turned on at this page's input and module: its outcome and the same check on the
-    correct code."""
-    bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, trace.inputs, trace.spec), B.correct_check(bug, trace.inputs, trace.spec)
