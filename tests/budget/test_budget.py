@@ -88,9 +88,7 @@ def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
 
 def test_size_of_a_trace_is_its_tensors():
     trace = lesson.multihead(lesson.prepare("the cat sat on the mat " * 4, Settings()), Settings())
-    storage = sum(
-        t.untyped_storage().nbytes() for t in T.tensors_of(trace)
-    )
+    storage = sum(t.untyped_storage().nbytes() for t in T.tensors_of(trace))
     assert storage <= budget.size_of(trace) <= storage + 64_000
 
 

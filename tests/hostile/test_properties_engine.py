@@ -293,11 +293,7 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
         )
     )
     _ok(C.no_future_leak(spec.build().eval(), x))
-    _ok(
-        C.matches_sdpa(
-            causal.queries, causal.keys, causal.values, causal.context, True
-        )
-    )
+    _ok(C.matches_sdpa(causal.queries, causal.keys, causal.values, causal.context, True))
     _ok(
         C.eval_ignores_dropout(
             lambda m, inp: m(inp), lambda p: replace(spec, dropout=p).build(), x, s.dropout
