@@ -38,8 +38,8 @@ class PageInfo:
 
 
 # What each page does, stated once; tests/app/test_page_facts.py checks it on the running pages.
-OWN_INPUTS = frozenset({"pages/5_learn.py"})
-RUNS_MULTIHEAD = frozenset({"pages/4_multihead.py", "pages/6_pytorch.py"})
+OWN_INPUTS = frozenset({"pages/watch-attention-learn.py"})
+RUNS_MULTIHEAD = frozenset({"pages/multi-head-attention.py", "pages/against-pytorch.py"})
 
 
 def _literal(node: ast.AST | None, default=None):
