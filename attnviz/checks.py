@@ -17,7 +17,6 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
 
 import torch
 import torch.nn as nn
@@ -381,7 +380,7 @@ def _copy_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None
 
 def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections."""
-    context_length = cast(torch.Tensor, mha.mask).shape[0]
+    context_length = mha.mask.shape[0]
     bias = mha.W_query.bias is not None
     with seeded(None):  # its random initial weights are overwritten below
         wrapper = M.MultiHeadAttentionWrapper(
