@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -191,7 +192,7 @@ def bars(
 
 
 def grouped_bars(
-    series: dict[str, np.ndarray], labels, *, title: str, value_name: str = "weight"
+    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
 ) -> go.Figure:
     """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
     x = axis_labels(labels)
@@ -262,7 +263,7 @@ def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4)
 
 def lines(
     x,
-    series: dict[str, np.ndarray],
+    series: Mapping[str, Any],
     *,
     title: str,
     x_name: str,
@@ -380,7 +381,7 @@ def figure_bytes(fig: go.Figure) -> int:
 
 
 def histograms(
-    series: dict[str, np.ndarray], *, title: str, x_name: str = "value", bins: int = 40
+    series: Mapping[str, Any], *, title: str, x_name: str = "value", bins: int = 40
 ) -> go.Figure:
     """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2).
 

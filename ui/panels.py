@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -42,8 +42,14 @@ def chart(fig, *, key: str | None = None, container=None) -> None:
         )
         fig._attnviz_chart = cached
     spec, height = cached
-    target = container if container is not None else st.plotly_chart.__self__
+    target = container if container is not None else _current_dg()
     send_plotly_spec(target, spec, _PLOT_CONFIG_JSON, height, key)
+
+
+def _current_dg() -> Any:
+    """Where ``st.*`` draws now (the main area, a column, a sidebar block in a ``with``): the
+    delta generator that ``st.plotly_chart`` is bound to."""
+    return cast(Any, st.plotly_chart).__self__
 
 
 def send_plotly_spec(dg, spec: str, config: str, height: int, key: str | None) -> None:
@@ -290,7 +296,7 @@ def break_it(
     outcome, right_check = cache.lesson_of(
         ("bug", pass_kind, *key, bug.key), lambda: B.outcome(bug.key, x, spec)
     )
-    if outcome.error:
+    if outcome.error or outcome.wrong is None or outcome.check is None:
         st.error("With this bug the pass does not run. PyTorch raises:")
         st.code(f"RuntimeError: {outcome.error}", language="text")
         if outcome.why:
