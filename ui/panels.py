@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import re
 from typing import Literal
 
 import numpy as np
@@ -19,7 +20,53 @@ from attnviz.panel import Panel
 
 from .text import md_escape
 
-PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False}
+# No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
+# page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
+# reset by double-click still work; a matrix's exact numbers are in its "Numbers" expander.
+PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False, "displayModeBar": False}
+
+_KINDS = {"heatmap": "Heatmap", "bar": "Bar chart", "scatter": "Line chart"}
+
+
+def _shape_of(fig) -> str:
+    """The drawn data's shape, read from the figure: "6 × 6" for one matrix, "3 heads of 6 × 6"
+    for a grid, "6 bars" or "2 series of 40 points"."""
+    traces = [t for t in fig.data if t.type in _KINDS]
+    if not traces:
+        return ""
+    first = traces[0]
+    if first.type == "heatmap":
+        rows, cols = np.shape(first.z)[:2]
+        size = f"{rows} × {cols}"
+        heat = [t for t in traces if t.type == "heatmap"]
+        return size if len(heat) == 1 else f"{len(heat)} heads of {size}"
+    same = [t for t in traces if t.type == first.type]
+    points = len(first.x if first.x is not None else first.y)
+    if first.type == "bar":
+        return f"{points} bars" if len(same) == 1 else f"{len(same)} series of {points} bars"
+    return f"{points} points" if len(same) == 1 else f"{len(same)} series of {points} points"
+
+
+def chart_label(fig) -> str:
+    """A text label for a chart: what it is, its title and its shape, e.g. "Heatmap: Attention
+    weights A, 6 × 6 (query by key)". Screen readers announce it (``st.plotly_chart``'s alt)."""
+    title = re.sub(r"<[^>]+>", "", fig.layout.title.text or "").strip() or "chart"
+    traces = [t for t in fig.data if t.type in _KINDS]
+    kind = _KINDS[traces[0].type] if traces else "Chart"
+    label = f"{kind}: {title}"
+    shape = _shape_of(fig)
+    if shape:
+        label += f", {shape}"
+    rows, cols = fig.layout.yaxis.title.text, fig.layout.xaxis.title.text
+    if traces and traces[0].type == "heatmap" and rows and cols:
+        label += f" ({rows} by {cols})"
+    return label
+
+
+def plot(fig, *, key: str | None = None, alt: str | None = None) -> None:
+    """Draw a figure the way every chart is drawn: full width, no toolbar, and a text label
+    naming what it shows and its shape (``alt``, else :func:`chart_label`)."""
+    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=key, alt=alt or chart_label(fig))
 
 
 def show_numbers_toggle(default: bool = False) -> bool:
@@ -91,7 +138,7 @@ def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None =
     ``numbers`` (the page's "show the exact numbers" toggle) puts the table under the figure;
     otherwise it waits in a "Numbers" expander that builds it only when opened, so a rerun
     does not pay for tables nobody reads. ``z`` may be a (heads, rows, cols) stack."""
-    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{key}")
+    plot(fig, key=f"fig_{key}")
     if caption:
         st.caption(caption)
     if numbers:
