@@ -51,7 +51,9 @@ def readable(fig: go.Figure) -> go.Figure:
     fig.update_yaxes(tickfont=ticks, title_font_color=TEXT_COLOUR)
     if fig.layout.title.text:
         # Left-aligned: on a narrow screen a long title loses its end (a crop note), not both.
-        fig.update_layout(title=dict(font_color=TEXT_COLOUR, x=0.0, xanchor="left", xref="paper"))
+        fig.update_layout(
+            title=dict(font_color=TEXT_COLOUR, x=0.0, xanchor="left", xref="container", pad_l=8)
+        )
     if "coloraxis" in fig.layout and fig.layout.coloraxis.colorscale:
         fig.update_layout(coloraxis_colorbar_tickfont=ticks)
     for trace in fig.data:
