@@ -53,13 +53,14 @@ navigation = st.navigation(PAGES)
 
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
-from ui import cache, profiling, state  # noqa: E402
+from ui import cache, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
 runtime.configure_threads()
 
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
+style.inject()  # the small-screen and readability CSS (ui/style.py)
 
 # The URL is read and checked before any widget exists, so rejected values never reach them
 # (after st.navigation, so that the rerun read_url may ask for stays on the requested page).
