@@ -13,7 +13,9 @@ from ui import entry
 # file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
 # To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
 PAGES = [
-    st.Page("pages/why-attention.py", title="Why attention", url_path="why-attention", default=True),
+    st.Page(
+        "pages/why-attention.py", title="Why attention", url_path="why-attention", default=True
+    ),
     st.Page(
         "pages/simplified-attention.py",
         title="1. Simplified self-attention",

@@ -422,9 +422,7 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     )
 
 
-def transferred_v1(
-    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2
-) -> M.SelfAttention_v1:
+def transferred_v1(sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2) -> M.SelfAttention_v1:
     """A copy of ``sa_v1`` holding ``sa_v2``'s weights, transposed (exercise 3.1); the caller's
     ``sa_v1`` keeps its own."""
     sa_v1 = copy.deepcopy(sa_v1)
@@ -538,7 +536,9 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or "")
+        return CheckResult(
+            "matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or ""
+        )
     n = x.shape[-2]
     with torch.inference_mode(), M.recording() as recorded:
         ours = mha(x)

@@ -566,5 +566,3 @@ def causal_lesson(
         batch=_batch(batch_trace, batch_labels, book) if batch_trace is not None else None,
         checks=_checks(trace, book),
     )
-
-
