@@ -47,6 +47,7 @@ FIGURE_FUNCTIONS = (
     "histograms",
     "lines",
     "ratio_to_uniform",
+    "readable",
     "relative_to_uniform",
     "timing_bars",
 )
@@ -149,6 +150,8 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
         assert call("figure_bytes", fig) > 0
     fig = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
     _heatmap_matches(fig, n, 1)
+    assert call("readable", fig) is fig and fig.layout.xaxis.tickfont.color == F.AXIS_COLOUR
+    _heatmap_matches(fig, n, 1)  # styling leaves the data alone
 
     ratio = call("ratio_to_uniform", weights)
     assert ratio.shape == (n, n)
