@@ -33,7 +33,7 @@ HEADINGS = {
     "multi-head-attention": "4. Multi-head attention",
     "watch-attention-learn": "5. Watch attention learn",
     "against-pytorch": "6. Your module against PyTorch's",
-    "trained-heads": "Trained heads",
+    "trained-heads": "Trained heads: GPT-2's weights in your module",
 }
 # The longest a wrong page list may show in the sidebar (see check_clean).
 FLASH_MS = 250
