@@ -24,6 +24,8 @@ STEP_KEY = "step"
 MAX_STEP = 50  # no pass has more steps; a larger step= is named in the link warning
 URL_WARNING_KEY = "_attnviz_present_url_warning"
 TOGGLE_LABEL = "Presenter mode"
+# Tall enough for a projector, short enough that a 1920×1080 screen shows the whole step.
+FIGURE_HEIGHT = 520
 # The pass pages (their url_path) that have a stepper.
 PASS_PAGES = frozenset(
     {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
@@ -100,7 +102,7 @@ _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
-div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 1.5rem; }
+div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 4rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li {
   font-size: 1.45rem; line-height: 1.5; }
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
@@ -114,12 +116,19 @@ def style() -> None:
 
 
 def _big(fig: go.Figure) -> go.Figure:
-    """A larger copy of a shared figure (built once per figure: the cached one is never changed)."""
+    """A larger copy of a shared figure, for a projector: taller, with larger title, tick
+    labels and cell numbers. Built once per figure and kept on it (the shared figure itself is
+    never changed, as panels.chart keeps its JSON)."""
     big = getattr(fig, "_attnviz_present", None)
     if big is None:
         big = go.Figure(fig)
         height = fig.layout.height if isinstance(fig.layout.height, (int, float)) else 450
-        big.update_layout(height=max(560, int(height * 1.5)), font={"size": 18})
+        big.update_layout(height=max(FIGURE_HEIGHT, height), font={"size": 18})
+        big.update_layout(title_font_size=24)
+        big.update_xaxes(tickfont_size=18, title_font_size=18)
+        big.update_yaxes(tickfont_size=18, title_font_size=18)
+        big.update_traces(textfont_size=20, selector={"type": "heatmap"})
+        big.update_traces(colorbar_tickfont_size=16, selector={"type": "heatmap"})
         fig._attnviz_present = big
     return big
 
@@ -182,16 +191,13 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
     with middle:
         st.markdown(f"**Step {index + 1} of {len(steps)}**")
         st.progress((index + 1) / len(steps))
+        # Shape and live checks up here, so that one 1080-pixel screen holds the whole step.
+        st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
     if step.formula:
         st.latex(step.formula)
     if step.sentence:
         st.write(md_escape(step.sentence))
     panels.chart(_big(step.figure), key=f"present_{step.key}")
-    st.caption(
-        md_escape(f"{step.figure.layout.title.text or step.key}: shape {tuple(step.values.shape)}")
-    )
-    if checks_line:
-        st.caption(md_escape(checks_line))
     return index
 
 
