@@ -27,9 +27,7 @@ TOGGLE_LABEL = "Presenter mode"
 # Tall enough for a projector, short enough that a 1920×1080 screen shows the whole step.
 FIGURE_HEIGHT = 520
 # The pass pages (their url_path) that have a stepper.
-PASS_PAGES = frozenset(
-    {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
-)
+PASS_PAGES = frozenset({"simplified-attention", "trainable-attention", "causal-attention"})
 
 
 def _parse_present(raw: str) -> bool:
@@ -79,10 +77,10 @@ def _start_over() -> None:
 def bar(url_path: str):
     """The top of a pass page: the "Presenter mode" toggle (bound to ``present`` in the URL)
     and, while presenting, a container for the text box. None on pages without a stepper."""
-    if url_path not in PASS_PAGES:
-        return None
     if URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state.pop(URL_WARNING_KEY))
+    if url_path not in PASS_PAGES:
+        return None
     presenting = requested(url_path)
     left, right = st.columns([1, 5]) if presenting else (st.container(), None)
     with left:

@@ -8,8 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from .conftest import (
+    APP,
+    PAGES,
     URL_WARNING,
     assert_sidebar,
     chart,
@@ -34,8 +37,16 @@ CAUSAL_STEPS = [
 ]
 
 
+def open_on(query: dict[str, str], page: str) -> AppTest:
+    """A link straight to ``page`` (its first run is that page's, as in a browser)."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.switch_page(PAGES[page]).run()
+
+
 def presenting(query=None, page="causal"):
-    return open_app({"present": "true", "text": CAT, **(query or {})}, page)
+    return open_on({"present": "true", "text": CAT, **(query or {})}, page)
 
 
 def counter(at) -> str:
@@ -128,7 +139,7 @@ def test_a_step_past_this_pass_falls_back_with_a_warning():
 
 
 def test_a_bad_present_value_is_named_and_the_normal_page_shows():
-    at = open_app({"present": "yes", "text": CAT}, "causal")
+    at = open_on({"present": "yes", "text": CAT}, "causal")
     assert not exceptions(at)
     warnings = [w for w in values(at.warning) if w.startswith(URL_WARNING)]
     assert len(warnings) == 1 and "present (not true or false)" in warnings[0]
@@ -195,3 +206,23 @@ def test_training_mode_shows_the_dropped_weights():
     assert (seen == 0).any() and seen.max() > 1.0  # dropped weights are 0, survivors doubled
     assert "dropout zeroes each weight with probability 0.5" in " ".join(values(at.markdown))
     chart(at, "Weights after dropout")  # exactly one
+
+
+@pytest.mark.parametrize("page", ["simplified", "trainable", "causal"])
+def test_book_mode_presents_the_chapters_inputs(page):
+    at = open_app({"present": "true", "book": "true"}, page)
+    assert not exceptions(at)
+    assert counter(at).startswith("Step 1 of ")
+    spec = only_chart(at)
+    assert list(spec["data"][0]["y"])[:2] == ["0: Your", "1: journey"]
+    assert list(at.main.text_area) == []  # book mode ignores the text: no box
+
+
+def test_pages_without_a_stepper_ignore_present_and_name_a_bad_step():
+    at = open_app({"present": "true", "step": "abc"}, "home")
+    assert not exceptions(at)
+    assert not [v for v in values(at.markdown) if v.startswith("**Step ")]
+    assert [t for t in at.toggle if t.label == "Presenter mode"] == []
+    assert at.sidebar.text_area(key="text") is not None
+    warnings = [w for w in values(at.warning) if w.startswith(URL_WARNING)]
+    assert len(warnings) == 1 and "step (not a whole number)" in warnings[0]
