@@ -615,3 +615,12 @@ def correct_check(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> 
     with torch.inference_mode():
         right = run_pass(forward, module, x)
     return _guarded_check(bug, module, x, spec, forward, right)
+
+
+def outcome(
+    bug_key: str, x: torch.Tensor, spec: ModuleSpec | None = None
+) -> tuple[BugOutcome, C.CheckResult]:
+    """What the break-it block shows for one bug: its run on ``x`` (and the module ``spec``
+    builds), and the same named check on the correct code."""
+    bug = BUGS_BY_KEY[bug_key]
+    return run_bug(bug, x, spec), correct_check(bug, x, spec)

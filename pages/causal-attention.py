@@ -160,11 +160,5 @@ panels.source(M.CausalAttention, M.renormalized_causal_weights)
 # --- break it ----------------------------------------------------------------------------------
 if L.batch is not None and bt is not None:
     panels.break_it(
-        "causal",
-        lambda key: cache.lesson_of(
-            ("causal-bug", *bargs, key), lambda: lessons.bug_outcome(bt, key)
-        ),
-        L.batch.hidden,
-        L.batch.labels,
-        cfg.book,
+        "causal", bt.inputs, bt.spec, L.batch.hidden, L.batch.labels, key=bargs, book=cfg.book
     )

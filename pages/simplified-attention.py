@@ -134,8 +134,6 @@ panels.source(
 
 
 # --- break it ----------------------------------------------------------------------------------
-def bug_outcome(key: str):
-    return cache.lesson_of(("simplified_bug", *args, key), lambda: L.bug_outcome(trace, key))
-
-
-panels.break_it("simplified", bug_outcome, lesson.hidden, labels, cfg.book)
+panels.break_it(
+    "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book
+)

@@ -162,10 +162,12 @@ panels.source(M.SelfAttention_v1, M.SelfAttention_v2)
 
 
 # --- break it ----------------------------------------------------------------------------------
-def bug_outcome(key: str):
-    return cache.lesson_of(
-        ("trainable_bug", *args, version, key), lambda: L.bug_outcome(trace, key)
-    )
-
-
-panels.break_it("trainable", bug_outcome, lesson.hidden, lesson.labels, cfg.book)
+panels.break_it(
+    "trainable",
+    trace.inputs,
+    trace.spec,
+    lesson.hidden,
+    lesson.labels,
+    key=(*args, version),
+    book=cfg.book,
+)

@@ -250,12 +250,26 @@ def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
     st.markdown("\n".join(rows))
 
 
-def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, book: bool) -> None:
-    """List the pass's classic bugs; when one is turned on, show its diff, the wrong result
-    beside the right one (or the exact error it raises) and the badge that catches it.
+def break_it(
+    pass_kind: str,
+    x: torch.Tensor,
+    spec,
+    hidden: dict[str, str | None],
+    labels,
+    *,
+    key: tuple,
+    book: bool,
+) -> None:
+    """List the pass's classic bugs (the registry in attnviz/bugs.py); when one is turned on,
+    show its diff, the wrong result beside the right one (or the exact error it raises) and the
+    badge that catches it.
 
-    ``outcome_of(bug_key)`` returns ``(BugOutcome, correct CheckResult)``, cached by the page.
+    ``x`` and ``spec`` are the inputs and module the bug runs on; ``hidden`` says, per bug, why
+    it cannot show at these settings (``Bug.hidden_at``); ``key`` (plain values naming ``x`` and
+    ``spec``) caches each bug's outcome for every session.
     """
+    from . import cache
+
     st.subheader("Break it")
     st.write(
         "Each classic bug below is one line away from the engine's code. Turn one on to see what "
@@ -273,7 +287,9 @@ def break_it(pass_kind: str, outcome_of, hidden: dict[str, str | None], labels, 
     if reason:
         hint = " (turn off book mode first)" if book else ""
         st.warning(md_escape(f"This bug is {reason}{hint}."))
-    outcome, right_check = outcome_of(bug.key)
+    outcome, right_check = cache.lesson_of(
+        ("bug", pass_kind, *key, bug.key), lambda: B.outcome(bug.key, x, spec)
+    )
     if outcome.error:
         st.error("With this bug the pass does not run. PyTorch raises:")
         st.code(f"RuntimeError: {outcome.error}", language="text")

@@ -636,8 +636,3 @@ def causal_lesson(
     )
 
 
-def bug_outcome(batch_trace: T.CausalTrace, bug_key: str):
-    """(the bug's outcome, the correct code's check) on the batch, for the break-it block."""
-    bug = B.BUGS_BY_KEY[bug_key]
-    x, spec = batch_trace.inputs, batch_trace.spec
-    return B.run_bug(bug, x, spec), B.correct_check(bug, x, spec)

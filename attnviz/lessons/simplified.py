@@ -285,10 +285,6 @@ def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, 
     )
 
 
-def bug_outcome(tr: T.SimplifiedTrace, bug_key: str) -> tuple[B.BugOutcome, C.CheckResult]:
-    """The bug run on this text's inputs, and the same check on the correct code."""
-    bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, tr.inputs), B.correct_check(bug, tr.inputs)
 
 
 @dataclass(frozen=True)

@@ -380,6 +380,3 @@ def trainable_lesson(
     )
 
 
-def bug_outcome(tr: T.TrainableTrace, bug_key: str) -> tuple[B.BugOutcome, C.CheckResult]:
-    bug = B.BUGS_BY_KEY[bug_key]
-    return B.run_bug(bug, tr.inputs, tr.spec), B.correct_check(bug, tr.inputs, tr.spec)

@@ -459,6 +459,9 @@ def test_the_timing_function_times_both_modules():
     assert speed.MIN_RUNS <= result["runs"] <= speed.MAX_RUNS
     assert set(result["median"]) == {"wrapper", "weight split"}
     assert all(0 < t < 1 for t in result["median"].values())
+    # and the parts where the two differ, timed in the same loop
+    assert tuple(result["parts"]) == speed.PARTS
+    assert all(0 < t < 1 for t in result["parts"].values())
 
 
 # --- 6. presets ------------------------------------------------------------------------------
