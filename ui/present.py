@@ -25,9 +25,11 @@ MAX_STEP = 50  # no pass has more steps; a larger step= is named in the link war
 URL_WARNING_KEY = "_attnviz_present_url_warning"
 TOGGLE_LABEL = "Presenter mode"
 # Tall enough for a projector, short enough that a 1920×1080 screen shows the whole step.
-FIGURE_HEIGHT = 520
+FIGURE_HEIGHT = 480
 # The pass pages (their url_path) that have a stepper.
-PASS_PAGES = frozenset({"simplified-attention", "trainable-attention", "causal-attention"})
+PASS_PAGES = frozenset(
+    {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
+)
 
 
 def _parse_present(raw: str) -> bool:
@@ -127,6 +129,9 @@ def _big(fig: go.Figure) -> go.Figure:
         big.update_yaxes(tickfont_size=18, title_font_size=18)
         big.update_traces(textfont_size=20, selector={"type": "heatmap"})
         big.update_traces(colorbar_tickfont_size=16, selector={"type": "heatmap"})
+        big.update_annotations(font_size=18)  # the heads' subplot titles
+        if big.layout.coloraxis.colorscale is not None:  # a grid's shared colour bar
+            big.update_layout(coloraxis_colorbar_tickfont_size=16)
         fig._attnviz_present = big
     return big
 

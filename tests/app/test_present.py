@@ -62,7 +62,7 @@ def only_chart(at) -> dict:
 
 
 def formula(at) -> str:
-    shown = values(at.latex)
+    shown = [str(e.value) for e in at.latex]  # raw: LaTeX is not escaped Markdown
     assert len(shown) == 1, shown
     return shown[0]
 
@@ -208,7 +208,7 @@ def test_training_mode_shows_the_dropped_weights():
     chart(at, "Weights after dropout")  # exactly one
 
 
-@pytest.mark.parametrize("page", ["simplified", "trainable", "causal"])
+@pytest.mark.parametrize("page", ["simplified", "trainable", "causal", "multihead"])
 def test_book_mode_presents_the_chapters_inputs(page):
     at = open_app({"present": "true", "book": "true"}, page)
     assert not exceptions(at)
@@ -226,3 +226,35 @@ def test_pages_without_a_stepper_ignore_present_and_name_a_bad_step():
     assert at.sidebar.text_area(key="text") is not None
     warnings = [w for w in values(at.warning) if w.startswith(URL_WARNING)]
     assert len(warnings) == 1 and "step (not a whole number)" in warnings[0]
+
+
+MULTIHEAD_STEPS = [
+    ("Q (6, 8), split into 2 heads of head_dim 4", r"(b, H, T, d_{\text{head}})"),
+    ("Scaled masked scores of all 2 heads (blank = −∞)", r"\sqrt{d_{\text{head}}}"),
+    ("Attention weights of all 2 heads", r"A_h = \mathrm{softmax}"),
+    ("Context of each of the 2 heads (6, 4)", r"Z_h = A_h V_h"),
+    ("Heads merged (6, 8)", r"Z = [\,Z_0, \dots, Z_{H-1}\,]"),
+    ("out_proj: the module's output (6, 8)", r"\mathrm{out\_proj}(Z) = Z W_o + b_o"),
+]
+
+
+def test_the_multihead_steps_come_in_the_books_order():
+    at = presenting(page="multihead")
+    assert not exceptions(at)
+    for i, (title, latex) in enumerate(MULTIHEAD_STEPS, start=1):
+        assert counter(at) == f"Step {i} of 6"
+        spec = only_chart(at)
+        assert chart_title(spec).startswith(title), (i, chart_title(spec))
+        assert latex in formula(at), i
+        if i < 6:
+            at.button(key="present_next").click().run()
+    # The split step's columns name each head's slice; the merged step's values are the
+    # per-head contexts side by side.
+    at = presenting({"step": "1"}, page="multihead")
+    assert list(only_chart(at)["data"][0]["x"])[:5] == ["h0·0", "h0·1", "h0·2", "h0·3", "h1·0"]
+    at = presenting({"step": "4"}, page="multihead")
+    heads = [spec_array(t["z"]) for t in only_chart(at)["data"]]
+    at = presenting({"step": "5"}, page="multihead")
+    merged = spec_array(only_chart(at)["data"][0]["z"])
+    assert len(heads) == 2 and merged.shape == (6, 8)
+    np.testing.assert_allclose(merged, np.concatenate(heads, axis=1), atol=5e-3)
