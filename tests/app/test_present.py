@@ -258,3 +258,22 @@ def test_the_multihead_steps_come_in_the_books_order():
     merged = spec_array(only_chart(at)["data"][0]["z"])
     assert len(heads) == 2 and merged.shape == (6, 8)
     np.testing.assert_allclose(merged, np.concatenate(heads, axis=1), atol=5e-3)
+
+
+def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
+    import torch
+
+    from attnviz.lessons import multihead as ML
+
+    n = 260  # 4 heads × 260 × 260 cells is past the grid's budget
+    assert 4 * n * n > ML.GRID_CELL_BUDGET
+    labels = tuple(f"{i}: t" for i in range(n))
+    values = torch.arange(4 * n * n, dtype=torch.float32).reshape(4, n, n)
+    panel = ML._per_head("k", values, labels, labels, "Scores", "", "")
+    assert panel.shape == (n, n)
+    assert torch.equal(panel.values, values[0])
+    assert panel.figure.layout.title.text.startswith(
+        "Scores: head 0 of 4 (all heads are past the figure budget)"
+    )
+    small = ML._per_head("k", values[:, :6, :6], labels[:6], labels[:6], "Scores", "", "")
+    assert small.shape == (4, 6, 6) and len(small.figure.data) == 4
