@@ -1,6 +1,6 @@
 """Presenter mode in a real browser at a projector's 1920×1080: the stepper shows, the sidebar
 and the download buttons do not, nothing is cut off sideways, and the Right key moves to
-step 2. The screenshot lands in ``test-artifacts/screens/present-causal.png``."""
+step 2, and the toggle leaves for the normal page. The screenshot lands in ``test-artifacts/screens/present-causal.png``."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def test_presenter_mode_at_1920x1080(page, app_in_chromium, artifacts):
     assert facts["sidebar"] is False
     assert facts["downloads"] == 0
     assert facts["scrollWidth"] <= facts["innerWidth"], facts
+    print(f"presenter at 1920x1080: {facts}")
     assert facts["title"].startswith("Scores Q Kᵀ (before the mask)"), facts
     shots = artifacts / "screens"
     shots.mkdir(exist_ok=True)
@@ -60,3 +61,14 @@ def test_presenter_mode_at_1920x1080(page, app_in_chromium, artifacts):
     page.locator(
         "[data-testid='stPlotlyChart'] .gtitle", has_text="Masked scores (blank = −∞)"
     ).first.wait_for(timeout=30_000)
+
+    # The one visible control leaves: the normal page and its sidebar come back, and the URL
+    # no longer says present or step.
+    page.get_by_text("Presenter mode").first.click()
+    page.locator("h2", has_text="The mask is a buffer").first.wait_for(timeout=60_000)
+    wait_for_app(page)
+    assert page.locator("[data-testid='stSidebar']").first.is_visible()
+    assert "present=" not in page.url and "step=" not in page.url, page.url
+    assert "text=The+cat+sat+on+the+mat" in page.url or "text=The%20cat" in page.url, page.url
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    print(f"normal page after leaving: scrollWidth, innerWidth = {widths}")
