@@ -1,6 +1,6 @@
 """Presenter mode in a real browser at a projector's 1920×1080: the stepper shows, the sidebar
-and the download buttons do not, nothing is cut off sideways, and the Right key moves to
-step 2, and the toggle leaves for the normal page. The screenshot lands in ``test-artifacts/screens/present-causal.png``."""
+and the download buttons do not, nothing is cut off sideways, the Right key moves to step 2, and
+the toggle leaves for the normal page. Screenshot: ``test-artifacts/screens/present-causal.png``."""
 
 from __future__ import annotations
 
