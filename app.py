@@ -13,7 +13,9 @@ from ui import entry
 # file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
 # To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
 PAGES = [
-    st.Page("pages/why-attention.py", title="Why attention", url_path="why-attention", default=True),
+    st.Page(
+        "pages/why-attention.py", title="Why attention", url_path="why-attention", default=True
+    ),
     st.Page(
         "pages/simplified-attention.py",
         title="1. Simplified self-attention",
@@ -53,13 +55,14 @@ navigation = st.navigation(PAGES)
 
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
-from ui import cache, present, profiling, state  # noqa: E402
+from ui import cache, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
 runtime.configure_threads()
 
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
+style.inject()  # the small-screen and readability CSS (ui/style.py)
 
 # The URL is read and checked before any widget exists, so rejected values never reach them
 # (after st.navigation, so that the rerun read_url may ask for stays on the requested page).

@@ -17,7 +17,6 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
 
 import torch
 import torch.nn as nn
@@ -381,7 +380,7 @@ def _copy_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None
 
 def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections."""
-    context_length = cast(torch.Tensor, mha.mask).shape[0]
+    context_length = mha.mask.shape[0]
     bias = mha.W_query.bias is not None
     with seeded(None):  # its random initial weights are overwritten below
         wrapper = M.MultiHeadAttentionWrapper(
@@ -423,9 +422,7 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     )
 
 
-def transferred_v1(
-    sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2
-) -> M.SelfAttention_v1:
+def transferred_v1(sa_v1: M.SelfAttention_v1, sa_v2: M.SelfAttention_v2) -> M.SelfAttention_v1:
     """A copy of ``sa_v1`` holding ``sa_v2``'s weights, transposed (exercise 3.1); the caller's
     ``sa_v1`` keeps its own."""
     sa_v1 = copy.deepcopy(sa_v1)
@@ -539,7 +536,9 @@ def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        return CheckResult("matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or "")
+        return CheckResult(
+            "matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or ""
+        )
     n = x.shape[-2]
     with torch.inference_mode(), M.recording() as recorded:
         ours = mha(x)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,35 @@ OUTLINE = "#ff2b2b"  # row outlines: bright red stands out on every Viridis shad
 ANNOTATE_MAX = 12
 # No Plotly template: Streamlit's theme styles the charts, and the default template would add
 # ~6 kB to every figure and most of the cost of sending it.
-TEMPLATE = "none"  # write the numbers into the cells up to this many rows and columns
+TEMPLATE = "none"
+# Text colours, set on every figure so that Streamlit's theme (12 px grey ticks, about 3.7:1 on
+# white) does not apply: both stay above the 4.5:1 that small text needs on a white page.
+TEXT_COLOUR = "#31333f"  # Streamlit's own body text: 12.5:1 on white
+AXIS_COLOUR = "#4a4d59"  # tick labels and colour-bar numbers: 8.4:1 on white
+TICK_SIZE = 12
+
+
+def readable(fig: go.Figure) -> go.Figure:
+    """Give the figure's titles, axis titles, tick labels, colour bars and subplot titles dark,
+    explicit colours (an explicit value wins over the theme's template). Returns ``fig``."""
+    ticks = dict(color=AXIS_COLOUR, size=TICK_SIZE)
+    fig.update_layout(font=dict(color=TEXT_COLOUR))
+    fig.update_xaxes(tickfont=ticks, title_font_color=TEXT_COLOUR)
+    fig.update_yaxes(tickfont=ticks, title_font_color=TEXT_COLOUR)
+    if fig.layout.title.text:
+        # Left-aligned: on a narrow screen a long title loses its end (a crop note), not both.
+        fig.update_layout(
+            title=dict(font_color=TEXT_COLOUR, x=0.0, xanchor="left", xref="container", pad_l=8)
+        )
+    if "coloraxis" in fig.layout and fig.layout.coloraxis.colorscale:
+        fig.update_layout(coloraxis_colorbar_tickfont=ticks)
+    for trace in fig.data:
+        if trace.type == "heatmap" and trace.showscale is not False and trace.coloraxis is None:
+            trace.update(colorbar_tickfont=ticks)
+        elif trace.type == "scatter" and trace.marker.showscale:
+            trace.update(marker_colorbar_tickfont=ticks)
+    fig.update_annotations(font_color=TEXT_COLOUR)
+    return fig
 
 
 def escape_label(label: str) -> str:
@@ -120,18 +149,20 @@ def heatmap(
         trace.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
     full_title = f"{title} <span style='font-size:12px'>({cut})</span>" if cut else title
     side = height or int(min(640, max(260, 120 + 22 * n_rows)))
-    return go.Figure(
-        dict(
-            data=[dict(type="heatmap", **trace)],
-            layout=dict(
-                template=TEMPLATE,
-                title=dict(text=full_title, font=dict(size=15)),
-                height=side,
-                margin=dict(l=10, r=10, t=50, b=10),
-                xaxis=dict(type="category", tickangle=-45, title=dict(text=col_name)),
-                yaxis=dict(type="category", autorange="reversed", title=dict(text=row_name)),
-                shapes=[_row_outline(i) for i in outline_rows if 0 <= i < n_rows],
-            ),
+    return readable(
+        go.Figure(
+            dict(
+                data=[dict(type="heatmap", **trace)],
+                layout=dict(
+                    template=TEMPLATE,
+                    title=dict(text=full_title, font=dict(size=15)),
+                    height=side,
+                    margin=dict(l=10, r=10, t=50, b=10),
+                    xaxis=dict(type="category", tickangle=-45, title=dict(text=col_name)),
+                    yaxis=dict(type="category", autorange="reversed", title=dict(text=row_name)),
+                    shapes=[_row_outline(i) for i in outline_rows if 0 <= i < n_rows],
+                ),
+            )
         )
     )
 
@@ -167,31 +198,33 @@ def bars(
     yaxis: dict[str, Any] = dict(title=dict(text=value_name))
     if ymax is not None:
         yaxis["range"] = [0, ymax]
-    return go.Figure(
-        dict(
-            data=[
-                dict(
-                    type="bar",
-                    x=axis_labels(labels),
-                    y=v,
-                    marker=dict(color=colours),
-                    hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
-                )
-            ],
-            layout=dict(
-                template=TEMPLATE,
-                title=dict(text=title, font=dict(size=15)),
-                height=300,
-                margin=dict(l=10, r=10, t=50, b=10),
-                xaxis=dict(type="category", tickangle=-45),
-                yaxis=yaxis,
-            ),
+    return readable(
+        go.Figure(
+            dict(
+                data=[
+                    dict(
+                        type="bar",
+                        x=axis_labels(labels),
+                        y=v,
+                        marker=dict(color=colours),
+                        hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+                    )
+                ],
+                layout=dict(
+                    template=TEMPLATE,
+                    title=dict(text=title, font=dict(size=15)),
+                    height=300,
+                    margin=dict(l=10, r=10, t=50, b=10),
+                    xaxis=dict(type="category", tickangle=-45),
+                    yaxis=yaxis,
+                ),
+            )
         )
     )
 
 
 def grouped_bars(
-    series: dict[str, np.ndarray], labels, *, title: str, value_name: str = "weight"
+    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
 ) -> go.Figure:
     """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
     x = axis_labels(labels)
@@ -205,19 +238,21 @@ def grouped_bars(
         )
         for name, values in series.items()
     ]
-    return go.Figure(
-        dict(
-            data=data,
-            layout=dict(
-                template=TEMPLATE,
-                barmode="group",
-                title=dict(text=title, font=dict(size=15)),
-                height=320,
-                margin=dict(l=10, r=10, t=50, b=10),
-                legend=dict(orientation="h", y=-0.3),
-                xaxis=dict(type="category", tickangle=-45),
-                yaxis=dict(title=dict(text=value_name)),
-            ),
+    return readable(
+        go.Figure(
+            dict(
+                data=data,
+                layout=dict(
+                    template=TEMPLATE,
+                    barmode="group",
+                    title=dict(text=title, font=dict(size=15)),
+                    height=320,
+                    margin=dict(l=10, r=10, t=50, b=10),
+                    legend=dict(orientation="h", y=-0.3),
+                    xaxis=dict(type="category", tickangle=-45),
+                    yaxis=dict(title=dict(text=value_name)),
+                ),
+            )
         )
     )
 
@@ -257,12 +292,12 @@ def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4)
         height=min(1200, 80 + 230 * rows),
         margin=dict(l=10, r=10, t=70, b=10),
     )
-    return fig
+    return readable(fig)
 
 
 def lines(
     x,
-    series: dict[str, np.ndarray],
+    series: Mapping[str, Any],
     *,
     title: str,
     x_name: str,
@@ -286,20 +321,22 @@ def lines(
         )
         for name, y in series.items()
     ]
-    return go.Figure(
-        dict(
-            data=data,
-            layout=dict(
-                template=TEMPLATE,
-                title=dict(text=title, font=dict(size=15)),
-                height=320,
-                margin=dict(l=10, r=10, t=50, b=10),
-                legend=dict(orientation="h", y=-0.3),
-                xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
-                yaxis=dict(
-                    title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})
+    return readable(
+        go.Figure(
+            dict(
+                data=data,
+                layout=dict(
+                    template=TEMPLATE,
+                    title=dict(text=title, font=dict(size=15)),
+                    height=320,
+                    margin=dict(l=10, r=10, t=50, b=10),
+                    legend=dict(orientation="h", y=-0.3),
+                    xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
+                    yaxis=dict(
+                        title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})
+                    ),
                 ),
-            ),
+            )
         )
     )
 
@@ -371,7 +408,7 @@ def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
             ),
         )
     )
-    return fig
+    return readable(fig)
 
 
 def figure_bytes(fig: go.Figure) -> int:
@@ -380,7 +417,7 @@ def figure_bytes(fig: go.Figure) -> int:
 
 
 def histograms(
-    series: dict[str, np.ndarray], *, title: str, x_name: str = "value", bins: int = 40
+    series: Mapping[str, Any], *, title: str, x_name: str = "value", bins: int = 40
 ) -> go.Figure:
     """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2).
 
@@ -405,19 +442,21 @@ def histograms(
                 hovertemplate=f"{name}<br>{x_name} ≈ %{{x:.4f}}<br>count %{{y}}<extra></extra>",
             )
         )
-    return go.Figure(
-        dict(
-            data=data,
-            layout=dict(
-                template=TEMPLATE,
-                barmode="overlay",
-                title=dict(text=title, font=dict(size=15)),
-                height=320,
-                margin=dict(l=10, r=10, t=50, b=10),
-                legend=dict(orientation="h", y=-0.3),
-                xaxis=dict(title=dict(text=x_name)),
-                yaxis=dict(title=dict(text="count")),
-            ),
+    return readable(
+        go.Figure(
+            dict(
+                data=data,
+                layout=dict(
+                    template=TEMPLATE,
+                    barmode="overlay",
+                    title=dict(text=title, font=dict(size=15)),
+                    height=320,
+                    margin=dict(l=10, r=10, t=50, b=10),
+                    legend=dict(orientation="h", y=-0.3),
+                    xaxis=dict(title=dict(text=x_name)),
+                    yaxis=dict(title=dict(text="count")),
+                ),
+            )
         )
     )
 
@@ -476,20 +515,22 @@ def timing_bars(
         )
         for name, r in zip(names, ratio, strict=True)
     ]
-    return go.Figure(
-        dict(
-            data=[bar],
-            layout=dict(
-                template=TEMPLATE,
-                title=dict(text=title, font=dict(size=15)),
-                height=int(110 + 42 * max(len(ms), 1)),
-                margin=dict(l=10, r=70, t=50, b=10),
-                annotations=ratio_labels,
-                xaxis=dict(
-                    title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]
+    return readable(
+        go.Figure(
+            dict(
+                data=[bar],
+                layout=dict(
+                    template=TEMPLATE,
+                    title=dict(text=title, font=dict(size=15)),
+                    height=int(110 + 42 * max(len(ms), 1)),
+                    margin=dict(l=10, r=70, t=50, b=10),
+                    annotations=ratio_labels,
+                    xaxis=dict(
+                        title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]
+                    ),
+                    yaxis=dict(type="category", autorange="reversed"),
+                    showlegend=False,
                 ),
-                yaxis=dict(type="category", autorange="reversed"),
-                showlegend=False,
-            ),
+            )
         )
     )

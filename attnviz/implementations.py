@@ -93,6 +93,8 @@ class CombinedQKV(nn.Module):
     """One ``Linear(d_in, 3*d_out)`` whose weight is [W_query; W_key; W_value] stacked by rows:
     one large matmul instead of three, then the chapter's attention, written out."""
 
+    future: torch.Tensor  # (context_length, context_length) booleans, a buffer
+
     def __init__(self, mha: M.MultiHeadAttention):
         super().__init__()
         d_in, d_out = mha.W_query.in_features, mha.d_out
@@ -142,6 +144,8 @@ class Einsum(nn.Module):
     """Projections, scores and context as ``torch.einsum``. The weights are stored (d_in, d_out)
     as in ``SelfAttention_v1`` (``x @ W``), so each is the transpose of the Linear's weight."""
 
+    future: torch.Tensor  # (context_length, context_length) booleans, a buffer
+
     def __init__(self, mha: M.MultiHeadAttention):
         super().__init__()
         self.d_out, self.num_heads, self.head_dim = mha.d_out, mha.num_heads, mha.head_dim
@@ -176,6 +180,8 @@ class Einsum(nn.Module):
 class TorchMHA(nn.Module):
     """``torch.nn.MultiheadAttention`` holding the MHA's weights (``checks.torch_mha_from``),
     causal through a boolean ``attn_mask`` (True = may not attend)."""
+
+    future: torch.Tensor  # (context_length, context_length) booleans, a buffer
 
     def __init__(self, mha: M.MultiHeadAttention, need_weights: bool):
         super().__init__()
@@ -271,9 +277,14 @@ def side_by_side(mha: M.MultiHeadAttention, x: torch.Tensor) -> SideBySide:
             ours = mha(x)
         sdpa = SDPA(mha).eval()(x)
     theirs = C.torch_mha_forward(mha, x)
+    queries, keys, values = (
+        _heads(mha, recorded[role][0]) for role in ("queries", "keys", "values")
+    )
     checks = (
         C.matches_sdpa(
-            *(_heads(mha, recorded[role][0]) for role in ("queries", "keys", "values")),
+            queries,
+            keys,
+            values,
             recorded["context_heads"][0],  # (b, H, T, hd), before the heads are merged
             causal=True,
         ),
@@ -317,6 +328,12 @@ class Timing:
     def ms(self) -> float | None:
         return None if self.median_s is None else self.median_s * 1e3
 
+    def spread(self) -> tuple[float, float, float]:
+        """(median, first quartile, third quartile) in seconds; ValueError if not timed."""
+        if self.median_s is None or self.low_s is None or self.high_s is None:
+            raise ValueError(f"{self.label} was not timed ({self.status})")
+        return self.median_s, self.low_s, self.high_s
+
 
 def fmt_ms(seconds: float) -> str:
     """Milliseconds with three significant digits: 183 ms, 12.4 ms, 0.214 ms."""
@@ -340,7 +357,7 @@ class BenchResult:
     @property
     def fastest(self) -> Timing | None:
         timed = [t for t in self.timings if t.timed]
-        return min(timed, key=lambda t: t.median_s) if timed else None
+        return min(timed, key=lambda t: t.spread()[0]) if timed else None
 
     def verdict(self) -> str:
         """What the numbers show, in words: the fused kernel against the chapter's module, and
@@ -348,14 +365,15 @@ class BenchResult:
         sentences = []
         fastest = self.fastest
         if fastest is not None:
-            sentences.append(f"Fastest here: {fastest.label} ({fmt_ms(fastest.median_s)}).")
+            sentences.append(f"Fastest here: {fastest.label} ({fmt_ms(fastest.spread()[0])}).")
         split, sdpa = self.timing("weight_split"), self.timing("sdpa")
         if split.timed and sdpa.timed:
-            both = f"{fmt_ms(sdpa.median_s)} against {fmt_ms(split.median_s)}"
+            split_s, sdpa_s = split.spread()[0], sdpa.spread()[0]
+            both = f"{fmt_ms(sdpa_s)} against {fmt_ms(split_s)}"
             outcome = compare(sdpa, split)
             if outcome == "faster":
                 sentences.append(
-                    f"The fused SDPA kernel was {split.median_s / sdpa.median_s:.2f}× as fast as "
+                    f"The fused SDPA kernel was {split_s / sdpa_s:.2f}× as fast as "
                     f"the chapter's MultiHeadAttention ({both})."
                 )
             elif outcome == "slower":
@@ -370,11 +388,12 @@ class BenchResult:
                 )
         with_w, without_w = self.timing("torch_mha"), self.timing("torch_mha_no_weights")
         if with_w.timed and without_w.timed:
-            both = f"{fmt_ms(without_w.median_s)} against {fmt_ms(with_w.median_s)}"
+            with_s, without_s = with_w.spread()[0], without_w.spread()[0]
+            both = f"{fmt_ms(without_s)} against {fmt_ms(with_s)}"
             outcome = compare(without_w, with_w)
             if outcome == "faster":
                 sentences.append(
-                    f"nn.MultiheadAttention was {with_w.median_s / without_w.median_s:.2f}× as "
+                    f"nn.MultiheadAttention was {with_s / without_s:.2f}× as "
                     f"fast when it did not have to return the weights ({both})."
                 )
             elif outcome == "slower":
@@ -391,7 +410,7 @@ class BenchResult:
 
 def why_unclear(a: Timing, b: Timing) -> str:
     """Why :func:`compare` found no clear difference between ``a`` and ``b``."""
-    low, high = sorted((a.median_s, b.median_s))
+    low, high = sorted((a.spread()[0], b.spread()[0]))
     if high < low * (1 + SAME_MARGIN):
         return f"the medians are less than {SAME_MARGIN:.0%} apart"
     return (
@@ -403,9 +422,11 @@ def why_unclear(a: Timing, b: Timing) -> str:
 def compare(a: Timing, b: Timing) -> str:
     """ "faster", "slower" or "same": ``a`` against ``b``. A difference counts only when the
     medians are more than :data:`SAME_MARGIN` apart and the quartile ranges do not overlap."""
-    if a.median_s * (1 + SAME_MARGIN) <= b.median_s and a.high_s < b.low_s:
+    a_median, a_low, a_high = a.spread()
+    b_median, b_low, b_high = b.spread()
+    if a_median * (1 + SAME_MARGIN) <= b_median and a_high < b_low:
         return "faster"
-    if b.median_s * (1 + SAME_MARGIN) <= a.median_s and b.high_s < a.low_s:
+    if b_median * (1 + SAME_MARGIN) <= a_median and b_high < a_low:
         return "slower"
     return "same"
 
@@ -512,11 +533,12 @@ def benchmark(
         # only change which slice of it is read.
         spec = ModuleSpec("mha", d_in, d_out, tokens, 0.0, num_heads, qkv_bias, seed)
         mha = spec.build().eval()  # built inside seeded(seed)
+        assert isinstance(mha, M.MultiHeadAttention)
         x = torch.randn(batch, tokens, d_in, generator=torch.Generator().manual_seed(seed))
         variants = build_variants(mha)
         reference = C.mha_reference(mha, x)
         results: dict[str, Timing] = {}
-        forwards = {}
+        forwards: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}
         for v in variants:
             if v.module is None:
                 results[v.key] = Timing(v.key, v.label, "n/a", reason=v.reason or "")

@@ -110,6 +110,8 @@ class SelfAttention_v2(nn.Module):
 class CausalAttention(nn.Module):
     """Single-head causal attention with dropout on the weights; takes batches (b, T, d_in)."""
 
+    mask: torch.Tensor  # (context_length, context_length), registered as a buffer below
+
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
         self.d_out = d_out
@@ -177,6 +179,8 @@ class MultiHeadAttentionWrapper(nn.Module):
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with weight splits: ``d_out`` is the total width, ``d_out //
     num_heads`` per head; ``out_proj`` (with a bias) combines the heads."""
+
+    mask: torch.Tensor  # (context_length, context_length), registered as a buffer below
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__()

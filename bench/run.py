@@ -252,10 +252,7 @@ def trace_memory() -> dict:
     from ui import cache
 
     def size(trace) -> int:
-        return sum(
-            t.untyped_storage().nbytes()
-            for t in tensors_of(trace)
-        )
+        return sum(t.untyped_storage().nbytes() for t in tensors_of(trace))
 
     out = {
         f"cache cap, {m.name} (MB, at most {m.max_entries} entries)": m.max_bytes / 2**20

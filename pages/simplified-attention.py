@@ -134,6 +134,4 @@ panels.source(
 
 
 # --- break it ----------------------------------------------------------------------------------
-panels.break_it(
-    "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book
-)
+panels.break_it("simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book)

@@ -32,17 +32,20 @@ if not cfg.present:  # presenter mode: the stepper tells it step by step
 
 panels.prepared_or_stop(args)
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.
-version = ("v1" if cfg.book else "v2") if cfg.present else st.radio(
-    "Module",
-    ["v2", "v1"],
-    index=1 if cfg.book else 0,
-    format_func=lambda v: {
-        "v2": "SelfAttention_v2: nn.Linear layers",
-        "v1": "SelfAttention_v1: raw nn.Parameter matrices",
-    }[v],
-    horizontal=True,
-    key="p2_version",
-)
+if cfg.present:
+    version = "v1" if cfg.book else "v2"
+else:
+    version = st.radio(
+        "Module",
+        ["v2", "v1"],
+        index=1 if cfg.book else 0,
+        format_func=lambda v: {
+            "v2": "SelfAttention_v2: nn.Linear layers",
+            "v1": "SelfAttention_v1: raw nn.Parameter matrices",
+        }[v],
+        horizontal=True,
+        key="p2_version",
+    )
 # The traces the lesson reads: the module picked, the other version, and (narrow keys) the
 # picked module one click away at a wider d_out.
 trace = cache.trace("trainable", *args, version)

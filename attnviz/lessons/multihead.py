@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -533,7 +533,9 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
 def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
     split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
-    signed = dict(kind="signed", row_name="token", value_name="value", annotate=False)
+    signed: dict[str, Any] = dict(
+        kind="signed", row_name="token", value_name="value", annotate=False
+    )
     split = Panel(
         "p4_step_split",
         F.heatmap(

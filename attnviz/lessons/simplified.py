@@ -285,8 +285,6 @@ def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, 
     )
 
 
-
-
 @dataclass(frozen=True)
 class LoopTiming:
     """The nested loops against ``X @ X.T`` on the same inputs, best of 5 each."""

@@ -378,5 +378,3 @@ def trainable_lesson(
         ),
         hidden={bug.key: bug.hidden_at(tr.inputs, tr.spec) for bug in B.bugs_for("trainable")},
     )
-
-

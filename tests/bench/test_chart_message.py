@@ -26,7 +26,13 @@ def _script(kind: str, height: int | None, in_column: bool) -> None:
     where = st.columns(2)[1] if in_column else None
     if kind == "streamlit":
         target = where if where is not None else st
-        target.plotly_chart(fig, width="stretch", config=panels.PLOT_CONFIG, key="fig_x")
+        target.plotly_chart(
+            fig,
+            width="stretch",
+            config=panels.PLOT_CONFIG,
+            key="fig_x",
+            alt=panels.chart_label(fig),
+        )
     else:
         panels.chart(fig, key="fig_x", container=where)
         panels.chart(fig, key="fig_y", container=where)  # the second send reuses the JSON

@@ -422,8 +422,7 @@ def _page_inputs(name):
         assert traces["causal"].inputs.shape == (2, 256, 768)
         assert traces["multihead"].inputs.shape == (1, 256, 768)
     return {
-        kind: (tr.inputs, None if kind == "simplified" else tr.spec)
-        for kind, tr in traces.items()
+        kind: (tr.inputs, None if kind == "simplified" else tr.spec) for kind, tr in traces.items()
     }
 
 

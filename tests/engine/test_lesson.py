@@ -72,7 +72,11 @@ def test_specs_follow_the_settings():
 def test_the_wrapper_and_the_weight_split_have_the_same_output_width():
     s = Settings(d_out=12, num_heads=3)
     prep = L.prepare(TEXT, s)
-    assert tuple(L.wrapper(prep, s).output.shape) == tuple(L.multihead(prep, s).output.shape) == (1, 6, 12)
+    assert (
+        tuple(L.wrapper(prep, s).output.shape)
+        == tuple(L.multihead(prep, s).output.shape)
+        == (1, 6, 12)
+    )
 
 
 def test_lesson_traces_use_the_training_flag_and_dropout_seed():

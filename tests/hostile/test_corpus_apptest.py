@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
 from attnviz.tokens import tokenize
-from tests.support.pages import ROOT, app_pages
+from tests.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
 
 from .corpus import CASES, CASES_BY_ID, TOKEN_CAP, syntax_fragments
 
@@ -225,6 +225,9 @@ def test_pages_are_classified():
     """The rules above rest on reading the pages' code: make sure that still finds them."""
     assert MULTIHEAD in HEADS_PAGES <= TEXT_PAGES
     assert {"simplified-attention", "causal-attention"} <= TEXT_PAGES
+    # The page facts name files that app.py registers (a renamed page must be renamed there too).
+    assert OWN_INPUTS | RUNS_MULTIHEAD <= {p.path for p in PAGES}
+    assert "watch-attention-learn" not in TEXT_PAGES
 
 
 def test_html_labels_are_escaped_entities(canary):

@@ -55,7 +55,42 @@ def test_configure_threads_applies_once_per_process(value, expected):
     assert (second, now) == (first, "3")  # a second call neither re-applies nor changes it
 
 
+# The app with ATTNVIZ_TORCH_THREADS=2 in a fresh process whose torch was set to 3 threads:
+# each page's first line (entry.guard) records the thread count its run sees.
+PAGE_PROBE = """
+import torch
+from streamlit.testing.v1 import AppTest
+from ui import entry
+
+seen = []
+real_guard = entry.guard
+
+
+def recording_guard(page_file):
+    seen.append(torch.get_num_threads())
+    real_guard(page_file)
+
+
+entry.guard = recording_guard
+torch.set_num_threads(3)
+at = AppTest.from_file("app.py", default_timeout=120)
+at.run()
+assert not at.exception, [e.value for e in at.exception]
+print(*seen)
+"""
+
+
 def test_the_app_configures_threads_before_any_page_runs():
-    source = (ROOT / "app.py").read_text(encoding="utf-8")
-    assert "runtime.configure_threads()" in source
-    assert source.index("runtime.configure_threads()") < source.index("st.navigation(")
+    env = {**os.environ, runtime.ENV: "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", PAGE_PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    seen = out.stdout.split()
+    assert seen, "no page ran"
+    assert set(seen) == {"2"}, seen  # not torch's 3: app.py applied the variable first
