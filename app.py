@@ -55,7 +55,7 @@ navigation = st.navigation(PAGES)
 
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
-from ui import cache, profiling, state, style  # noqa: E402
+from ui import cache, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
@@ -69,7 +69,8 @@ style.inject()  # the small-screen and readability CSS (ui/style.py)
 url_warning = state.read_url()
 if url_warning:
     st.session_state[state.URL_WARNING_KEY] = url_warning
-config = state.sidebar()
+present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
+config = state.sidebar(present.bar(navigation.url_path))
 st.session_state["_attnviz_config"] = config
 
 status = cache.tokenizer().status

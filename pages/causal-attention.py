@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import cache, panels, state
+from ui import cache, panels, present, state
 from ui.text import md_escape
 
 cfg = state.config()
@@ -17,18 +17,19 @@ args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
 st.title("3. Causal attention and dropout")
-st.write(
-    "A language model predicts the next token, so while it reads a token it must not see the "
-    "tokens after it. Causal attention hides every future key: their scores become −∞ before the "
-    "softmax, so their weights are exactly 0 and each row still sums to 1. During training, "
-    "dropout then zeroes random attention weights (and scales the survivors) so the model cannot "
-    "lean on a few positions."
-)
-st.latex(
-    r"\omega^{\text{masked}}_{ij} = \begin{cases}\omega_{ij} & j \le i\\ -\infty & j > i\end{cases},"
-    r"\qquad A = \mathrm{dropout}\!\left(\mathrm{softmax}\!\left(\frac{\omega^{\text{masked}}}{\sqrt{d_k}}\right)\right),"
-    r"\qquad Z = AV"
-)
+if not cfg.present:  # presenter mode: the stepper tells it step by step
+    st.write(
+        "A language model predicts the next token, so while it reads a token it must not see the "
+        "tokens after it. Causal attention hides every future key: their scores become −∞ before the "
+        "softmax, so their weights are exactly 0 and each row still sums to 1. During training, "
+        "dropout then zeroes random attention weights (and scales the survivors) so the model cannot "
+        "lean on a few positions."
+    )
+    st.latex(
+        r"\omega^{\text{masked}}_{ij} = \begin{cases}\omega_{ij} & j \le i\\ -\infty & j > i\end{cases},"
+        r"\qquad A = \mathrm{dropout}\!\left(\mathrm{softmax}\!\left(\frac{\omega^{\text{masked}}}{\sqrt{d_k}}\right)\right),"
+        r"\qquad Z = AV"
+    )
 
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)
@@ -46,6 +47,9 @@ def build() -> lessons.CausalLesson:
 
 
 L = cache.lesson_of(("causal", *bargs), build)
+if cfg.present:
+    present.show(L.steps, [*L.route_checks, *L.checks])
+    st.stop()
 numbers = panels.show_numbers_toggle()
 st.code(L.constructor, language="python")
 if L.book_note:

@@ -10,7 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import speed
 from attnviz.lessons import multihead as ML
-from ui import cache, panels, state
+from ui import cache, panels, present, state
 from ui.text import md_escape
 
 cfg = state.config()
@@ -18,17 +18,33 @@ args = cfg.trace_args("multihead")
 _, settings, book = args
 
 st.title("4. Multi-head attention")
-st.write(
-    "One causal attention head learns one way of relating tokens. Multi-head attention runs "
-    "several heads side by side, each with its own projections of width head_dim = d_out / "
-    "num_heads, and joins their context vectors. The chapter builds it twice: first by stacking "
-    "CausalAttention modules (the wrapper), then with one projection per role split into heads "
-    "(the weight-split MultiHeadAttention, with an output projection that mixes the heads)."
-)
-st.latex(
-    r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)V_h,"
-    r"\qquad \mathrm{MultiHead}(X) = \big[\mathrm{head}_1, \dots, \mathrm{head}_H\big]\,W_o + b_o"
-)
+if not cfg.present:  # presenter mode: the stepper tells it step by step
+    st.write(
+        "One causal attention head learns one way of relating tokens. Multi-head attention runs "
+        "several heads side by side, each with its own projections of width head_dim = d_out / "
+        "num_heads, and joins their context vectors. The chapter builds it twice: first by stacking "
+        "CausalAttention modules (the wrapper), then with one projection per role split into heads "
+        "(the weight-split MultiHeadAttention, with an output projection that mixes the heads)."
+    )
+    st.latex(
+        r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)V_h,"
+        r"\qquad \mathrm{MultiHead}(X) = \big[\mathrm{head}_1, \dots, \mathrm{head}_H\big]\,W_o + b_o"
+    )
+
+
+def lesson():
+    """The weight split's trace and its lesson (the page and presenter mode share them)."""
+    trace = panels.causal_trace_or_stop("multihead", cfg, args)
+    return trace, cache.lesson_of(
+        ("multihead", *args),
+        lambda: ML.build(trace, cache.trace("wrapper", *args) if book else None, book),
+    )
+
+
+if cfg.present:
+    view = lesson()[1]
+    present.show(view.steps, view.checks)
+    st.stop()
 
 
 def apply_preset(values: dict) -> None:
@@ -63,11 +79,7 @@ with st.expander("Presets", expanded=False):
         "chapter's softmax axis (dim=1 → dim=-1) and no current code reproduces them."
     )
 
-trace = panels.causal_trace_or_stop("multihead", cfg, args)
-view = cache.lesson_of(
-    ("multihead", *args),
-    lambda: ML.build(trace, cache.trace("wrapper", *args) if book else None, book),
-)
+trace, view = lesson()
 numbers = panels.show_numbers_toggle()
 
 # --- all heads ---------------------------------------------------------------------------------

@@ -9,29 +9,34 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import cache, panels, state
+from ui import cache, panels, present, state
 from ui.text import md_escape
 
 cfg = state.config()
 args = cfg.trace_args("simplified")
 
 st.title("1. Simplified self-attention")
-st.write(
-    "No trainable weights yet. Each token scores every token (itself included) by a dot product "
-    "of their input vectors, turns its row of scores into weights with a softmax, and takes the "
-    "weighted sum of the input vectors: its **context vector**."
-)
-st.latex(
-    r"\omega_{ij} = x^{(i)} \cdot x^{(j)}, \qquad "
-    r"\alpha_{ij} = \frac{\exp(\omega_{ij})}{\sum_k \exp(\omega_{ik})}, \qquad "
-    r"z^{(i)} = \sum_j \alpha_{ij}\, x^{(j)}"
-)
+
+if not cfg.present:  # presenter mode: the stepper tells it step by step
+    st.write(
+        "No trainable weights yet. Each token scores every token (itself included) by a dot product "
+        "of their input vectors, turns its row of scores into weights with a softmax, and takes the "
+        "weighted sum of the input vectors: its **context vector**."
+    )
+    st.latex(
+        r"\omega_{ij} = x^{(i)} \cdot x^{(j)}, \qquad "
+        r"\alpha_{ij} = \frac{\exp(\omega_{ij})}{\sum_k \exp(\omega_{ik})}, \qquad "
+        r"z^{(i)} = \sum_j \alpha_{ij}\, x^{(j)}"
+    )
 
 panels.prepared_or_stop(args)
 if cfg.settings.training and not cfg.book:
     st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
 lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
+if cfg.present:
+    present.show(lesson.steps, lesson.checks)
+    st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
 

@@ -8,38 +8,44 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import cache, panels, state
+from ui import cache, panels, present, state
 from ui.text import md_escape
 
 cfg = state.config()
 args = cfg.trace_args("trainable")
 
 st.title("2. Trainable self-attention")
-st.write(
-    "Three trainable matrices project each input vector into a **query** (what this token is "
-    "looking for), a **key** (what it offers to be found by) and a **value** (what it passes on), "
-    "like a search: the query is matched against every key, and the values of the best matches "
-    "are returned, blended. Two different things are called “weights” here: the trainable weight "
-    "matrices W_q, W_k, W_v, fixed after training, and the attention weights α, recomputed for "
-    "every input."
-)
-st.latex(
-    r"Q = XW_q,\; K = XW_k,\; V = XW_v, \qquad "
-    r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad Z = AV"
-)
+
+if not cfg.present:  # presenter mode: the stepper tells it step by step
+    st.write(
+        "Three trainable matrices project each input vector into a **query** (what this token is "
+        "looking for), a **key** (what it offers to be found by) and a **value** (what it passes on), "
+        "like a search: the query is matched against every key, and the values of the best matches "
+        "are returned, blended. Two different things are called “weights” here: the trainable weight "
+        "matrices W_q, W_k, W_v, fixed after training, and the attention weights α, recomputed for "
+        "every input."
+    )
+    st.latex(
+        r"Q = XW_q,\; K = XW_k,\; V = XW_v, \qquad "
+        r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad Z = AV"
+    )
 
 panels.prepared_or_stop(args)
-version = st.radio(
-    "Module",
-    ["v2", "v1"],
-    index=1 if cfg.book else 0,
-    format_func=lambda v: {
-        "v2": "SelfAttention_v2: nn.Linear layers",
-        "v1": "SelfAttention_v1: raw nn.Parameter matrices",
-    }[v],
-    horizontal=True,
-    key="p2_version",
-)
+# Presenter mode walks the default module (the book's v1 in book mode) with no radio.
+if cfg.present:
+    version = "v1" if cfg.book else "v2"
+else:
+    version = st.radio(
+        "Module",
+        ["v2", "v1"],
+        index=1 if cfg.book else 0,
+        format_func=lambda v: {
+            "v2": "SelfAttention_v2: nn.Linear layers",
+            "v1": "SelfAttention_v1: raw nn.Parameter matrices",
+        }[v],
+        horizontal=True,
+        key="p2_version",
+    )
 # The traces the lesson reads: the module picked, the other version, and (narrow keys) the
 # picked module one click away at a wider d_out.
 trace = cache.trace("trainable", *args, version)
@@ -49,6 +55,9 @@ wide = cache.trace("trainable", args[0], wide_settings, False, version) if wide_
 lesson = cache.lesson_of(
     ("trainable", *args, version), lambda: L.trainable_lesson(trace, other, wide, cfg.book)
 )
+if cfg.present:
+    present.show(lesson.steps, lesson.checks)
+    st.stop()
 numbers = panels.show_numbers_toggle()
 
 

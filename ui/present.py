@@ -16,17 +16,93 @@ import streamlit as st
 
 from attnviz.panel import Panel
 
-from . import panels
+from . import panels, state
 from .text import md_escape
 
+PRESENT_KEY = "present"
 STEP_KEY = "step"
+MAX_STEP = 50  # no pass has more steps; a larger step= is named in the link warning
+URL_WARNING_KEY = "_attnviz_present_url_warning"
+TOGGLE_LABEL = "Presenter mode"
+# Tall enough for a projector, short enough that a 1920×1080 screen shows the whole step.
+FIGURE_HEIGHT = 480
+# The pass pages (their url_path) that have a stepper.
+PASS_PAGES = frozenset(
+    {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
+)
+
+
+def _parse_present(raw: str) -> bool:
+    word = raw.lower()
+    if word in ("true", "false"):
+        return word == "true"
+    raise ValueError("not true or false")
+
+
+def _parse_step(raw: str) -> int:
+    try:
+        step = int(raw.strip())
+    except ValueError:
+        raise ValueError("not a whole number") from None
+    if not 1 <= step <= MAX_STEP:
+        raise ValueError(f"outside 1–{MAX_STEP}")
+    return step
+
+
+PARSERS = {PRESENT_KEY: _parse_present, STEP_KEY: _parse_step}
+state.register_page_keys(*PARSERS)
+
+
+def read_url() -> None:
+    """Check ``present`` and ``step`` as the sidebar's values are checked (app.py calls this
+    before any widget exists); a rejected one is dropped and named in one warning."""
+    warning = state.read_url(PARSERS, URL_WARNING_KEY)
+    if warning:
+        st.session_state[URL_WARNING_KEY] = warning
+
+
+def requested(url_path: str) -> bool:
+    """Whether this run presents: the toggle's value once it exists, else the URL's."""
+    if url_path not in PASS_PAGES:
+        return False
+    if PRESENT_KEY in st.session_state:
+        return bool(st.session_state[PRESENT_KEY])
+    return st.query_params.get(PRESENT_KEY) == "true"
+
+
+def _start_over() -> None:
+    # Switching presenter mode on or off starts from step 1 and a clean URL.
+    if STEP_KEY in st.query_params:
+        del st.query_params[STEP_KEY]
+
+
+def bar(url_path: str):
+    """The top of a pass page: the "Presenter mode" toggle (bound to ``present`` in the URL)
+    and, while presenting, a container for the text box. None on pages without a stepper."""
+    if URL_WARNING_KEY in st.session_state:
+        st.warning(st.session_state.pop(URL_WARNING_KEY))
+    if url_path not in PASS_PAGES:
+        return None
+    presenting = requested(url_path)
+    left, right = st.columns([1, 5]) if presenting else (st.container(), None)
+    with left:
+        st.toggle(
+            TOGGLE_LABEL,
+            value=False,
+            key=PRESENT_KEY,
+            on_change=_start_over,
+            help="One step at a time, large, for a projector. Switch off to leave.",
+            bind="query-params",
+        )
+    return right
+
 
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome.
 _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
-div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 1.5rem; }
+div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 4rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li {
   font-size: 1.45rem; line-height: 1.5; }
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
@@ -40,24 +116,49 @@ def style() -> None:
 
 
 def _big(fig: go.Figure) -> go.Figure:
-    """A larger copy of a shared figure (built once per figure: the cached one is never changed)."""
+    """A larger copy of a shared figure, for a projector: taller, with larger title, tick
+    labels and cell numbers. Built once per figure and kept on it (the shared figure itself is
+    never changed, as panels.chart keeps its JSON)."""
     big = getattr(fig, "_attnviz_present", None)
     if big is None:
         big = go.Figure(fig)
         height = fig.layout.height if isinstance(fig.layout.height, (int, float)) else 450
-        big.update_layout(height=max(560, int(height * 1.5)), font={"size": 18})
+        big.update_layout(height=max(FIGURE_HEIGHT, height), font={"size": 18})
+        big.update_layout(title_font_size=24)
+        big.update_xaxes(tickfont_size=18, title_font_size=18)
+        big.update_yaxes(tickfont_size=18, title_font_size=18)
+        big.update_traces(textfont_size=20, selector={"type": "heatmap"})
+        big.update_traces(colorbar_tickfont_size=16, selector={"type": "heatmap"})
+        big.update_annotations(font_size=18)  # the heads' subplot titles
+        if big.layout.coloraxis.colorscale is not None:  # a grid's shared colour bar
+            big.update_layout(coloraxis_colorbar_tickfont_size=16)
         fig._attnviz_present = big
     return big
 
 
-def step_from_url(count: int) -> int:
-    """The 0-based step the URL asks for (``step`` is 1-based), clamped to the steps there are."""
+def step_from_url(count: int, *, quiet: bool = False) -> int:
+    """The 0-based step the URL asks for (``step`` is 1-based). read_url already dropped a
+    value that is not a whole number in 1–MAX_STEP; one past this pass's last step is named in
+    a warning and step 1 is shown."""
     raw = st.query_params.get(STEP_KEY, "1")
     try:
-        wanted = int(raw)
+        wanted = _parse_step(raw)
     except ValueError:
         wanted = 1
-    return min(max(wanted, 1), max(count, 1)) - 1
+    if wanted > count:
+        if quiet:
+            return 0
+        st.warning(f"This pass has {count} steps, so step={wanted} opens step 1.")
+        del st.query_params[STEP_KEY]
+        wanted = 1
+    return wanted - 1
+
+
+def _move(by: int, count: int) -> None:
+    """Previous / Next: the URL's step moves before the run, so the buttons and the step drawn
+    agree (an on_click callback runs before the script)."""
+    index = step_from_url(count, quiet=True) + by
+    st.query_params[STEP_KEY] = str(min(max(index, 0), count - 1) + 1)
 
 
 def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
@@ -65,39 +166,48 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
     if not steps:
         st.info("This page has no steps to present.")
         return 0
-    index = step_from_url(len(steps))
+    count = len(steps)
+    index = step_from_url(count)
     left, middle, right = st.columns([1, 4, 1], vertical_alignment="center")
     with left:
-        back = st.button(
-            "◀ Previous", key="present_prev", shortcut="Left", disabled=index == 0, width="stretch"
+        st.button(
+            "◀ Previous",
+            key="present_prev",
+            shortcut="Left",
+            disabled=index == 0,
+            width="stretch",
+            on_click=_move,
+            args=(-1, count),
         )
     with right:
-        forward = st.button(
+        st.button(
             "Next ▶",
             key="present_next",
             shortcut="Right",
-            disabled=index == len(steps) - 1,
+            disabled=index == count - 1,
             width="stretch",
             type="primary",
+            on_click=_move,
+            args=(1, count),
         )
-    if back or forward:
-        index = index - 1 if back else index + 1
-        st.query_params[STEP_KEY] = str(index + 1)
     step = steps[index]
     with middle:
         st.markdown(f"**Step {index + 1} of {len(steps)}**")
         st.progress((index + 1) / len(steps))
+        # Shape and live checks up here, so that one 1080-pixel screen holds the whole step.
+        st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
     if step.formula:
         st.latex(step.formula)
     if step.sentence:
         st.write(md_escape(step.sentence))
     panels.chart(_big(step.figure), key=f"present_{step.key}")
-    st.caption(
-        md_escape(f"{step.figure.layout.title.text or step.key}: shape {tuple(step.values.shape)}")
-    )
-    if checks_line:
-        st.caption(md_escape(checks_line))
     return index
+
+
+def show(steps: Sequence[Panel], checks=()) -> int:
+    """The whole presenter view of a pass page: style, stepper, one line of live checks."""
+    style()
+    return stepper(steps, checks_line=checks_summary(checks))
 
 
 def checks_summary(results) -> str:

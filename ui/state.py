@@ -8,6 +8,7 @@ the :class:`Config` every page reads.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping
@@ -210,6 +211,7 @@ class Config:
     text: str
     text2: str
     book: bool
+    present: bool = False  # presenter mode (ui/present.py): the page shows its stepper
 
     def trace_args(self, kind: str = "multihead") -> tuple[str, Settings, bool]:
         """(text, settings, book) for the caches of pass ``kind``: only the settings that pass
@@ -295,9 +297,13 @@ def _clamp_texts() -> None:
             st.session_state[key] = value[:TEXT_MAX_CHARS]
 
 
-def sidebar() -> Config:
-    """Build the shared sidebar (once, in app.py) and return the current configuration."""
+def sidebar(text_box=None) -> Config:
+    """Build the shared sidebar (once, in app.py) and return the current configuration.
+
+    ``text_box``: presenter mode's container in the main area; the text widget is built
+    there instead of in the (hidden) sidebar, still one widget bound to ``text``."""
     _clamp_texts()
+    present = text_box is not None
     with st.sidebar:
         st.header("Settings")
         book = _widget(FIELDS_BY_URL["book"])
@@ -306,8 +312,12 @@ def sidebar() -> Config:
             # panel lists the values in use. Streamlit keeps a bound widget's value while it is
             # not drawn, so switching book mode off brings the student's values back.
             book_panel()
-            return BOOK_CONFIG
-        text = _widget(FIELDS_BY_URL["text"])
+            return dataclasses.replace(BOOK_CONFIG, present=present)
+        if text_box is not None:
+            with text_box:
+                text = _widget(FIELDS_BY_URL["text"])
+        else:
+            text = _widget(FIELDS_BY_URL["text"])
         if len(text) >= TEXT_MAX_CHARS:
             st.warning(
                 f"The text reached the {TEXT_MAX_CHARS:,}-character limit; the rest was cut."
@@ -341,7 +351,7 @@ def sidebar() -> Config:
         qkv_bias=bool(qkv_bias),
         training=bool(training),
     )
-    return Config(settings, text, text2, False)
+    return Config(settings, text, text2, False, present)
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).

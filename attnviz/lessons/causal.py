@@ -92,6 +92,8 @@ class CausalLesson:
     mode_claims: tuple[Claim, ...]
     batch: Batch | None
     checks: tuple[CheckResult, ...]
+    # Presenter mode, in the book's order: scores, masked, scaled, softmax, dropout, context.
+    steps: tuple[Panel, ...] = ()
 
     @property
     def panels(self) -> dict[str, Panel]:
@@ -240,6 +242,71 @@ def _routes(tr: T.CausalTrace, training: bool):
         C.no_future_leak(tr.spec.build().eval(), tr.inputs),
     )
     return masked, route1, route2, uniform, tuple(claims), checks
+
+
+def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> tuple[Panel, ...]:
+    """The presenter's six steps: the page's masked scores and Route 2 weights, plus the
+    scores before the mask, the scaled scores, the dropout step and the context."""
+    labels, d_k = tr.labels, tr.keys.shape[-1]
+    scores = _weights_panel(
+        "p3_step_scores",
+        T.unmasked_scores(tr)[0],
+        labels,
+        labels,
+        "Scores Q Kᵀ (before the mask)",
+        kind="signed",
+        value_name="score",
+        formula=r"\omega = Q K^\top",
+        sentence="Each query scores every key, the future ones included, as in pass 2.",
+    )
+    scaled = _weights_panel(
+        "p3_step_scaled",
+        tr.scaled_scores[0],
+        labels,
+        labels,
+        f"Masked scores ÷ √d_k = √{d_k} (blank = −∞)",
+        kind="signed",
+        value_name="scaled score",
+        formula=r"\omega^{\text{masked}} / \sqrt{d_k}",
+        sentence=f"Every score is divided by √{d_k} = {d_k**0.5:.4g}; −∞ stays −∞.",
+    )
+    p = tr.spec.dropout
+    if training:
+        title = f"Weights after dropout (p = {_fmt(p)}, survivors × {1 / (1 - p):.4g})"
+        sentence = (
+            f"Training mode: dropout zeroes each weight with probability {_fmt(p)} and "
+            f"multiplies the survivors by {1 / (1 - p):.4g}; the zeros here are the dropped weights."
+        )
+        formula = r"A = \mathrm{dropout}(\mathrm{softmax}(\cdot))"
+    else:
+        why = "training mode with dropout 0" if tr.training else "eval mode"
+        title = "Weights after dropout (the identity here)"
+        sentence = f"In {why} dropout is the identity: the weights pass through unchanged."
+        formula = r"\mathrm{dropout}(A) = A"
+    dropped = _weights_panel(
+        "p3_step_dropout",
+        tr.weights_dropped[0],
+        labels,
+        labels,
+        title,
+        zmax=1 / (1 - p) if training else None,
+        formula=formula,
+        sentence=sentence,
+    )
+    context = _weights_panel(
+        "p3_step_context",
+        tr.context[0],
+        labels,
+        F.dim_labels(tr.spec.d_out, "out"),
+        f"Context Z = A V {tuple(tr.context[0].shape)}",
+        kind="signed",
+        row_name="token",
+        col_name="output dim",
+        value_name="value",
+        formula=r"Z = A V",
+        sentence="Each context vector blends the value vectors of the tokens it may see.",
+    )
+    return (scores, masked, scaled, weights, dropped, context)
 
 
 # --- the dropout lab --------------------------------------------------------------------------
@@ -565,4 +632,5 @@ def causal_lesson(
         mode_claims=_mode_claims(trace, book),
         batch=_batch(batch_trace, batch_labels, book) if batch_trace is not None else None,
         checks=_checks(trace, book),
+        steps=_steps(trace, masked, route2, training),
     )

@@ -12,11 +12,15 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
+import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import torch
+from plotly.subplots import make_subplots
 
 from .. import book
 from .. import bugs as B
@@ -249,6 +253,9 @@ class MultiHeadLesson:
     hidden: dict[str, str | None]  # bug key -> why the settings hide it (None: it shows)
     panels: dict[str, Panel] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
+    # Presenter mode, in the book's order: split into heads, per-head scores (masked, scaled),
+    # per-head weights (the grid above), per-head context, merged, out_proj.
+    steps: tuple[Panel, ...] = ()
 
     @property
     def num_heads(self) -> int:
@@ -466,7 +473,146 @@ def build(
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
         claims=tuple(_row_claims(grid.key, grid.values, dropped(trace), "All heads")),
+        steps=_steps(trace, grid),
     )
+
+
+# --- presenter steps ----------------------------------------------------------------------------
+def _heads_figure(values: torch.Tensor, rows, cols, *, title: str) -> go.Figure:
+    """Every head's (rows, cols) matrix side by side on one diverging scale (blank: −∞)."""
+    z = torch.where(torch.isfinite(values), values, torch.nan).to(torch.float32).numpy()
+    H = z.shape[0]
+    per_row = min(4, H)
+    grid_rows = math.ceil(H / per_row)
+    fig = make_subplots(
+        rows=grid_rows,
+        cols=per_row,
+        subplot_titles=[f"head {h}" for h in range(H)],
+        horizontal_spacing=0.03,
+        vertical_spacing=0.08,
+    )
+    ys, xs = F.axis_labels(rows), F.axis_labels(cols)
+    for h in range(H):
+        fig.add_trace(
+            go.Heatmap(
+                z=z[h],
+                x=xs,
+                y=ys,
+                coloraxis="coloraxis",
+                hovertemplate=f"head {h}<br>%{{y}}<br>%{{x}}<br>%{{z:.4f}}<extra></extra>",
+            ),
+            row=h // per_row + 1,
+            col=h % per_row + 1,
+        )
+    finite = z[np.isfinite(z)]
+    top = float(np.abs(finite).max()) if finite.size else 1.0
+    fig.update_xaxes(type="category", showticklabels=False)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_yaxes(showticklabels=True, col=1)
+    fig.update_layout(
+        template=F.TEMPLATE,
+        title=dict(text=title, font=dict(size=15)),
+        coloraxis=dict(colorscale=F.DIVERGING, cmin=-top, cmax=top),
+        height=min(1200, 80 + 230 * grid_rows),
+        margin=dict(l=10, r=10, t=70, b=10),
+    )
+    return fig
+
+
+def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
+    """A (H, rows, cols) panel: every head, or head 0 alone past the grid's budget."""
+    if values.numel() > GRID_CELL_BUDGET:
+        title = f"{title}: head 0 of {values.shape[0]} (all heads are past the figure budget)"
+        values = values[0]
+        figure = F.heatmap(values, rows, cols, title=title, kind="signed", annotate=False)
+    else:
+        figure = _heads_figure(values, rows, cols, title=title)
+    return Panel(key, figure, values, tuple(rows), tuple(cols), "", formula, sentence)
+
+
+def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
+    labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
+    split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
+    signed: dict[str, Any] = dict(
+        kind="signed", row_name="token", value_name="value", annotate=False
+    )
+    split = Panel(
+        "p4_step_split",
+        F.heatmap(
+            trace.queries[0],
+            labels,
+            split_cols,
+            title=f"Q {(trace.num_tokens, d_out)}, split into {H} heads of head_dim {hd}",
+            col_name="head·dim",
+            **signed,
+        ),
+        trace.queries[0],
+        labels,
+        split_cols,
+        formula=r"Q = X W_q \;\to\; (b, T, H, d_{\text{head}}) \;\to\; (b, H, T, d_{\text{head}})",
+        sentence=(
+            f"One projection per role, {d_out} columns wide, cut into {H} heads of {hd} "
+            f"columns: head h reads columns h·{hd} to h·{hd} + {hd - 1}. K and V are split "
+            "the same way."
+        ),
+    )
+    scores = _per_head(
+        "p4_step_scores",
+        trace.scaled_scores[0],
+        labels,
+        labels,
+        f"Scaled masked scores of all {H} heads (blank = −∞)",
+        r"\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M",
+        f"Each head scores with its own {hd}-wide queries and keys, divided by √{hd} = "
+        f"{hd**0.5:.4g}; future keys get −∞.",
+    )
+    dims = tuple(F.dim_labels(hd, "head dim"))
+    context_heads = _per_head(
+        "p4_step_context_heads",
+        trace.context_heads[0],
+        labels,
+        dims,
+        f"Context of each of the {H} heads {(trace.num_tokens, hd)}",
+        r"Z_h = A_h V_h",
+        "Each head blends its own values with its own weights.",
+    )
+    merged = Panel(
+        "p4_step_merged",
+        F.heatmap(
+            trace.context[0],
+            labels,
+            split_cols,
+            title=f"Heads merged {(trace.num_tokens, d_out)}",
+            col_name="head·dim",
+            **signed,
+        ),
+        trace.context[0],
+        labels,
+        split_cols,
+        formula=r"Z = [\,Z_0, \dots, Z_{H-1}\,]",
+        sentence=(
+            "transpose(1, 2) and a contiguous view put the heads side by side again: head h "
+            f"fills columns h·{hd} onward."
+        ),
+    )
+    out_cols = tuple(F.dim_labels(d_out, "out"))
+    out = Panel(
+        "p4_step_out_proj",
+        F.heatmap(
+            trace.output[0],
+            labels,
+            out_cols,
+            title=f"out_proj: the module's output {(trace.num_tokens, d_out)}",
+            col_name="output dim",
+            **signed,
+        ),
+        trace.output[0],
+        labels,
+        out_cols,
+        formula=r"\mathrm{out\_proj}(Z) = Z W_o + b_o",
+        sentence="A last linear layer mixes the heads: every output column reads every head.",
+    )
+    return (split, scores, grid, context_heads, merged, out)
 
 
 def _wrapper_spec(spec: T.ModuleSpec) -> T.ModuleSpec:

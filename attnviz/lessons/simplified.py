@@ -59,6 +59,11 @@ class SimplifiedLesson:
     def claims_on(self, panel: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == panel)
 
+    @property
+    def steps(self) -> tuple[Panel, ...]:
+        """Presenter mode, in the book's order: scores X Xᵀ, softmax, context."""
+        return tuple(self.panels[name] for name in ("scores", "weights", "context"))
+
 
 @dataclass(frozen=True)
 class QueryView:

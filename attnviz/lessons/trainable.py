@@ -60,6 +60,12 @@ class TrainableLesson:
     def claims_on(self, panel: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == panel)
 
+    @property
+    def steps(self) -> tuple[Panel, ...]:
+        """Presenter mode, in the book's order: Q, K, V, scores, scaled, softmax, context."""
+        names = ("queries", "keys", "values", "scores", "scaled", "weights", "context")
+        return tuple(self.panels[name] for name in names)
+
 
 def wide_settings(settings: Settings, book: bool) -> Settings | None:
     """The settings one click away where scaling matters (d_out raised to WIDE_D_OUT), or None
