@@ -21,12 +21,16 @@ st.title("Trained heads: GPT-2's weights in your module")
 st.write(
     "Every other page uses random weights, as the chapter does. Here the same MultiHeadAttention "
     "class is built once per layer of GPT-2 (twelve times for GPT-2 small), and OpenAI's trained "
-    "weights are copied into it. The sidebar's text goes through every layer, and each head's "
-    "attention weights are drawn below, beside a random head of the same width on the same text."
+    "weights are copied into it. "
+    + ("The book's sentence" if cfg.book else "The sidebar's text")
+    + " goes through every layer, and each head's attention weights are drawn below, beside a "
+    "random head of the same width on the same text."
 )
 st.caption(
-    "GPT-2 fixes the sizes, so the sidebar's d_in, d_out, num_heads, context_length, dropout and "
-    "qkv_bias do not apply here; its embedding and weight seeds set the random head."
+    "GPT-2 fixes the sizes, so the chapter's arguments do not apply here."
+    if cfg.book
+    else "GPT-2 fixes the sizes, so the sidebar's d_in, d_out, num_heads, context_length, "
+    "dropout and qkv_bias do not apply here; its embedding and weight seeds set the random head."
 )
 
 if not trained.real_vocabulary():
@@ -132,8 +136,8 @@ for column, weights, title, key in (
         panels.matrix(fig, weights, labels, labels, key=key, numbers=numbers)
 st.caption(
     f"The random head is the chapter's MultiHeadAttention({config.emb_dim}, {config.emb_dim}, "
-    f"num_heads={H}, qkv_bias=True) on random embeddings of the same tokens (the sidebar's "
-    "embedding and weight seeds), as on page 4. On the log scale white is an even share of the "
+    f"num_heads={H}, qkv_bias=True) on random embeddings of the same tokens (embedding seed "
+    f"{cfg.settings.seed_embed}, weight seed {cfg.settings.seed_weights}), as on page 4. On the log scale white is an even share of the "
     "keys a query can see."
 )
 st.dataframe(pd.DataFrame(trained.head_table(view, layer, head, rand)), hide_index=True)
