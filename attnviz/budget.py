@@ -24,6 +24,7 @@ from contextlib import contextmanager
 
 import torch
 
+from . import pretrained
 from .settings import BOUNDS, Settings, request_bytes
 
 HEAVY_BYTES = 48 * 2**20  # requests predicted above this are "heavy"
@@ -65,14 +66,19 @@ def worst_settings() -> Settings:
     )
 
 
-def server_bound(tokens: int | None = None) -> dict[str, int]:
+def server_bound(tokens: int | None = None, gpt2_folder: str | None = None) -> dict[str, int]:
     """Bytes the server may hold beyond its warm start (torch, tokenizer, code): every cache at
-    its cap, plus :data:`HEAVY_SLOTS` requests at the worst allowed settings at once.
+    its cap, plus :data:`HEAVY_SLOTS` requests at the worst allowed settings at once, plus, when
+    GPT-2's weights are configured (``ATTNVIZ_GPT2_DIR``, or ``gpt2_folder``), the model, its
+    caches and its forwards.
     Sessions themselves (about 1 MB each, measured by the load test) come on top."""
     s = worst_settings()
     parts = {f"cache: {name}": cap for name, cap in CACHE_BYTES.items()}
     peak = PREDICTION_MARGIN * predicted_bytes(s, tokens or s.max_tokens)
     parts["heavy requests"] = int(HEAVY_SLOTS * peak)
+    folder = gpt2_folder if gpt2_folder is not None else pretrained.weights_folder()
+    if folder and not pretrained.missing_files(folder):  # the trained-heads page can load it
+        parts |= pretrained.memory_bound(folder, tokens or s.max_tokens)
     parts["total"] = sum(parts.values())
     return parts
 

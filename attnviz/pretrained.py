@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import threading
@@ -450,6 +451,41 @@ def model_bytes(loaded: Loaded) -> int:
             seen.add(key)
             total += t.untyped_storage().nbytes()
     return total
+
+
+# --- what the page may hold in memory (attnviz.budget.server_bound adds it) -----------------
+MB = 2**20
+# One attention entry holds layers x heads x T^2 float32 weights: 36 MB for GPT-2 small at 256
+# tokens, so this keeps the three most recent long texts (and many short ones).
+ATTENTION_CACHE_BYTES = 128 * MB
+FIGURE_CACHE_BYTES = 16 * MB
+# Forwards of different texts at once (one per core): the rest queue.
+FORWARD_SLOTS = 2
+# A forward's peak above the loaded model, over the attention weights it keeps: measured 90 MB
+# against 36 MB for GPT-2 small at 256 tokens.
+FORWARD_PEAK_FACTOR = 2.5
+
+
+def model_bytes_of(cfg: GPT2Config) -> int:
+    """What :func:`model_bytes` will measure once ``cfg``'s model is loaded, read off the config:
+    every weight (the output head shares the token embedding; a file with its own lm_head adds
+    one more vocabulary x width matrix) and one causal mask per layer."""
+    weights = sum(math.prod(shape) for shape in expected_shapes(cfg).values())
+    masks = cfg.n_layers * cfg.context_length**2
+    return 4 * (weights + masks)
+
+
+def memory_bound(folder: str, tokens: int) -> dict[str, int]:
+    """Bytes the trained-heads page may add to the server for the model in ``folder``: the model
+    (once per process), its two caches at their caps, and the forwards that may run at once at
+    ``tokens`` tokens."""
+    cfg = read_config(folder)
+    kept = 4 * cfg.n_layers * cfg.n_heads * tokens**2
+    return {
+        "GPT-2: model": model_bytes_of(cfg),
+        "GPT-2: attention and figure caches": ATTENTION_CACHE_BYTES + FIGURE_CACHE_BYTES,
+        "GPT-2: forwards at once": int(FORWARD_SLOTS * FORWARD_PEAK_FACTOR * kept),
+    }
 
 
 # --- reading the heads ----------------------------------------------------------------------

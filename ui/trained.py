@@ -22,16 +22,13 @@ from attnviz.tokens import Tokens, get_tokenizer, tokenize
 from . import cache
 from .memo import Memo
 
-MB = 2**20
-# One entry holds layers x heads x T^2 float32 weights: 36 MB for GPT-2 small at 256 tokens, so
-# this keeps the three most recent long texts (and many short ones).
-ATTENTION_BYTES = 128 * MB
+# The caps and the number of forwards at once live in the engine, which counts them in the
+# server's memory bound (attnviz.budget.server_bound).
+ATTENTION_BYTES = P.ATTENTION_CACHE_BYTES
 _attention = Memo(256, ATTENTION_BYTES, "gpt2 attention")
-_figures = Memo(256, 16 * MB, "gpt2 figures")
-# Forwards of different texts at once: one per core. Each GPT-2 small forward at 256 tokens
-# peaks about 90 MB above the loaded model (36 MB of it the weights kept), so a class typing at
-# once queues here instead of holding 50 forwards in memory.
-FORWARD_SLOTS = 2
+_figures = Memo(256, P.FIGURE_CACHE_BYTES, "gpt2 figures")
+# A class typing at once queues here instead of holding 50 forwards in memory.
+FORWARD_SLOTS = P.FORWARD_SLOTS
 _forwards = threading.BoundedSemaphore(FORWARD_SLOTS)
 
 HOW_TO_GET = (
