@@ -12,7 +12,7 @@ from attnviz import bugs as B
 from attnviz import figures as F
 from attnviz import pretrained as P
 from attnviz.lesson import EMPTY_MESSAGE
-from ui import panels, state, trained
+from ui import cache, panels, state, trained
 from ui.text import md_escape
 
 cfg = state.config()
@@ -53,7 +53,10 @@ if problem or folder is None:
     rand = trained.random_head(cfg.text, rand_settings, len(labels))
     st.subheader("Meanwhile: the chapter's random head on your text")
     head = st.selectbox("Random head", range(rand.shape[0]), key="t_rand_head")
-    fig = F.heatmap(rand[head], labels, labels, title=f"Random head {head} (untrained)")
+    fig = cache.lesson_of(  # built once per text, seeds and head, shared by every session
+        ("trained-random-figure", cfg.text, rand_settings, len(labels), head),
+        lambda: F.heatmap(rand[head], labels, labels, title=f"Random head {head} (untrained)"),
+    )
     panels.matrix(fig, rand[head], labels, labels, key="t_rand_only", numbers=False)
     st.stop()
 
@@ -129,10 +132,14 @@ for column, weights, title, key in (
     (right, rand[head], f"Random head {head}, same width, same text", "t_random"),
 ):
     with column:
-        if scale.startswith("weights"):
-            fig = F.heatmap(weights, labels, labels, title=title, annotate=False)
-        else:
-            fig = F.relative_to_uniform(weights, labels, title=title)
+
+        def build(weights=weights, title=title):
+            if scale.startswith("weights"):
+                return F.heatmap(weights, labels, labels, title=title, annotate=False)
+            return F.relative_to_uniform(weights, labels, title=title)
+
+        figure_key = (folder, ids, layer, head, scale, cfg.text, rand_settings, key)
+        fig = cache.lesson_of(("trained-figure", *figure_key), build)
         panels.matrix(fig, weights, labels, labels, key=key, numbers=numbers)
 st.caption(
     f"The random head is the chapter's MultiHeadAttention({config.emb_dim}, {config.emb_dim}, "
