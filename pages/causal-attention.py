@@ -16,20 +16,7 @@ cfg = state.config()
 args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
-st.title("3. Causal attention and dropout")
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "A language model predicts the next token, so while it reads a token it must not see the "
-        "tokens after it. Causal attention hides every future key: their scores become −∞ before the "
-        "softmax, so their weights are exactly 0 and each row still sums to 1. During training, "
-        "dropout then zeroes random attention weights (and scales the survivors) so the model cannot "
-        "lean on a few positions."
-    )
-    st.latex(
-        r"\omega^{\text{masked}}_{ij} = \begin{cases}\omega_{ij} & j \le i\\ -\infty & j > i\end{cases},"
-        r"\qquad A = \mathrm{dropout}\!\left(\mathrm{softmax}\!\left(\frac{\omega^{\text{masked}}}{\sqrt{d_k}}\right)\right),"
-        r"\qquad Z = AV"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)

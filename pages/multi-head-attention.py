@@ -17,19 +17,7 @@ cfg = state.config()
 args = cfg.trace_args("multihead")
 _, settings, book = args
 
-st.title("4. Multi-head attention")
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "One causal attention head learns one way of relating tokens. Multi-head attention runs "
-        "several heads side by side, each with its own projections of width head_dim = d_out / "
-        "num_heads, and joins their context vectors. The chapter builds it twice: first by stacking "
-        "CausalAttention modules (the wrapper), then with one projection per role split into heads "
-        "(the weight-split MultiHeadAttention, with an output projection that mixes the heads)."
-    )
-    st.latex(
-        r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)V_h,"
-        r"\qquad \mathrm{MultiHead}(X) = \big[\mathrm{head}_1, \dots, \mathrm{head}_H\big]\,W_o + b_o"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 
 def lesson():

@@ -14,21 +14,7 @@ from ui.text import md_escape
 cfg = state.config()
 args = cfg.trace_args("trainable")
 
-st.title("2. Trainable self-attention")
-
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "Three trainable matrices project each input vector into a **query** (what this token is "
-        "looking for), a **key** (what it offers to be found by) and a **value** (what it passes on), "
-        "like a search: the query is matched against every key, and the values of the best matches "
-        "are returned, blended. Two different things are called “weights” here: the trainable weight "
-        "matrices W_q, W_k, W_v, fixed after training, and the attention weights α, recomputed for "
-        "every input."
-    )
-    st.latex(
-        r"Q = XW_q,\; K = XW_k,\; V = XW_v, \qquad "
-        r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad Z = AV"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 panels.prepared_or_stop(args)
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.

@@ -5,6 +5,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import tomllib
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -439,3 +442,34 @@ def claims(items) -> None:
     """Sentences about the numbers, computed by the engine (escaped: they name tokens)."""
     for claim in items:
         st.write(md_escape(claim.text))
+
+
+# --- the top of a page -----------------------------------------------------------------------
+def _read_intros() -> MappingProxyType[str, MappingProxyType[str, str]]:
+    """ui/intros.toml, read once: each page's title, paragraph and formula, by URL path."""
+    with (Path(__file__).parent / "intros.toml").open("rb") as f:
+        pages = tomllib.load(f)
+    return MappingProxyType(
+        {
+            name: MappingProxyType(
+                {k: "".join(v) if k == "formula" else v for k, v in page.items()}
+            )
+            for name, page in pages.items()
+        }
+    )
+
+
+INTROS = _read_intros()
+
+
+def page_top(page_file: str, *, present: bool = False) -> None:
+    """The title of the page in ``page_file`` (its ``__file__``), then its opening paragraph and
+    formula from ui/intros.toml. ``present``: presenter mode, where the stepper tells the same
+    story step by step, so only the title is drawn."""
+    intro = INTROS[Path(page_file).stem]
+    st.title(intro["title"])
+    if present:
+        return
+    st.write(intro["text"])
+    if "formula" in intro:
+        st.latex(intro["formula"])
