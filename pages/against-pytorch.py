@@ -58,11 +58,8 @@ st.write(
 if view.weights_na:
     st.info(md_escape(view.weights_na))
 else:
-    H = view.num_heads
-    head = min(int(st.selectbox("Head", list(range(H)), key="p6_head") if H > 1 else 0), H - 1)
-    for column, panel in zip(st.columns(2), comparison.head_panels(view, args, head), strict=True):
-        with column:
-            panels.show(panel, numbers=numbers)
+    head = panels.pick_head(view.num_heads, key="p6_head")
+    panels.beside(*comparison.head_panels(view, args, head), numbers=numbers)
     panels.claims(view.claims)
 panels.badge(view.weights_check)
 

@@ -47,10 +47,18 @@ if cfg.present:
 numbers = panels.show_numbers_toggle()
 
 
+# The lesson's claims name a panel by its place in lesson.panels.
+names = {panel.key: name for name, panel in lesson.panels.items()}
+
+
+def captions(panel) -> None:
+    for claim in lesson.claims_on(names[panel.key]):
+        st.caption(md_escape(claim.text))
+
+
 def show(name: str) -> None:
     panels.show(lesson.panels[name], numbers=numbers)
-    for claim in lesson.claims_on(name):
-        st.caption(md_escape(claim.text))
+    captions(lesson.panels[name])
 
 
 def book_blocks(blocks) -> None:
@@ -101,11 +109,7 @@ st.write(
     "its gradient vanishes and training stalls. Dividing by √d_k brings the variance back to 1 at "
     "every width (16 keys per row, 256 rows, averaged):"
 )
-left, right = st.columns(2)
-with left:
-    panels.chart(lesson.entropy_figure)
-with right:
-    panels.chart(lesson.gradient_figure)
+panels.beside(lesson.entropy_figure, lesson.gradient_figure)
 st.caption(lesson.study_caption)
 
 st.subheader("On your text")
@@ -113,14 +117,10 @@ st.write(
     "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax of "
     "the raw scores minus the softmax of the scaled ones."
 )
-if "wide_change" in lesson.panels:
-    left, right = st.columns(2)
-    with left:
-        show("change")
-    with right:
-        show("wide_change")
-else:
-    show("change")
+# The same map at the wider d_out beside it, when that trace exists; else a note why not.
+changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
+panels.beside(*changes, numbers=numbers, below=captions)
+if "wide_change" not in lesson.panels:
     st.caption(md_escape(lesson.scaling_note))
 
 # --- v1 against v2 -----------------------------------------------------------------------------
@@ -131,11 +131,7 @@ st.write(
     "draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in grows. Exercise 3.1: copy "
     "v2's weights, transposed, into v1 and the two modules agree."
 )
-left, right = st.columns(2)
-with left:
-    panels.chart(lesson.weights_histogram)
-with right:
-    panels.chart(lesson.scores_histogram)
+panels.beside(lesson.weights_histogram, lesson.scores_histogram)
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"

@@ -6,6 +6,8 @@ import io
 import json
 import re
 import tomllib
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, cast
@@ -444,7 +446,7 @@ def claims(items) -> None:
         st.write(md_escape(claim.text))
 
 
-# --- the top of a page -----------------------------------------------------------------------
+# --- the top of a page, and panels side by side ----------------------------------------------
 def _read_intros() -> MappingProxyType[str, MappingProxyType[str, str]]:
     """ui/intros.toml, read once: each page's title, paragraph and formula, by URL path."""
     with (Path(__file__).parent / "intros.toml").open("rb") as f:
@@ -473,3 +475,28 @@ def page_top(page_file: str, *, present: bool = False) -> None:
     st.write(intro["text"])
     if "formula" in intro:
         st.latex(intro["formula"])
+
+
+def beside(*items, numbers: bool = False, below: Callable[[Panel], None] | None = None) -> None:
+    """Panels or figures side by side, one equal column each. A Panel is drawn by :func:`show`
+    (with ``numbers``), then ``below(panel)`` under it (its claims, say); a Plotly figure by
+    :func:`chart`. A single item is drawn in place, at full width."""
+    places: list[AbstractContextManager] = [nullcontext()]
+    if len(items) > 1:
+        places = list(st.columns(len(items)))
+    for place, item in zip(places, items, strict=True):
+        with place:
+            if isinstance(item, Panel):
+                show(item, numbers=numbers)
+                if below is not None:
+                    below(item)
+            else:
+                chart(item)
+
+
+def pick_head(num_heads: int, *, key: str) -> int:
+    """The head a "Head" select box picks (no box for a single head); a choice left over from
+    more heads is brought within ``num_heads``."""
+    if num_heads <= 1:
+        return 0
+    return min(int(st.selectbox("Head", list(range(num_heads)), key=key)), num_heads - 1)
