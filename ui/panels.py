@@ -21,7 +21,7 @@ from .text import md_escape
 
 # No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
 # page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
-# reset by double-click still work; a matrix's exact numbers are in its "Numbers" expander.
+# reset by double-click still work; a matrix's exact numbers are in its "Numbers and CSV" box.
 PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False, "displayModeBar": False}
 
 _KINDS = {"heatmap": "Heatmap", "bar": "Bar chart", "scatter": "Line chart"}
@@ -159,10 +159,26 @@ def frame(z, rows, cols) -> pd.DataFrame:
     return pd.DataFrame(array, index=list(rows), columns=list(cols))
 
 
-def _csv(df: pd.DataFrame) -> str:
+def _csv(df: pd.DataFrame) -> bytes:
+    """Every value with every digit (``to_csv``'s shortest exact text for each float)."""
     buffer = io.StringIO()
     df.to_csv(buffer)
-    return buffer.getvalue()
+    return buffer.getvalue().encode("utf-8")
+
+
+def csv_bytes(fig, z, rows, cols) -> bytes:
+    """The whole of ``z`` as CSV, built once per figure and kept on it (as :func:`chart` keeps
+    its JSON): the figures come from shared caches and stand for their values, so every
+    session that opens the same matrix gets the same immutable bytes without rebuilding them.
+    The shape and labels are checked, so a figure shown with other values gets its own CSV."""
+    shape = tuple(np.shape(z))
+    labels = (tuple(rows), tuple(cols))
+    cached = getattr(fig, "_attnviz_csv", None)
+    if cached is not None and cached[0] == shape and cached[1] == labels:
+        return cached[2]
+    data = _csv(frame(z, rows, cols))
+    fig._attnviz_csv = (shape, labels, data)
+    return data
 
 
 # A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),
@@ -189,6 +205,7 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
 
 
 def numbers_table(z, rows, cols) -> None:
+    """The exact numbers of ``z`` as a table, cropped as its figure is (with a note saying so)."""
     part, r, c, cut = table_part(z, rows, cols)
     df = frame(part, r, c)
     # 7 significant digits: what float32 holds; the CSV has every digit.
@@ -198,30 +215,51 @@ def numbers_table(z, rows, cols) -> None:
         st.caption(f"The table shows only {cut}; the CSV has every value.")
 
 
-def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
-    """A figure, its exact numbers and a CSV download built only when clicked.
+NUMBERS_LABEL = "Numbers and CSV"
 
-    ``numbers`` (the page's "show the exact numbers" toggle) puts the table under the figure;
-    otherwise it waits in a "Numbers" expander that builds it only when opened, so a rerun
-    does not pay for tables nobody reads. ``z`` may be a (heads, rows, cols) stack."""
-    chart(fig, key=f"fig_{key}")
-    if caption:
-        st.caption(caption)
-    if numbers:
-        numbers_table(z, rows, cols)
-    else:
-        with st.expander("Numbers", key=f"numbers_{key}", on_change="rerun") as box:
-            if box.open:
-                numbers_table(z, rows, cols)
+
+def numbers_and_csv(fig, z, rows, cols, *, key: str) -> None:
+    """The table of :func:`numbers_table` and a CSV download of the whole of ``z`` under it.
+
+    The button carries its bytes (``data=bytes``, not a callable): Streamlit then ties the file
+    to this session's element and keeps it until the session's next run, so the browser's GET
+    of its /media/ URL cannot miss it however many other sessions run meanwhile (a file built
+    on click belongs to no session, and any two sessions' runs delete it). ``on_click="ignore"``:
+    the download itself does not rerun the page."""
+    numbers_table(z, rows, cols)
     st.download_button(
         "CSV",
-        data=lambda: _csv(frame(z, rows, cols)),
+        data=csv_bytes(fig, z, rows, cols),
         file_name=f"{key}.csv",
         mime="text/csv",
         key=f"csv_{key}",
         on_click="ignore",
         icon=":material/download:",
     )
+
+
+def numbers_box(fig, z, rows, cols, *, key: str, numbers: bool) -> None:
+    """What goes under a figure: with ``numbers`` (the page's "show the exact numbers" toggle)
+    the table and its CSV button; otherwise one closed "Numbers and CSV" expander that builds
+    them only when opened, so a rerun pays for no table, no CSV and no media file nobody asked
+    for."""
+    if numbers:
+        numbers_and_csv(fig, z, rows, cols, key=key)
+        return
+    with st.expander(NUMBERS_LABEL, key=f"numbers_{key}", on_change="rerun") as box:
+        if box.open:
+            numbers_and_csv(fig, z, rows, cols, key=key)
+
+
+def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
+    """A figure and, under it, its exact numbers and CSV (see :func:`numbers_box`).
+
+    ``z`` may be a (heads, rows, cols) stack. The CSV is kept on ``fig``
+    (:func:`csv_bytes`): pass a figure that stands for ``z``, as the cached ones do."""
+    chart(fig, key=f"fig_{key}")
+    if caption:
+        st.caption(caption)
+    numbers_box(fig, z, rows, cols, key=key, numbers=numbers)
 
 
 _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {
