@@ -89,6 +89,7 @@ from tests.support.server import running_app  # noqa: E402
 
 RESULTS = ROOT / "bench" / "loadtest-results.md"
 QUICK_RESULTS = ROOT / "test-artifacts" / "loadtest-quick.md"
+URL_RESULTS = ROOT / "test-artifacts" / "loadtest-url.md"  # --url: someone else's servers
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 MAX_SESSIONS = 500  # a hard bound, whatever is asked
 STICKY_COOKIE = "ATTNVIZ_REPLICA"  # deploy/haproxy.cfg's cookie: which replica a session is on
@@ -975,7 +976,7 @@ def run(args) -> tuple[list[Report], float, tuple[float, float]]:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    output = args.output or (QUICK_RESULTS if args.quick else RESULTS)
+    output = args.output or (QUICK_RESULTS if args.quick else URL_RESULTS if args.url else RESULTS)
     reports, wall, load = run(args)
     print()
     print(tables(reports))
