@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 from typing import Any, Literal, cast
@@ -166,19 +167,25 @@ def _csv(df: pd.DataFrame) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
+_FIGURE_SERIALS = itertools.count(1)
+
+
 def csv_bytes(fig, z, rows, cols) -> bytes:
-    """The whole of ``z`` as CSV, built once per figure and kept on it (as :func:`chart` keeps
-    its JSON): the figures come from shared caches and stand for their values, so every
-    session that opens the same matrix gets the same immutable bytes without rebuilding them.
-    The shape and labels are checked, so a figure shown with other values gets its own CSV."""
-    shape = tuple(np.shape(z))
-    labels = (tuple(rows), tuple(cols))
-    cached = getattr(fig, "_attnviz_csv", None)
-    if cached is not None and cached[0] == shape and cached[1] == labels:
-        return cached[2]
-    data = _csv(frame(z, rows, cols))
-    fig._attnviz_csv = (shape, labels, data)
-    return data
+    """The whole of ``z`` as CSV, built once per figure and shared, immutable, by every session
+    that opens the same matrix (the figures come from shared caches and stand for their values).
+
+    The bytes live in the shared ``derived`` cache (``ui/cache.py``), so they count against its
+    byte cap like every table and figure (a GPT-2-small weight matrix is about 6 MB of CSV),
+    keyed by a serial number the figure is given on first use (never reused, unlike ``id``)
+    and by the values' shape and labels, so a figure shown with other values gets its own."""
+    from . import cache
+
+    serial = getattr(fig, "_attnviz_csv_serial", None)
+    if serial is None:
+        serial = next(_FIGURE_SERIALS)
+        fig._attnviz_csv_serial = serial
+    key = ("csv", serial, tuple(np.shape(z)), tuple(rows), tuple(cols))
+    return cache.derived.get(key, lambda: _csv(frame(z, rows, cols)))
 
 
 # A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),

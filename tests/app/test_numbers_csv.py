@@ -17,7 +17,7 @@ from attnviz import figures as F
 from attnviz.settings import Settings
 from attnviz.tokens import tokenize
 from tests.engine.test_lessons_causal import DEFAULT_TEXT, DEFAULT_TEXT2, page3
-from ui import panels
+from ui import cache, panels
 
 from .conftest import BOOK_TEXT, chart, exceptions, open_app
 from .test_content_late import (
@@ -142,12 +142,15 @@ def test_an_opened_box_has_the_table_and_a_csv_of_the_panels_tensor(media):
     assert not exceptions(at)
 
 
-def test_each_csv_is_built_once_and_shared_by_every_session(media):
+def test_each_csv_is_built_once_shared_by_every_session_and_counted_in_the_cache(media):
     files, built = media
     first = open_app({"text": "Once upon a time"}, page="causal")
+    held = cache.derived.nbytes
     open_numbers(first, "p3_route1")
     data = csv_button(first, "p3_route1", files)
     assert len(built) == 1
+    # the bytes are kept in the shared, byte-capped cache, and counted there
+    assert cache.derived.nbytes - held >= len(data) > 0
     first.run()  # a rerun with the box still open
     second = open_app({"text": "Once upon a time"}, page="causal")  # another student
     open_numbers(second, "p3_route1")
