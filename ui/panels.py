@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
-import itertools
 import json
 import re
 from typing import Any, Literal, cast
@@ -167,25 +167,23 @@ def _csv(df: pd.DataFrame) -> bytes:
     return buffer.getvalue().encode("utf-8")
 
 
-_FIGURE_SERIALS = itertools.count(1)
-
-
-def csv_bytes(fig, z, rows, cols) -> bytes:
-    """The whole of ``z`` as CSV, built once per figure and shared, immutable, by every session
-    that opens the same matrix (the figures come from shared caches and stand for their values).
+def csv_bytes(z, rows, cols) -> bytes:
+    """The whole of ``z`` as CSV, built once per distinct matrix and shared, immutable, by every
+    session that opens it.
 
     The bytes live in the shared ``derived`` cache (``ui/cache.py``), so they count against its
-    byte cap like every table and figure (a GPT-2-small weight matrix is about 6 MB of CSV),
-    keyed by a serial number the figure is given on first use (never reused, unlike ``id``)
-    and by the values' shape and labels, so a figure shown with other values gets its own."""
+    byte cap like every table and figure (a GPT-2-small weight matrix is about 6 MB of CSV).
+    They are keyed by the values themselves (a digest of the float32 numbers the CSV holds, their
+    shape and the labels), so a figure rebuilt on every run (the break-it pair) reuses one
+    entry, and no caller can pair a figure with the wrong CSV."""
     from . import cache
 
-    serial = getattr(fig, "_attnviz_csv_serial", None)
-    if serial is None:
-        serial = next(_FIGURE_SERIALS)
-        fig._attnviz_csv_serial = serial
-    key = ("csv", serial, tuple(np.shape(z)), tuple(rows), tuple(cols))
-    return cache.derived.get(key, lambda: _csv(frame(z, rows, cols)))
+    array = np.ascontiguousarray(
+        z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
+    )
+    digest = hashlib.blake2b(array.data, digest_size=16).hexdigest()
+    key = ("csv", digest, array.shape, str(array.dtype), tuple(rows), tuple(cols))
+    return cache.derived.get(key, lambda: _csv(frame(array, rows, cols)))
 
 
 # A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),
@@ -225,18 +223,18 @@ def numbers_table(z, rows, cols) -> None:
 NUMBERS_LABEL = "Numbers and CSV"
 
 
-def numbers_and_csv(fig, z, rows, cols, *, key: str) -> None:
+def numbers_and_csv(z, rows, cols, *, key: str) -> None:
     """The table of :func:`numbers_table` and a CSV download of the whole of ``z`` under it.
 
     The button carries its bytes (``data=bytes``, not a callable): Streamlit then ties the file
     to this session's element and keeps it until the session's next run, so the browser's GET
     of its /media/ URL cannot miss it however many other sessions run meanwhile (a file built
-    on click belongs to no session, and any two sessions' runs delete it). ``on_click="ignore"``:
-    the download itself does not rerun the page."""
+    on click belongs to no session, and any two script runs on the server delete it).
+    ``on_click="ignore"``: the download itself does not rerun the page."""
     numbers_table(z, rows, cols)
     st.download_button(
         "CSV",
-        data=csv_bytes(fig, z, rows, cols),
+        data=csv_bytes(z, rows, cols),
         file_name=f"{key}.csv",
         mime="text/csv",
         key=f"csv_{key}",
@@ -245,28 +243,27 @@ def numbers_and_csv(fig, z, rows, cols, *, key: str) -> None:
     )
 
 
-def numbers_box(fig, z, rows, cols, *, key: str, numbers: bool) -> None:
+def numbers_box(z, rows, cols, *, key: str, numbers: bool) -> None:
     """What goes under a figure: with ``numbers`` (the page's "show the exact numbers" toggle)
     the table and its CSV button; otherwise one closed "Numbers and CSV" expander that builds
     them only when opened, so a rerun pays for no table, no CSV and no media file nobody asked
     for."""
     if numbers:
-        numbers_and_csv(fig, z, rows, cols, key=key)
+        numbers_and_csv(z, rows, cols, key=key)
         return
     with st.expander(NUMBERS_LABEL, key=f"numbers_{key}", on_change="rerun") as box:
         if box.open:
-            numbers_and_csv(fig, z, rows, cols, key=key)
+            numbers_and_csv(z, rows, cols, key=key)
 
 
 def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
     """A figure and, under it, its exact numbers and CSV (see :func:`numbers_box`).
 
-    ``z`` may be a (heads, rows, cols) stack. The CSV is kept on ``fig``
-    (:func:`csv_bytes`): pass a figure that stands for ``z``, as the cached ones do."""
+    ``z`` may be a (heads, rows, cols) stack; the CSV holds all of it, every digit."""
     chart(fig, key=f"fig_{key}")
     if caption:
         st.caption(caption)
-    numbers_box(fig, z, rows, cols, key=key, numbers=numbers)
+    numbers_box(z, rows, cols, key=key, numbers=numbers)
 
 
 _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {
