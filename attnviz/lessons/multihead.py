@@ -261,10 +261,6 @@ class MultiHeadLesson:
     def num_heads(self) -> int:
         return self.spec.num_heads
 
-    @property
-    def head_dim(self) -> int:
-        return self.spec.d_out // self.spec.num_heads
-
     def claims_for(self, key: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == key)
 
