@@ -27,6 +27,7 @@ from ..checks import CheckResult
 from ..panel import Claim, Panel
 from ..seeding import seeded
 from ..settings import Settings
+from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
 
@@ -124,11 +125,6 @@ class CausalLesson:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-def _weights_panel(key, z, rows, cols, title, *, formula, sentence, caption="", **kw) -> Panel:
-    figure = F.heatmap(z, rows, cols, title=title, **kw)
-    return Panel(key, figure, z, tuple(rows), tuple(cols), caption, formula, sentence)
-
-
 def _holds(prop: str, panel: Panel, arg: float | None = None) -> bool:
     return Claim("", panel.key, prop, arg).holds({panel.key: panel})
 
@@ -143,7 +139,7 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
     k = min(ctx, n + 4)
     # token labels already start with their position ("2: ␣starts")
     pos = [tr.labels[i] if i < n else f"{i} (unused)" for i in range(k)]
-    panel = _weights_panel(
+    panel = matrix_panel(
         "p3_mask",
         tr.mask[:k, :k],
         pos,
@@ -176,30 +172,25 @@ def _routes(tr: T.CausalTrace, training: bool):
     labels = tr.labels
     after = " (before dropout)" if training else ""
     route1_t = T.renormalized_weights(tr)[0]
-    masked = _weights_panel(
+    masked = scores_panel(
         "p3_masked",
         tr.attn_scores[0],
         labels,
-        labels,
         "Masked scores (blank = −∞)",
-        kind="signed",
-        value_name="score",
         formula=r"\omega_{ij} = -\infty \text{ for } j > i",
         sentence="Every score of a future key is replaced by −∞ before the softmax.",
     )
-    route1 = _weights_panel(
+    route1 = weights_panel(
         "p3_route1",
         route1_t,
-        labels,
         labels,
         f"Route 1: softmax → zero → renormalize{after}",
         formula=r"a_{ij} = \frac{s_{ij}[j \le i]}{\sum_{k \le i} s_{ik}}",
         sentence="Softmax over all keys, zero the future, divide each row by its new sum.",
     )
-    route2 = _weights_panel(
+    route2 = weights_panel(
         "p3_route2",
         tr.attn_weights[0],
-        labels,
         labels,
         f"Route 2: −∞ → softmax{after}",
         formula=r"A = \mathrm{softmax}(\omega^{\text{masked}} / \sqrt{d_k})",
@@ -248,24 +239,19 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
     """The presenter's six steps: the page's masked scores and Route 2 weights, plus the
     scores before the mask, the scaled scores, the dropout step and the context."""
     labels, d_k = tr.labels, tr.keys.shape[-1]
-    scores = _weights_panel(
+    scores = scores_panel(
         "p3_step_scores",
         T.unmasked_scores(tr)[0],
         labels,
-        labels,
         "Scores Q Kᵀ (before the mask)",
-        kind="signed",
-        value_name="score",
         formula=r"\omega = Q K^\top",
         sentence="Each query scores every key, the future ones included, as in pass 2.",
     )
-    scaled = _weights_panel(
+    scaled = scores_panel(
         "p3_step_scaled",
         tr.scaled_scores[0],
         labels,
-        labels,
         f"Masked scores ÷ √d_k = √{d_k} (blank = −∞)",
-        kind="signed",
         value_name="scaled score",
         formula=r"\omega^{\text{masked}} / \sqrt{d_k}",
         sentence=f"Every score is divided by √{d_k} = {d_k**0.5:.4g}; −∞ stays −∞.",
@@ -283,26 +269,22 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
         title = "Weights after dropout (the identity here)"
         sentence = f"In {why} dropout is the identity: the weights pass through unchanged."
         formula = r"\mathrm{dropout}(A) = A"
-    dropped = _weights_panel(
+    dropped = weights_panel(
         "p3_step_dropout",
         tr.weights_dropped[0],
-        labels,
         labels,
         title,
         zmax=1 / (1 - p) if training else None,
         formula=formula,
         sentence=sentence,
     )
-    context = _weights_panel(
+    context = vectors_panel(
         "p3_step_context",
         tr.context[0],
         labels,
         F.dim_labels(tr.spec.d_out, "out"),
         f"Context Z = A V {tuple(tr.context[0].shape)}",
-        kind="signed",
-        row_name="token",
         col_name="output dim",
-        value_name="value",
         formula=r"Z = A V",
         sentence="Each context vector blends the value vectors of the tokens it may see.",
     )
@@ -347,20 +329,18 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
     n = len(labels)
     zero_rows = [i for i in range(n) if float(after[i].abs().sum()) == 0.0]
     outlined = " · outlined: rows dropped to zero" if zero_rows else ""
-    mask = _weights_panel(
+    mask = weights_panel(
         "p3_dmask",
         T.dropout_mask(tr)[0],
-        labels,
         labels,
         "Dropout mask (1 kept, 0 dropped, blank: weight was 0)",
         value_name="kept",
         formula=r"m_{ij} \sim \mathrm{Bernoulli}(1 - p)",
         sentence="Each visible weight is kept with probability 1 − p.",
     )
-    dropped = _weights_panel(
+    dropped = weights_panel(
         "p3_dropped",
         after,
-        labels,
         labels,
         f"Weights after dropout (scale 0 to {scale:.3g}){outlined}",
         zmax=scale,
@@ -370,35 +350,34 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
         caption="A: the weights after dropout, the ones the context below used.",
     )
     dims = F.dim_labels(tr.spec.d_out, "out")
-    signed = dict(kind="signed", row_name="token", col_name="output dim", value_name="value")
-    values = _weights_panel(
+    values = vectors_panel(
         "p3_values",
         tr.values[0],
         labels,
         dims,
         "Values V",
-        **signed,
+        col_name="output dim",
         formula=r"V = X W_v",
         sentence="The value vectors the weights mix.",
     )
-    context = _weights_panel(
+    context = vectors_panel(
         "p3_place_w",
         tr.context[0],
         labels,
         dims,
         "Dropout on the weights: context Z = A·V",
-        **signed,
+        col_name="output dim",
         formula=r"Z = A V",
         sentence="Each row of Z mixes the values with the weights after dropout.",
     )
     other = T.context_dropout(tr, p, seed)[0]
-    context_dropout = _weights_panel(
+    context_dropout = vectors_panel(
         "p3_place_c",
         other,
         labels,
         dims,
         "Dropout on the context vectors",
-        **signed,
+        col_name="output dim",
         formula=r"Z' = \mathrm{dropout}(\mathrm{softmax}(\cdot) V)",
         sentence="The other placement: whole context entries are zeroed after the weighted sum.",
     )
@@ -491,10 +470,9 @@ def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -
         title = f"Example {i}: weights" + (
             " after dropout (what its context used)" if dropped else ""
         )
-        panel = _weights_panel(
+        panel = weights_panel(
             f"p3_batch{i}",
             bt.weights_dropped[i],
-            labels[i],
             labels[i],
             title,
             zmax=1 / (1 - bt.spec.dropout) if dropped else None,

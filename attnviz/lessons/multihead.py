@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -30,6 +30,7 @@ from .. import modules as M
 from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
+from .common import scores_panel, vectors_panel, weights_panel
 
 GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
@@ -529,22 +530,14 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
 def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
     split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
-    signed: dict[str, Any] = dict(
-        kind="signed", row_name="token", value_name="value", annotate=False
-    )
-    split = Panel(
+    split = vectors_panel(
         "p4_step_split",
-        F.heatmap(
-            trace.queries[0],
-            labels,
-            split_cols,
-            title=f"Q {(trace.num_tokens, d_out)}, split into {H} heads of head_dim {hd}",
-            col_name="head·dim",
-            **signed,
-        ),
         trace.queries[0],
         labels,
         split_cols,
+        f"Q {(trace.num_tokens, d_out)}, split into {H} heads of head_dim {hd}",
+        col_name="head·dim",
+        annotate=False,
         formula=r"Q = X W_q \;\to\; (b, T, H, d_{\text{head}}) \;\to\; (b, H, T, d_{\text{head}})",
         sentence=(
             f"One projection per role, {d_out} columns wide, cut into {H} heads of {hd} "
@@ -572,19 +565,14 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         r"Z_h = A_h V_h",
         "Each head blends its own values with its own weights.",
     )
-    merged = Panel(
+    merged = vectors_panel(
         "p4_step_merged",
-        F.heatmap(
-            trace.context[0],
-            labels,
-            split_cols,
-            title=f"Heads merged {(trace.num_tokens, d_out)}",
-            col_name="head·dim",
-            **signed,
-        ),
         trace.context[0],
         labels,
         split_cols,
+        f"Heads merged {(trace.num_tokens, d_out)}",
+        col_name="head·dim",
+        annotate=False,
         formula=r"Z = [\,Z_0, \dots, Z_{H-1}\,]",
         sentence=(
             "transpose(1, 2) and a contiguous view put the heads side by side again: head h "
@@ -592,19 +580,14 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         ),
     )
     out_cols = tuple(F.dim_labels(d_out, "out"))
-    out = Panel(
+    out = vectors_panel(
         "p4_step_out_proj",
-        F.heatmap(
-            trace.output[0],
-            labels,
-            out_cols,
-            title=f"out_proj: the module's output {(trace.num_tokens, d_out)}",
-            col_name="output dim",
-            **signed,
-        ),
         trace.output[0],
         labels,
         out_cols,
+        f"out_proj: the module's output {(trace.num_tokens, d_out)}",
+        col_name="output dim",
+        annotate=False,
         formula=r"\mathrm{out\_proj}(Z) = Z W_o + b_o",
         sentence="A last linear layer mixes the heads: every output column reads every head.",
     )
@@ -647,109 +630,90 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     dims = tuple(F.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
-    panels: dict[str, Panel] = {}
-
-    def add(key, values, rows, cols, figure, formula, sentence, caption=""):
-        panels[key] = Panel(
-            key, figure, values, tuple(rows), tuple(cols), caption, formula, sentence
-        )
-
+    found: list[Panel] = []
     for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V")):
-        values = getattr(trace, name)[0, h]
         title = f"{short} of head {h} {(n, hd)}"
-        figure = F.heatmap(
-            values,
-            labels,
-            dims,
-            title=title,
-            kind="signed",
-            row_name="token",
-            col_name="head dim",
-            value_name="value",
-            annotate=False,
+        found.append(
+            vectors_panel(
+                f"p4_{name}",
+                getattr(trace, name)[0, h],
+                labels,
+                dims,
+                title,
+                col_name="head dim",
+                annotate=False,
+                formula=rf"{short}_{{{h}}}",
+                sentence=title,
+            )
         )
-        add(f"p4_{name}", values, labels, dims, figure, rf"{short}_{{{h}}}", title)
-    scores = trace.attn_scores[0, h]
-    add(
-        "p4_scores",
-        scores,
-        labels,
-        labels,
-        F.heatmap(
-            scores,
+    found.append(
+        scores_panel(
+            "p4_scores",
+            trace.attn_scores[0, h],
             labels,
-            labels,
-            title=f"Masked scores of head {h} (blank = −∞)",
-            kind="signed",
-            value_name="score",
-        ),
-        rf"Q_{{{h}}} K_{{{h}}}^\top + M",
-        "Future keys get −∞ before the softmax.",
+            f"Masked scores of head {h} (blank = −∞)",
+            formula=rf"Q_{{{h}}} K_{{{h}}}^\top + M",
+            sentence="Future keys get −∞ before the softmax.",
+        )
     )
     before = trace.attn_weights[0, h]
     softmax = (
         rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{{h}}} K_{{{h}}}^\top}}{{\sqrt{{{hd}}}}} + M\right)"
     )
+    rows_sum = "The softmax of the scaled scores: rows sum to 1."
     if after:
-        add(
-            "p4_weights_before",
-            before,
-            labels,
-            labels,
-            F.heatmap(before, labels, labels, title=f"Weights of head {h} before dropout"),
-            softmax,
-            "The softmax of the scaled scores: rows sum to 1.",
+        found.append(
+            weights_panel(
+                "p4_weights_before",
+                before,
+                labels,
+                f"Weights of head {h} before dropout",
+                formula=softmax,
+                sentence=rows_sum,
+            )
         )
         shown = trace.weights_dropped[0, h]
-        add(
-            "p4_weights",
-            shown,
-            labels,
-            labels,
-            F.heatmap(
+        found.append(
+            weights_panel(
+                "p4_weights",
                 shown,
                 labels,
-                labels,
-                title=f"Weights of head {h} after dropout (what the context used)",
+                f"Weights of head {h} after dropout (what the context used)",
                 zmax=1 / (1 - p),
-            ),
-            rf"\mathrm{{dropout}}({softmax})",
-            "Training mode: dropout zeroes some weights and scales the rest.",
-            caption=(
-                f"Dropout p = {p}: kept weights are multiplied by 1/(1−{p}) = {_factor(p)}; "
-                "this head's context is computed from these."
-            ),
+                formula=rf"\mathrm{{dropout}}({softmax})",
+                sentence="Training mode: dropout zeroes some weights and scales the rest.",
+                caption=(
+                    f"Dropout p = {p}: kept weights are multiplied by 1/(1−{p}) = {_factor(p)}; "
+                    "this head's context is computed from these."
+                ),
+            )
         )
     else:
         shown = before
-        add(
-            "p4_weights",
-            shown,
-            labels,
-            labels,
-            F.heatmap(shown, labels, labels, title=f"Weights of head {h}"),
-            softmax,
-            "The softmax of the scaled scores: rows sum to 1.",
+        found.append(
+            weights_panel(
+                "p4_weights",
+                shown,
+                labels,
+                f"Weights of head {h}",
+                formula=softmax,
+                sentence=rows_sum,
+            )
         )
     context = trace.context_heads[0, h]
-    add(
-        "p4_context",
-        context,
-        labels,
-        dims,
-        F.heatmap(
+    found.append(
+        vectors_panel(
+            "p4_context",
             context,
             labels,
             dims,
-            title=f"Context of head {h}",
-            kind="signed",
-            row_name="token",
+            f"Context of head {h}",
             col_name="head dim",
-            value_name="value",
-        ),
-        rf"Z_{{{h}}} = A_{{{h}}} V_{{{h}}}",
-        "Each token's context is its weights times the values.",
+            formula=rf"Z_{{{h}}} = A_{{{h}}} V_{{{h}}}",
+            sentence="Each token's context is its weights times the values.",
+        )
     )
+    panels = {panel.key: panel for panel in found}
     claims = _row_claims("p4_weights", shown, after, f"Head {h}")
     if after:
         claims += _row_claims("p4_weights_before", before, False, f"Head {h} before dropout")

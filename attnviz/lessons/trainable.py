@@ -24,6 +24,7 @@ from .. import scaling
 from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import Settings
+from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
@@ -91,19 +92,12 @@ def _unscaled_change(tr: T.TrainableTrace) -> torch.Tensor:
 def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
     lab, d_k = tr.labels, tr.keys.shape[-1]
     change = _unscaled_change(tr)
-    return Panel(
+    return scores_panel(
         key,
-        F.heatmap(
-            change,
-            lab,
-            lab,
-            title=f"softmax(Q Kᵀ) − softmax(Q Kᵀ/√{d_k}), d_out = {d_k}",
-            kind="signed",
-            value_name="change",
-        ),
         change,
         lab,
-        lab,
+        f"softmax(Q Kᵀ) − softmax(Q Kᵀ/√{d_k}), d_out = {d_k}",
+        value_name="change",
         formula=r"\mathrm{softmax}(QK^\top) - \mathrm{softmax}(QK^\top/\sqrt{d_k})",
         sentence=f"How far each weight moves when the 1/√d_k is dropped, at d_k = {d_k}.",
     )
@@ -116,75 +110,47 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
     out: dict[str, Panel] = {}
     for name, short in (("W_query", "q"), ("W_key", "k"), ("W_value", "v")):
         w = weight_matrix(tr, name)
-        out[name] = Panel(
+        out[name] = matrix_panel(
             f"p2_{name}",
-            F.heatmap(
-                w,
-                dims_in,
-                dims_out,
-                title=f"W_{short} {(d_in, d_out)}",
-                kind="signed",
-                row_name="input dim",
-                col_name="output dim",
-                value_name="weight",
-                annotate=False,  # three to a row: too narrow for numbers in the cells
-            ),
             w,
             dims_in,
             dims_out,
+            f"W_{short} {(d_in, d_out)}",
+            kind="signed",
+            row_name="input dim",
+            col_name="output dim",
+            value_name="weight",
+            annotate=False,  # three to a row: too narrow for numbers in the cells
             formula=rf"W_{short} \in \mathbb{{R}}^{{{d_in} \times {d_out}}}",
             sentence="A trainable matrix: fixed after training, the same for every input.",
         )
     for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
         t = getattr(tr, name)
-        out[name] = Panel(
+        out[name] = vectors_panel(
             f"p2_{name}",
-            F.heatmap(
-                t,
-                lab,
-                dims_out,
-                title=f"{short} = XW_{short.lower()} {tuple(t.shape)}",
-                kind="signed",
-                row_name="token",
-                col_name="output dim",
-                value_name="value",
-                annotate=False,
-            ),
             t,
             lab,
             dims_out,
+            f"{short} = XW_{short.lower()} {tuple(t.shape)}",
+            col_name="output dim",
+            annotate=False,
             formula=rf"{short} = X W_{short.lower()}",
             sentence=f"Every token's {name[:-1]} vector, one row each.",
         )
-    out["scores"] = Panel(
+    out["scores"] = scores_panel(
         "p2_scores",
-        F.heatmap(
-            tr.attn_scores,
-            lab,
-            lab,
-            title=f"Raw scores Q Kᵀ {(n, n)}",
-            kind="signed",
-            value_name="score",
-        ),
         tr.attn_scores,
         lab,
-        lab,
+        f"Raw scores Q Kᵀ {(n, n)}",
         formula=r"\Omega = Q K^\top",
         sentence="Each query is matched against every key.",
     )
-    out["scaled"] = Panel(
+    out["scaled"] = scores_panel(
         "p2_scaled",
-        F.heatmap(
-            tr.scaled_scores,
-            lab,
-            lab,
-            title=f"Scaled scores Q Kᵀ / √{d_out}",
-            kind="signed",
-            value_name="scaled score",
-        ),
         tr.scaled_scores,
         lab,
-        lab,
+        f"Scaled scores Q Kᵀ / √{d_out}",
+        value_name="scaled score",
         caption=(
             f"d_k = keys.shape[-1] = {d_out}: every score is divided by √{d_out} = "
             f"{d_out**0.5:.4f}."
@@ -192,30 +158,21 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
         formula=r"\Omega / \sqrt{d_k}",
         sentence="Scaling keeps the scores' spread the same at every key width.",
     )
-    out["weights"] = Panel(
+    out["weights"] = weights_panel(
         "p2_weights",
-        F.heatmap(tr.attn_weights, lab, lab, title=f"Weights A {(n, n)}"),
         tr.attn_weights,
         lab,
-        lab,
+        f"Weights A {(n, n)}",
         formula=r"A = \mathrm{softmax}(QK^\top / \sqrt{d_k})",
         sentence="A softmax per row turns the scaled scores into weights.",
     )
-    out["context"] = Panel(
+    out["context"] = vectors_panel(
         "p2_context",
-        F.heatmap(
-            tr.context,
-            lab,
-            dims_out,
-            title=f"Context Z = A V {tuple(tr.context.shape)}",
-            kind="signed",
-            row_name="token",
-            col_name="output dim",
-            value_name="value",
-        ),
         tr.context,
         lab,
         dims_out,
+        f"Context Z = A V {tuple(tr.context.shape)}",
+        col_name="output dim",
         formula=r"Z = A V",
         sentence="Each context vector blends the value vectors by the weights.",
     )
