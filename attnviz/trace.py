@@ -64,6 +64,11 @@ class ModuleSpec:
         name = "MultiHeadAttentionWrapper" if self.kind == "wrapper" else "MultiHeadAttention"
         return f"{name}({args}, num_heads={self.num_heads}, qkv_bias={self.qkv_bias})"
 
+    def as_wrapper(self) -> ModuleSpec:
+        """This multi-head spec as ``MultiHeadAttentionWrapper``: ``d_out // num_heads`` per
+        head, so its output is as wide as this module's (same seed, sizes and dropout)."""
+        return dataclasses.replace(self, kind="wrapper", d_out=self.d_out // self.num_heads)
+
     def build(self) -> nn.Module:
         """Construct the module with ``torch.manual_seed(seed)`` semantics, thread-safely."""
         with seeded(self.seed):

@@ -417,7 +417,7 @@ def build(
     trace, for book mode's printouts (None outside book mode)."""
     spec, n = trace.spec, trace.num_tokens
     grid, grid_note = _grid(trace)
-    wrapper_spec = book.SPEC_WRAPPER if use_book else _wrapper_spec(spec)
+    wrapper_spec = book.SPEC_WRAPPER if use_book else spec.as_wrapper()
     printouts: tuple[tuple[str, torch.Tensor, str], ...] = ()
     if use_book and wrapper is not None:
         printouts = (
@@ -592,20 +592,6 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         sentence="A last linear layer mixes the heads: every output column reads every head.",
     )
     return (split, scores, grid, context_heads, merged, out)
-
-
-def _wrapper_spec(spec: T.ModuleSpec) -> T.ModuleSpec:
-    """The wrapper built with ``d_out // num_heads`` per head, so its output is d_out wide."""
-    return T.ModuleSpec(
-        "wrapper",
-        spec.d_in,
-        spec.d_out // spec.num_heads,
-        spec.context_length,
-        spec.dropout,
-        spec.num_heads,
-        spec.qkv_bias,
-        spec.seed,
-    )
 
 
 # --- one head in detail -------------------------------------------------------------------------
