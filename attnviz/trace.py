@@ -319,7 +319,7 @@ def _run(spec: ModuleSpec, x: Tensor, training: bool, dropout_seed: int | None):
     return module, out, taps
 
 
-_Traced = TypeVar("_Traced", bound=_Projected)
+_Traced = TypeVar("_Traced", bound=_Labelled)
 
 
 def _fill(cls: type[_Traced], taps: dict[str, list[Tensor]], i: int, **given) -> _Traced:
@@ -330,28 +330,27 @@ def _fill(cls: type[_Traced], taps: dict[str, list[Tensor]], i: int, **given) ->
     return cls(**fields)
 
 
+def _recorded(spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed):
+    """Run ``spec``'s module once on ``x`` with the recorder on: (module, taps, the fields
+    every trace of passes 2-4 takes from the run: labels, spec, params, inputs, training,
+    dropout_seed and output)."""
+    module, out, taps = _run(spec, x, training, dropout_seed)
+    with torch.inference_mode():  # inference tensors: they refuse in-place changes
+        params, inputs = _params(module), x.clone()
+    given = dict(labels=tuple(labels), spec=spec, params=params, inputs=inputs, output=out)
+    return module, taps, given | dict(training=training, dropout_seed=dropout_seed)
+
+
 def _trace(
     cls: type[_Traced], spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed
 ) -> _Traced:
     """Run ``spec``'s module once on ``x`` with the recorder on, and fill a ``cls`` trace."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
+    module, taps, given = _recorded(spec, x, labels, training, dropout_seed)
     with torch.inference_mode():
         mask = module.mask.clone() if hasattr(module, "mask") else None  # v1, v2: no mask
         # context: what forward returned, unless the forward tapped it (before out_proj)
-        return _fill(
-            cls,
-            taps,
-            0,
-            labels=tuple(labels),
-            spec=spec,
-            params=_params(module),
-            inputs=x.clone(),
-            training=training,
-            dropout_seed=dropout_seed,
-            mask=mask,
-            context=taps["context"][0] if "context" in taps else out,
-            output=out,
-        )
+        context = taps["context"][0] if "context" in taps else given["output"]
+        return _fill(cls, taps, 0, **given, mask=mask, context=context)
 
 
 def trace_trainable(spec: ModuleSpec, inputs: Tensor, labels) -> TrainableTrace:
@@ -377,45 +376,22 @@ def trace_wrapper(
     spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
 ) -> WrapperTrace:
     """Pass 4, first way: ``MultiHeadAttentionWrapper``; ``heads[h]`` is head h's trace."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
+    module, taps, given = _recorded(spec, x, labels, training, dropout_seed)
     d_out = spec.d_out
-    head_spec = ModuleSpec(
-        "causal", spec.d_in, d_out, spec.context_length, spec.dropout, 1, spec.qkv_bias, None
-    )
+    # each head alone, as CausalAttention; its weights come from the wrapper's construction
+    head_spec = dataclasses.replace(spec, kind="causal", num_heads=1, seed=None)
+    heads = []
     with torch.inference_mode():
-        inputs = x.clone()
-        params = _params(module)
-        heads = []
         for h, head in enumerate(module.heads):
             prefix = f"heads.{h}."
-            own = {n.removeprefix(prefix): t for n, t in params.items() if n.startswith(prefix)}
-            head_out = out[..., h * d_out : (h + 1) * d_out]  # (b, T, d_out): head h's context
+            params = given["params"].items()
+            own = {n.removeprefix(prefix): t for n, t in params if n.startswith(prefix)}
+            head_out = given["output"][..., h * d_out : (h + 1) * d_out]  # (b, T, d_out)
+            own_given = given | dict(spec=head_spec, params=MappingProxyType(own), output=head_out)
             heads.append(
-                _fill(
-                    CausalTrace,
-                    taps,
-                    h,
-                    labels=tuple(labels),
-                    spec=head_spec,
-                    params=MappingProxyType(own),
-                    training=training,
-                    dropout_seed=dropout_seed,
-                    mask=head.mask.clone(),
-                    inputs=inputs,
-                    context=head_out,
-                    output=head_out,
-                )
+                _fill(CausalTrace, taps, h, **own_given, mask=head.mask.clone(), context=head_out)
             )
-        return WrapperTrace(
-            labels=tuple(labels),
-            spec=spec,
-            params=params,
-            training=training,
-            dropout_seed=dropout_seed,
-            inputs=inputs,
-            heads=tuple(heads),
-            output=out,
-        )
+    return _fill(WrapperTrace, {}, 0, **given, heads=tuple(heads))
 
 
 # --- views computed on demand -----------------------------------------------------------------

@@ -35,15 +35,23 @@ class PytorchLesson:
     training_note: str  # "" unless the sidebar asks for training mode (this page runs eval)
     code: str  # the calls compared, with this page's constructor arguments
     outputs: tuple[Output, ...]  # ours, SDPA, nn.MultiheadAttention
-    checks: tuple[C.CheckResult, ...]
     num_heads: int
     weights_na: str  # why nn.MultiheadAttention cannot hold our weights, or ""
-    weights_check: C.CheckResult
     side: impl.SideBySide
     labels: tuple[str, ...]
     claims: tuple[Claim, ...]  # about head 0's weights (see :func:`head_panels`)
     here_shape: impl.Shape
     here_caption: str
+
+    @property
+    def checks(self) -> tuple[C.CheckResult, ...]:
+        """Ours against SDPA and nn.MultiheadAttention, on the outputs."""
+        return self.side.checks
+
+    @property
+    def weights_check(self) -> C.CheckResult:
+        """Our weights against nn.MultiheadAttention's (n/a when it cannot hold ours)."""
+        return self.side.weights_check
 
     @property
     def panels(self) -> dict[str, Panel]:
@@ -136,10 +144,8 @@ def lesson(
         training_note=note,
         code=code,
         outputs=tuple(outputs),
-        checks=side.checks,
         num_heads=heads,
         weights_na=weights_na,
-        weights_check=side.weights_check,
         side=side,
         labels=labels,
         claims=claims,
