@@ -37,16 +37,7 @@ def home_lesson(prep: Prepared) -> HomeLesson:
     x = prep.x[0]
     n, d_in = x.shape
     dims = tuple(F.dim_labels(d_in))
-    panel = vectors_panel(
-        "home_x",
-        x,
-        prep.labels,
-        dims,
-        f"X {(n, d_in)}",
-        col_name="dimension",
-        formula=r"X \in \mathbb{R}^{T \times d_{in}}",
-        sentence="One row per token: the vectors every pass starts from.",
-    )
+    panel = vectors_panel("home_x", x, prep.labels, dims, col_name="dimension")
     if prep.book:
         count = (
             "Book mode: the chapter's six 3-dimensional vectors for “Your journey starts with "

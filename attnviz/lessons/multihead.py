@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -530,20 +530,10 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
 def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
     split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
+    sizes = {"H": H, "hd": hd, "d_out": d_out, "last": hd - 1}
+    heads_side_by_side: dict[str, Any] = dict(col_name="head·dim", annotate=False, fill=sizes)
     split = vectors_panel(
-        "p4_step_split",
-        trace.queries[0],
-        labels,
-        split_cols,
-        f"Q {(trace.num_tokens, d_out)}, split into {H} heads of head_dim {hd}",
-        col_name="head·dim",
-        annotate=False,
-        formula=r"Q = X W_q \;\to\; (b, T, H, d_{\text{head}}) \;\to\; (b, H, T, d_{\text{head}})",
-        sentence=(
-            f"One projection per role, {d_out} columns wide, cut into {H} heads of {hd} "
-            f"columns: head h reads columns h·{hd} to h·{hd} + {hd - 1}. K and V are split "
-            "the same way."
-        ),
+        "p4_step_split", trace.queries[0], labels, split_cols, **heads_side_by_side
     )
     scores = _per_head(
         "p4_step_scores",
@@ -566,30 +556,11 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         "Each head blends its own values with its own weights.",
     )
     merged = vectors_panel(
-        "p4_step_merged",
-        trace.context[0],
-        labels,
-        split_cols,
-        f"Heads merged {(trace.num_tokens, d_out)}",
-        col_name="head·dim",
-        annotate=False,
-        formula=r"Z = [\,Z_0, \dots, Z_{H-1}\,]",
-        sentence=(
-            "transpose(1, 2) and a contiguous view put the heads side by side again: head h "
-            f"fills columns h·{hd} onward."
-        ),
+        "p4_step_merged", trace.context[0], labels, split_cols, **heads_side_by_side
     )
     out_cols = tuple(F.dim_labels(d_out, "out"))
     out = vectors_panel(
-        "p4_step_out_proj",
-        trace.output[0],
-        labels,
-        out_cols,
-        f"out_proj: the module's output {(trace.num_tokens, d_out)}",
-        col_name="output dim",
-        annotate=False,
-        formula=r"\mathrm{out\_proj}(Z) = Z W_o + b_o",
-        sentence="A last linear layer mixes the heads: every output column reads every head.",
+        "p4_step_out_proj", trace.output[0], labels, out_cols, col_name="output dim", annotate=False
     )
     return (split, scores, grid, context_heads, merged, out)
 
@@ -612,93 +583,39 @@ class HeadView:
 
 def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     h = min(max(int(head), 0), trace.num_heads - 1)
-    labels, n, hd = trace.labels, trace.num_tokens, trace.head_dim
+    labels, hd = trace.labels, trace.head_dim
     dims = tuple(F.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
-    found: list[Panel] = []
-    for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V")):
-        title = f"{short} of head {h} {(n, hd)}"
-        found.append(
-            vectors_panel(
-                f"p4_{name}",
-                getattr(trace, name)[0, h],
-                labels,
-                dims,
-                title,
-                col_name="head dim",
-                annotate=False,
-                formula=rf"{short}_{{{h}}}",
-                sentence=title,
-            )
-        )
-    found.append(
-        scores_panel(
-            "p4_scores",
-            trace.attn_scores[0, h],
-            labels,
-            f"Masked scores of head {h} (blank = −∞)",
-            formula=rf"Q_{{{h}}} K_{{{h}}}^\top + M",
-            sentence="Future keys get −∞ before the softmax.",
-        )
-    )
-    before = trace.attn_weights[0, h]
-    softmax = (
-        rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{{h}}} K_{{{h}}}^\top}}{{\sqrt{{{hd}}}}} + M\right)"
-    )
-    rows_sum = "The softmax of the scaled scores: rows sum to 1."
-    if after:
-        found.append(
-            weights_panel(
-                "p4_weights_before",
-                before,
-                labels,
-                f"Weights of head {h} before dropout",
-                formula=softmax,
-                sentence=rows_sum,
-            )
-        )
-        shown = trace.weights_dropped[0, h]
-        found.append(
-            weights_panel(
-                "p4_weights",
-                shown,
-                labels,
-                f"Weights of head {h} after dropout (what the context used)",
-                zmax=1 / (1 - p),
-                formula=rf"\mathrm{{dropout}}({softmax})",
-                sentence="Training mode: dropout zeroes some weights and scales the rest.",
-                caption=(
-                    f"Dropout p = {p}: kept weights are multiplied by 1/(1−{p}) = {_factor(p)}; "
-                    "this head's context is computed from these."
-                ),
-            )
-        )
-    else:
-        shown = before
-        found.append(
-            weights_panel(
-                "p4_weights",
-                shown,
-                labels,
-                f"Weights of head {h}",
-                formula=softmax,
-                sentence=rows_sum,
-            )
-        )
-    context = trace.context_heads[0, h]
-    found.append(
+    said = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
+    found = [
         vectors_panel(
-            "p4_context",
-            context,
+            f"p4_{name}",
+            getattr(trace, name)[0, h],
             labels,
             dims,
-            f"Context of head {h}",
             col_name="head dim",
-            formula=rf"Z_{{{h}}} = A_{{{h}}} V_{{{h}}}",
-            sentence="Each token's context is its weights times the values.",
+            annotate=False,
+            story="p4_head_qkv",
+            fill=said | {"short": short},
         )
-    )
+        for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V"))
+    ]
+    found.append(scores_panel("p4_scores", trace.attn_scores[0, h], labels, fill=said))
+    before = trace.attn_weights[0, h]
+    shown = trace.weights_dropped[0, h] if after else before
+    if after:  # training mode: the softmax, then what dropout left of it
+        found.append(weights_panel("p4_weights_before", before, labels, fill=said))
+        weights = weights_panel(
+            "p4_weights", shown, labels, zmax=1 / (1 - p), story="p4_weights_dropped", fill=said
+        )
+    else:
+        weights = weights_panel("p4_weights", shown, labels, fill=said)
+    context = trace.context_heads[0, h]
+    found += [
+        weights,
+        vectors_panel("p4_context", context, labels, dims, col_name="head dim", fill=said),
+    ]
     panels = {panel.key: panel for panel in found}
     claims = _row_claims("p4_weights", shown, after, f"Head {h}")
     if after:

@@ -80,34 +80,11 @@ class QueryView:
 
 
 def _panels(tr: T.SimplifiedTrace) -> dict[str, Panel]:
-    lab, (n, d) = tr.labels, tr.inputs.shape
-    dims = tuple(F.dim_labels(d))
-    scores = scores_panel(
-        "p1_scores",
-        tr.attn_scores,
-        lab,
-        f"Scores Ω = X Xᵀ {(n, n)}",
-        formula=r"\Omega = X X^\top",
-        sentence="Each token scores every token by the dot product of their input vectors.",
-    )
-    weights = weights_panel(
-        "p1_weights",
-        tr.attn_weights,
-        lab,
-        f"Weights A = softmax(Ω) {(n, n)}",
-        formula=r"A = \mathrm{softmax}_{\text{row}}(\Omega)",
-        sentence="A softmax turns each row of scores into weights.",
-    )
+    lab, dims = tr.labels, tuple(F.dim_labels(tr.inputs.shape[1]))
+    scores = scores_panel("p1_scores", tr.attn_scores, lab)
+    weights = weights_panel("p1_weights", tr.attn_weights, lab)
     context = vectors_panel(
-        "p1_context",
-        tr.context,
-        lab,
-        dims,
-        f"Context Z = A X {(n, d)}",
-        row_name="query",
-        col_name="dimension",
-        formula=r"Z = A X",
-        sentence="Each context vector is the weighted sum of all input vectors.",
+        "p1_context", tr.context, lab, dims, row_name="query", col_name="dimension"
     )
     return {"scores": scores, "weights": weights, "context": context}
 
@@ -237,11 +214,9 @@ def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, 
         stacked,
         rows,
         dims,
-        f"α_{query}j · x_j, and their sum z",
         row_name="term",
         col_name="dimension",
-        formula=rf"z^{{({query})}} = \sum_j \alpha_{{{query}j}}\, x^{{(j)}}",
-        sentence="The context vector is the sum of the input vectors, each scaled by its weight.",
+        fill={"query": query},
     )
     blocks: tuple[BookBlock, ...] = ()
     if book and query == 1:

@@ -90,92 +90,52 @@ def _unscaled_change(tr: T.TrainableTrace) -> torch.Tensor:
 
 
 def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
-    lab, d_k = tr.labels, tr.keys.shape[-1]
-    change = _unscaled_change(tr)
+    change, d_k = _unscaled_change(tr), tr.keys.shape[-1]
+    fill = {"d_k": d_k}
     return scores_panel(
-        key,
-        change,
-        lab,
-        f"softmax(Q Kᵀ) − softmax(Q Kᵀ/√{d_k}), d_out = {d_k}",
-        value_name="change",
-        formula=r"\mathrm{softmax}(QK^\top) - \mathrm{softmax}(QK^\top/\sqrt{d_k})",
-        sentence=f"How far each weight moves when the 1/√d_k is dropped, at d_k = {d_k}.",
+        key, change, tr.labels, value_name="change", story="p2_unscaled_change", fill=fill
     )
 
 
 def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Panel]:
-    lab, n = tr.labels, tr.num_tokens
+    lab = tr.labels
     d_in, d_out = tr.spec.d_in, tr.spec.d_out
     dims_in, dims_out = tuple(F.dim_labels(d_in, "in")), tuple(F.dim_labels(d_out, "out"))
     out: dict[str, Panel] = {}
     for name, short in (("W_query", "q"), ("W_key", "k"), ("W_value", "v")):
-        w = weight_matrix(tr, name)
         out[name] = matrix_panel(
             f"p2_{name}",
-            w,
+            weight_matrix(tr, name),
             dims_in,
             dims_out,
-            f"W_{short} {(d_in, d_out)}",
             kind="signed",
             row_name="input dim",
             col_name="output dim",
             value_name="weight",
             annotate=False,  # three to a row: too narrow for numbers in the cells
-            formula=rf"W_{short} \in \mathbb{{R}}^{{{d_in} \times {d_out}}}",
-            sentence="A trainable matrix: fixed after training, the same for every input.",
+            story="p2_W",
+            fill={"short": short, "d_in": d_in, "d_out": d_out},
         )
     for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
-        t = getattr(tr, name)
+        fill = {"short": short, "lower": short.lower(), "one": name[:-1]}
+        vectors = getattr(tr, name)
         out[name] = vectors_panel(
             f"p2_{name}",
-            t,
+            vectors,
             lab,
             dims_out,
-            f"{short} = XW_{short.lower()} {tuple(t.shape)}",
             col_name="output dim",
             annotate=False,
-            formula=rf"{short} = X W_{short.lower()}",
-            sentence=f"Every token's {name[:-1]} vector, one row each.",
+            story="p2_qkv",
+            fill=fill,
         )
-    out["scores"] = scores_panel(
-        "p2_scores",
-        tr.attn_scores,
-        lab,
-        f"Raw scores Q Kᵀ {(n, n)}",
-        formula=r"\Omega = Q K^\top",
-        sentence="Each query is matched against every key.",
-    )
+    out["scores"] = scores_panel("p2_scores", tr.attn_scores, lab)
+    root = {"d_out": d_out, "root": f"{d_out**0.5:.4f}"}
     out["scaled"] = scores_panel(
-        "p2_scaled",
-        tr.scaled_scores,
-        lab,
-        f"Scaled scores Q Kᵀ / √{d_out}",
-        value_name="scaled score",
-        caption=(
-            f"d_k = keys.shape[-1] = {d_out}: every score is divided by √{d_out} = "
-            f"{d_out**0.5:.4f}."
-        ),
-        formula=r"\Omega / \sqrt{d_k}",
-        sentence="Scaling keeps the scores' spread the same at every key width.",
+        "p2_scaled", tr.scaled_scores, lab, value_name="scaled score", fill=root
     )
-    out["weights"] = weights_panel(
-        "p2_weights",
-        tr.attn_weights,
-        lab,
-        f"Weights A {(n, n)}",
-        formula=r"A = \mathrm{softmax}(QK^\top / \sqrt{d_k})",
-        sentence="A softmax per row turns the scaled scores into weights.",
-    )
-    out["context"] = vectors_panel(
-        "p2_context",
-        tr.context,
-        lab,
-        dims_out,
-        f"Context Z = A V {tuple(tr.context.shape)}",
-        col_name="output dim",
-        formula=r"Z = A V",
-        sentence="Each context vector blends the value vectors by the weights.",
-    )
+    out["weights"] = weights_panel("p2_weights", tr.attn_weights, lab)
+    out["context"] = vectors_panel("p2_context", tr.context, lab, dims_out, col_name="output dim")
     out["change"] = _change_panel(tr, "p2_unscaled_change")
     if wide is not None:
         out["wide_change"] = _change_panel(wide, "p2_unscaled_change_wide")
