@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -366,46 +367,49 @@ class BenchResult:
         fastest = self.fastest
         if fastest is not None:
             sentences.append(f"Fastest here: {fastest.label} ({fmt_ms(fastest.spread()[0])}).")
-        split, sdpa = self.timing("weight_split"), self.timing("sdpa")
-        if split.timed and sdpa.timed:
-            split_s, sdpa_s = split.spread()[0], sdpa.spread()[0]
-            both = f"{fmt_ms(sdpa_s)} against {fmt_ms(split_s)}"
-            outcome = compare(sdpa, split)
-            if outcome == "faster":
-                sentences.append(
-                    f"The fused SDPA kernel was {split_s / sdpa_s:.2f}× as fast as "
-                    f"the chapter's MultiHeadAttention ({both})."
-                )
-            elif outcome == "slower":
-                sentences.append(
-                    f"The fused SDPA kernel was slower than the chapter's MultiHeadAttention "
-                    f"here ({both}): at this shape it did not pay off."
-                )
-            else:
-                sentences.append(
-                    "This measurement shows no clear difference between the fused SDPA kernel "
-                    f"and the chapter's MultiHeadAttention ({both}; {why_unclear(sdpa, split)})."
-                )
-        with_w, without_w = self.timing("torch_mha"), self.timing("torch_mha_no_weights")
-        if with_w.timed and without_w.timed:
-            with_s, without_s = with_w.spread()[0], without_w.spread()[0]
-            both = f"{fmt_ms(without_s)} against {fmt_ms(with_s)}"
-            outcome = compare(without_w, with_w)
-            if outcome == "faster":
-                sentences.append(
-                    f"nn.MultiheadAttention was {with_s / without_s:.2f}× as "
-                    f"fast when it did not have to return the weights ({both})."
-                )
-            elif outcome == "slower":
-                sentences.append(
-                    f"nn.MultiheadAttention was slower without the weights here ({both})."
-                )
-            else:
-                sentences.append(
-                    "This measurement shows no clear difference for nn.MultiheadAttention with "
-                    f"and without the weights ({both}; {why_unclear(without_w, with_w)})."
-                )
+        for verdict in _VERDICTS:
+            a, b = self.timing(verdict.key), self.timing(verdict.against)
+            if a.timed and b.timed:
+                a_s, b_s = a.spread()[0], b.spread()[0]
+                said = getattr(verdict, compare(a, b))  # faster, slower or same
+                both = f"{fmt_ms(a_s)} against {fmt_ms(b_s)}"
+                sentences.append(said.format(ratio=b_s / a_s, both=both, why=why_unclear(a, b)))
         return " ".join(sentences)
+
+
+class _Verdict(NamedTuple):
+    """One comparison the verdict makes: ``key``'s timing against ``against``'s, and what it
+    says when ``key`` was faster, slower or not clearly either (``str.format`` fields: ``ratio``
+    how many times as fast, ``both`` the two medians, ``why`` why no difference is clear)."""
+
+    key: str
+    against: str
+    faster: str
+    slower: str
+    same: str
+
+
+_VERDICTS = (
+    _Verdict(
+        "sdpa",
+        "weight_split",
+        "The fused SDPA kernel was {ratio:.2f}× as fast as the chapter's MultiHeadAttention "
+        "({both}).",
+        "The fused SDPA kernel was slower than the chapter's MultiHeadAttention here ({both}): "
+        "at this shape it did not pay off.",
+        "This measurement shows no clear difference between the fused SDPA kernel and the "
+        "chapter's MultiHeadAttention ({both}; {why}).",
+    ),
+    _Verdict(
+        "torch_mha_no_weights",
+        "torch_mha",
+        "nn.MultiheadAttention was {ratio:.2f}× as fast when it did not have to return the "
+        "weights ({both}).",
+        "nn.MultiheadAttention was slower without the weights here ({both}).",
+        "This measurement shows no clear difference for nn.MultiheadAttention with and without "
+        "the weights ({both}; {why}).",
+    ),
+)
 
 
 def why_unclear(a: Timing, b: Timing) -> str:

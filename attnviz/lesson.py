@@ -95,16 +95,7 @@ def spec_multihead(s: Settings) -> T.ModuleSpec:
 
 def spec_wrapper(s: Settings) -> T.ModuleSpec:
     """The wrapper built with ``d_out // num_heads`` per head, so its output is d_out wide."""
-    return T.ModuleSpec(
-        "wrapper",
-        s.d_in,
-        s.d_out // s.num_heads,
-        s.context_length,
-        s.dropout,
-        s.num_heads,
-        s.qkv_bias,
-        s.seed_weights,
-    )
+    return spec_multihead(s).as_wrapper()
 
 
 # --- traces for one prepared text ---------------------------------------------------------

@@ -70,14 +70,13 @@ class SelfAttention_v1(nn.Module):
         keys = x @ self.W_key  # (T, d_out)
         queries = x @ self.W_query
         values = x @ self.W_value
-        tap(queries=queries, keys=keys, values=values)
-
         attn_scores = queries @ keys.T  # (T, T): omega
         # Scale by sqrt(d_k) so the softmax does not saturate and keeps useful gradients.
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        tap(attn_scores=attn_scores, attn_weights=attn_weights)
-
         context_vec = attn_weights @ values  # (T, d_out)
+
+        tap(queries=queries, keys=keys, values=values)  # what the app draws, nothing otherwise
+        tap(attn_scores=attn_scores, attn_weights=attn_weights)
         return context_vec
 
 
@@ -119,22 +118,21 @@ class CausalAttention(nn.Module):
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.dropout = nn.Dropout(dropout)
+        mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)  # 1: future
         # A buffer: it moves with the module (.to(device), state_dict) but is never trained.
-        self.register_buffer(
-            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
-        )
+        self.register_buffer("mask", mask)
 
     def forward(self, x):
         b, num_tokens, d_in = x.shape
         keys = self.W_key(x)  # (b, T, d_out)
         queries = self.W_query(x)
         values = self.W_value(x)
-        tap(queries=queries, keys=keys, values=values)
 
         attn_scores = queries @ keys.transpose(1, 2)  # (b, T, T): batch stays first
         # Hide the future keys: -inf becomes a weight of exactly 0 after the softmax.
         attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        tap(queries=queries, keys=keys, values=values)  # what the app draws, before dropout
         tap(attn_scores=attn_scores, attn_weights=attn_weights)
         attn_weights = self.dropout(attn_weights)  # identity in eval mode
         tap(weights_dropped=attn_weights)

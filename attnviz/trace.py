@@ -20,6 +20,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 import torch
 import torch.nn as nn
@@ -63,6 +64,11 @@ class ModuleSpec:
         name = "MultiHeadAttentionWrapper" if self.kind == "wrapper" else "MultiHeadAttention"
         return f"{name}({args}, num_heads={self.num_heads}, qkv_bias={self.qkv_bias})"
 
+    def as_wrapper(self) -> ModuleSpec:
+        """This multi-head spec as ``MultiHeadAttentionWrapper``: ``d_out // num_heads`` per
+        head, so its output is as wide as this module's (same seed, sizes and dropout)."""
+        return dataclasses.replace(self, kind="wrapper", d_out=self.d_out // self.num_heads)
+
     def build(self) -> nn.Module:
         """Construct the module with ``torch.manual_seed(seed)`` semantics, thread-safely."""
         with seeded(self.seed):
@@ -81,11 +87,19 @@ class ModuleSpec:
 
 
 # --- the traces -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SimplifiedTrace:
+@dataclass(frozen=True, kw_only=True)
+class _Labelled:
+    labels: tuple[str, ...]  # one per token, "3: ␣the"
+
+    @property
+    def num_tokens(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimplifiedTrace(_Labelled):
     """Pass 1, no trainable weights: ``simplified_attention(inputs)``."""
 
-    labels: tuple[str, ...]  # one per token, "3: ␣the"
     inputs: Tensor  # (T, d_in)
     attn_scores: Tensor  # (T, T): X Xᵀ, symmetric
     attn_weights: Tensor  # (T, T): row softmax of the scores
@@ -97,106 +111,81 @@ class SimplifiedTrace:
     kind = "simplified"
 
     @property
-    def num_tokens(self) -> int:
-        return len(self.labels)
-
-    @property
     def output(self) -> Tensor:
         return self.context
 
 
-@dataclass(frozen=True)
-class TrainableTrace:
-    """Pass 2: ``SelfAttention_v1`` or ``_v2`` (``spec.kind``) on (T, d_in) inputs."""
+@dataclass(frozen=True, kw_only=True)
+class _Projected(_Labelled):
+    """What every pass with W_query, W_key, W_value records. Shapes are those of pass 2; passes
+    3 and 4 put the batch dimension b in front (and pass 4 the heads H after it)."""
 
-    labels: tuple[str, ...]
     spec: ModuleSpec
     params: Params  # the module's parameters by their names ("W_query.weight", ...)
     inputs: Tensor  # (T, d_in)
     queries: Tensor  # (T, d_out)
     keys: Tensor  # (T, d_out)
     values: Tensor  # (T, d_out)
-    attn_scores: Tensor  # (T, T): queries @ keys.T
-    attn_weights: Tensor  # (T, T): softmax(attn_scores / √d_k)
-    context: Tensor  # (T, d_out): attn_weights @ values
-    output: Tensor  # (T, d_out): what forward returned (the context)
+    attn_scores: Tensor  # (T, T): queries @ keys.T (future set to -inf from pass 3)
+    attn_weights: Tensor  # (T, T): softmax(attn_scores / √d_k), before any dropout
+    context: Tensor  # (T, d_out): the attention weights (as used) @ values
+    output: Tensor  # (T, d_out): what forward returned
+
+    @property
+    def d_k(self) -> int:
+        """The width one query and one key share, which the scores are scaled by."""
+        return self.keys.shape[-1]
+
+    @property
+    def scaled_scores(self) -> Tensor:
+        """The scores the softmax saw, attn_scores / √d_k (shaped as attn_scores)."""
+        return _scaled(self.attn_scores, self.d_k)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainableTrace(_Projected):
+    """Pass 2: ``SelfAttention_v1`` or ``_v2`` (``spec.kind``) on (T, d_in) inputs."""
 
     kind = "trainable"
     training = False
     dropout_seed = None
 
-    @property
-    def num_tokens(self) -> int:
-        return len(self.labels)
 
-    @property
-    def scaled_scores(self) -> Tensor:
-        """(T, T): the scores the softmax saw, attn_scores / √d_k."""
-        return _scaled(self.attn_scores, self.keys.shape[-1])
+@dataclass(frozen=True, kw_only=True)
+class _Masked(_Projected):
+    """Passes 3 and 4: the causal mask, and dropout on the weights in training mode."""
 
-
-@dataclass(frozen=True)
-class CausalTrace:
-    """Pass 3: ``CausalAttention`` on a batch (b, T, d_in); dropout only in training mode.
-
-    In a wrapper's trace each head is one of these (``spec`` then describes that head alone and
-    its seed is None: the weights come from the wrapper's construction).
-    """
-
-    labels: tuple[str, ...]
-    spec: ModuleSpec
-    params: Params
     training: bool
     dropout_seed: int | None
     mask: Tensor  # (ctx, ctx): the module's buffer, 1 above the diagonal (a future key)
-    inputs: Tensor  # (b, T, d_in)
-    queries: Tensor  # (b, T, d_out)
-    keys: Tensor  # (b, T, d_out)
-    values: Tensor  # (b, T, d_out)
-    attn_scores: Tensor  # (b, T, T): queries @ keys.transpose(1, 2), future set to -inf
-    attn_weights: Tensor  # (b, T, T): softmax(attn_scores / √d_k), before dropout
-    weights_dropped: Tensor  # (b, T, T): what the context used (attn_weights in eval mode)
-    context: Tensor  # (b, T, d_out): weights_dropped @ values
-    output: Tensor  # (b, T, d_out): what forward returned (the context)
+    weights_dropped: Tensor  # shaped as attn_weights: what the context used (eval: the same)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CausalTrace(_Masked):
+    """Pass 3: ``CausalAttention`` on a batch (b, T, d_in); dropout only in training mode.
+
+    Every tensor has the batch dimension in front: queries (b, T, d_out), attn_scores
+    (b, T, T), context (b, T, d_out) = weights_dropped @ values. In a wrapper's trace each head
+    is one of these (``spec`` then describes that head alone and its seed is None: the weights
+    come from the wrapper's construction).
+    """
 
     kind = "causal"
 
-    @property
-    def num_tokens(self) -> int:
-        return len(self.labels)
 
-    @property
-    def scaled_scores(self) -> Tensor:
-        """(b, T, T): the masked scores the softmax saw, attn_scores / √d_k."""
-        return _scaled(self.attn_scores, self.keys.shape[-1])
+@dataclass(frozen=True, kw_only=True)
+class MultiHeadTrace(_Masked):
+    """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in).
 
+    queries, keys and values are (b, T, d_out), before the split into heads; the scores and
+    weights are per head, (b, H, T, T), scaled by √head_dim; ``context`` is the heads merged,
+    (b, T, d_out), before out_proj, and ``output`` is out_proj(context).
+    """
 
-@dataclass(frozen=True)
-class MultiHeadTrace:
-    """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in)."""
-
-    labels: tuple[str, ...]
-    spec: ModuleSpec
-    params: Params
-    training: bool
-    dropout_seed: int | None
-    mask: Tensor  # (ctx, ctx)
-    inputs: Tensor  # (b, T, d_in)
-    queries: Tensor  # (b, T, d_out): before the split into heads
-    keys: Tensor  # (b, T, d_out)
-    values: Tensor  # (b, T, d_out)
-    attn_scores: Tensor  # (b, H, T, T): future set to -inf
-    attn_weights: Tensor  # (b, H, T, T): softmax(attn_scores / √head_dim), before dropout
-    weights_dropped: Tensor  # (b, H, T, T): what the context used
     context_heads: Tensor  # (b, H, T, head_dim): weights_dropped @ values, per head
-    context: Tensor  # (b, T, d_out): the heads merged, before out_proj
-    output: Tensor  # (b, T, d_out): out_proj(context)
 
     kind = "multihead"
-
-    @property
-    def num_tokens(self) -> int:
-        return len(self.labels)
 
     @property
     def num_heads(self) -> int:
@@ -205,6 +194,10 @@ class MultiHeadTrace:
     @property
     def head_dim(self) -> int:
         return self.spec.d_out // self.spec.num_heads
+
+    @property
+    def d_k(self) -> int:
+        return self.head_dim
 
     def _split(self, t: Tensor) -> Tensor:
         b, n, _ = t.shape
@@ -225,17 +218,11 @@ class MultiHeadTrace:
         """(b, H, T, head_dim)."""
         return self._split(self.values)
 
-    @property
-    def scaled_scores(self) -> Tensor:
-        """(b, H, T, T): the masked scores the softmax saw, attn_scores / √head_dim."""
-        return _scaled(self.attn_scores, self.head_dim)
 
-
-@dataclass(frozen=True)
-class WrapperTrace:
+@dataclass(frozen=True, kw_only=True)
+class WrapperTrace(_Labelled):
     """Pass 4, first way: ``MultiHeadAttentionWrapper``, one causal trace per head."""
 
-    labels: tuple[str, ...]
     spec: ModuleSpec
     params: Params  # "heads.0.W_query.weight", ...
     training: bool
@@ -245,10 +232,6 @@ class WrapperTrace:
     output: Tensor  # (b, T, H * d_out): the heads' contexts, concatenated
 
     kind = "wrapper"
-
-    @property
-    def num_tokens(self) -> int:
-        return len(self.labels)
 
 
 Trace = SimplifiedTrace | TrainableTrace | CausalTrace | MultiHeadTrace | WrapperTrace
@@ -336,126 +319,79 @@ def _run(spec: ModuleSpec, x: Tensor, training: bool, dropout_seed: int | None):
     return module, out, taps
 
 
+_Traced = TypeVar("_Traced", bound=_Labelled)
+
+
+def _fill(cls: type[_Traced], taps: dict[str, list[Tensor]], i: int, **given) -> _Traced:
+    """A ``cls`` trace: each field from ``given`` when it is there (``given`` may hold more),
+    otherwise the ``i``-th recording of the tap of the same name (i = h: the wrapper's head)."""
+    names = [f.name for f in dataclasses.fields(cls)]
+    fields: dict[str, Any] = {n: given[n] if n in given else taps[n][i] for n in names}
+    return cls(**fields)
+
+
+def _recorded(spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed):
+    """Run ``spec``'s module once on ``x`` with the recorder on: (module, taps, the fields
+    every trace of passes 2-4 takes from the run: labels, spec, params, inputs, training,
+    dropout_seed and output)."""
+    module, out, taps = _run(spec, x, training, dropout_seed)
+    with torch.inference_mode():  # inference tensors: they refuse in-place changes
+        params, inputs = _params(module), x.clone()
+    given = dict(labels=tuple(labels), spec=spec, params=params, inputs=inputs, output=out)
+    return module, taps, given | dict(training=training, dropout_seed=dropout_seed)
+
+
+def _trace(
+    cls: type[_Traced], spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed
+) -> _Traced:
+    """Run ``spec``'s module once on ``x`` with the recorder on, and fill a ``cls`` trace."""
+    module, taps, given = _recorded(spec, x, labels, training, dropout_seed)
+    with torch.inference_mode():
+        mask = module.mask.clone() if hasattr(module, "mask") else None  # v1, v2: no mask
+        # context: what forward returned, unless the forward tapped it (before out_proj)
+        context = taps["context"][0] if "context" in taps else given["output"]
+        return _fill(cls, taps, 0, **given, mask=mask, context=context)
+
+
 def trace_trainable(spec: ModuleSpec, inputs: Tensor, labels) -> TrainableTrace:
     """Pass 2: ``SelfAttention_v1`` or ``_v2`` (``spec.kind``) on (T, d_in) inputs."""
-    module, out, taps = _run(spec, inputs, False, None)
-    with torch.inference_mode():
-        return TrainableTrace(
-            labels=tuple(labels),
-            spec=spec,
-            params=_params(module),
-            inputs=inputs.clone(),
-            queries=taps["queries"][0],
-            keys=taps["keys"][0],
-            values=taps["values"][0],
-            attn_scores=taps["attn_scores"][0],
-            attn_weights=taps["attn_weights"][0],
-            context=out,
-            output=out,
-        )
-
-
-def _causal_trace(labels, spec, params, training, dropout_seed, mask, x, taps, i, out):
-    return CausalTrace(
-        labels=tuple(labels),
-        spec=spec,
-        params=params,
-        training=training,
-        dropout_seed=dropout_seed,
-        mask=mask,
-        inputs=x,
-        queries=taps["queries"][i],
-        keys=taps["keys"][i],
-        values=taps["values"][i],
-        attn_scores=taps["attn_scores"][i],
-        attn_weights=taps["attn_weights"][i],
-        weights_dropped=taps["weights_dropped"][i],
-        context=out,
-        output=out,
-    )
+    return _trace(TrainableTrace, spec, inputs, labels, False, None)
 
 
 def trace_causal(
     spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
 ) -> CausalTrace:
     """Pass 3: ``CausalAttention`` on a batch (b, T, d_in); dropout only in training mode."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
-    with torch.inference_mode():
-        mask = module.mask.clone()
-        return _causal_trace(
-            labels, spec, _params(module), training, dropout_seed, mask, x.clone(), taps, 0, out
-        )
+    return _trace(CausalTrace, spec, x, labels, training, dropout_seed)
 
 
 def trace_multihead(
     spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
 ) -> MultiHeadTrace:
     """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in)."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
-    with torch.inference_mode():
-        return MultiHeadTrace(
-            labels=tuple(labels),
-            spec=spec,
-            params=_params(module),
-            training=training,
-            dropout_seed=dropout_seed,
-            mask=module.mask.clone(),
-            inputs=x.clone(),
-            queries=taps["queries"][0],
-            keys=taps["keys"][0],
-            values=taps["values"][0],
-            attn_scores=taps["attn_scores"][0],
-            attn_weights=taps["attn_weights"][0],
-            weights_dropped=taps["weights_dropped"][0],
-            context_heads=taps["context_heads"][0],
-            context=taps["context"][0],
-            output=out,
-        )
+    return _trace(MultiHeadTrace, spec, x, labels, training, dropout_seed)
 
 
 def trace_wrapper(
     spec: ModuleSpec, x: Tensor, labels, training: bool = False, dropout_seed: int = 123
 ) -> WrapperTrace:
     """Pass 4, first way: ``MultiHeadAttentionWrapper``; ``heads[h]`` is head h's trace."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
+    module, taps, given = _recorded(spec, x, labels, training, dropout_seed)
     d_out = spec.d_out
-    head_spec = ModuleSpec(
-        "causal", spec.d_in, d_out, spec.context_length, spec.dropout, 1, spec.qkv_bias, None
-    )
+    # each head alone, as CausalAttention; its weights come from the wrapper's construction
+    head_spec = dataclasses.replace(spec, kind="causal", num_heads=1, seed=None)
+    heads = []
     with torch.inference_mode():
-        inputs = x.clone()
-        params = _params(module)
-        heads = tuple(
-            _causal_trace(
-                labels,
-                head_spec,
-                MappingProxyType(
-                    {
-                        name.removeprefix(f"heads.{h}."): t
-                        for name, t in params.items()
-                        if name.startswith(f"heads.{h}.")
-                    }
-                ),
-                training,
-                dropout_seed,
-                head.mask.clone(),
-                inputs,
-                taps,
-                h,
-                out[..., h * d_out : (h + 1) * d_out],
+        for h, head in enumerate(module.heads):
+            prefix = f"heads.{h}."
+            params = given["params"].items()
+            own = {n.removeprefix(prefix): t for n, t in params if n.startswith(prefix)}
+            head_out = given["output"][..., h * d_out : (h + 1) * d_out]  # (b, T, d_out)
+            own_given = given | dict(spec=head_spec, params=MappingProxyType(own), output=head_out)
+            heads.append(
+                _fill(CausalTrace, taps, h, **own_given, mask=head.mask.clone(), context=head_out)
             )
-            for h, head in enumerate(module.heads)
-        )
-        return WrapperTrace(
-            labels=tuple(labels),
-            spec=spec,
-            params=params,
-            training=training,
-            dropout_seed=dropout_seed,
-            inputs=inputs,
-            heads=heads,
-            output=out,
-        )
+    return _fill(WrapperTrace, {}, 0, **given, heads=tuple(heads))
 
 
 # --- views computed on demand -----------------------------------------------------------------

@@ -27,6 +27,7 @@ from ..checks import CheckResult
 from ..panel import Claim, Panel
 from ..seeding import seeded
 from ..settings import Settings
+from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
 
@@ -124,11 +125,6 @@ class CausalLesson:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-def _weights_panel(key, z, rows, cols, title, *, formula, sentence, caption="", **kw) -> Panel:
-    figure = F.heatmap(z, rows, cols, title=title, **kw)
-    return Panel(key, figure, z, tuple(rows), tuple(cols), caption, formula, sentence)
-
-
 def _holds(prop: str, panel: Panel, arg: float | None = None) -> bool:
     return Claim("", panel.key, prop, arg).holds({panel.key: panel})
 
@@ -143,18 +139,16 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
     k = min(ctx, n + 4)
     # token labels already start with their position ("2: ␣starts")
     pos = [tr.labels[i] if i < n else f"{i} (unused)" for i in range(k)]
-    panel = _weights_panel(
+    panel = matrix_panel(
         "p3_mask",
         tr.mask[:k, :k],
         pos,
         pos,
-        f"mask = triu(ones({ctx}, {ctx}), diagonal=1): rows and columns 0–{k - 1} of {ctx}",
         kind="mask",
         row_name="query position",
         col_name="key position",
         value_name="mask",
-        formula=r"M_{ij} = [\,j > i\,]",
-        sentence="1 marks a key after the query: a future token the query must not see.",
+        fill={"ctx": ctx, "last": k - 1},
     )
     sentence = (
         f"The mask is built once at `context_length = {ctx}` and sliced to the {n} tokens in "
@@ -175,36 +169,10 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
 def _routes(tr: T.CausalTrace, training: bool):
     labels = tr.labels
     after = " (before dropout)" if training else ""
-    route1_t = T.renormalized_weights(tr)[0]
-    masked = _weights_panel(
-        "p3_masked",
-        tr.attn_scores[0],
-        labels,
-        labels,
-        "Masked scores (blank = −∞)",
-        kind="signed",
-        value_name="score",
-        formula=r"\omega_{ij} = -\infty \text{ for } j > i",
-        sentence="Every score of a future key is replaced by −∞ before the softmax.",
-    )
-    route1 = _weights_panel(
-        "p3_route1",
-        route1_t,
-        labels,
-        labels,
-        f"Route 1: softmax → zero → renormalize{after}",
-        formula=r"a_{ij} = \frac{s_{ij}[j \le i]}{\sum_{k \le i} s_{ik}}",
-        sentence="Softmax over all keys, zero the future, divide each row by its new sum.",
-    )
-    route2 = _weights_panel(
-        "p3_route2",
-        tr.attn_weights[0],
-        labels,
-        labels,
-        f"Route 2: −∞ → softmax{after}",
-        formula=r"A = \mathrm{softmax}(\omega^{\text{masked}} / \sqrt{d_k})",
-        sentence="One softmax over the masked scores: the future gets exactly 0.",
-    )
+    before = {"before": after}
+    masked = scores_panel("p3_masked", tr.attn_scores[0], labels)
+    route1 = weights_panel("p3_route1", T.renormalized_weights(tr)[0], labels, fill=before)
+    route2 = weights_panel("p3_route2", tr.attn_weights[0], labels, fill=before)
     ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
     uniform = Panel(
         "p3_uniform",
@@ -248,63 +216,26 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
     """The presenter's six steps: the page's masked scores and Route 2 weights, plus the
     scores before the mask, the scaled scores, the dropout step and the context."""
     labels, d_k = tr.labels, tr.keys.shape[-1]
-    scores = _weights_panel(
-        "p3_step_scores",
-        T.unmasked_scores(tr)[0],
-        labels,
-        labels,
-        "Scores Q Kᵀ (before the mask)",
-        kind="signed",
-        value_name="score",
-        formula=r"\omega = Q K^\top",
-        sentence="Each query scores every key, the future ones included, as in pass 2.",
-    )
-    scaled = _weights_panel(
-        "p3_step_scaled",
-        tr.scaled_scores[0],
-        labels,
-        labels,
-        f"Masked scores ÷ √d_k = √{d_k} (blank = −∞)",
-        kind="signed",
-        value_name="scaled score",
-        formula=r"\omega^{\text{masked}} / \sqrt{d_k}",
-        sentence=f"Every score is divided by √{d_k} = {d_k**0.5:.4g}; −∞ stays −∞.",
+    scores = scores_panel("p3_step_scores", T.unmasked_scores(tr)[0], labels)
+    root = {"d_k": d_k, "root": f"{d_k**0.5:.4g}"}
+    scaled = scores_panel(
+        "p3_step_scaled", tr.scaled_scores[0], labels, value_name="scaled score", fill=root
     )
     p = tr.spec.dropout
-    if training:
-        title = f"Weights after dropout (p = {_fmt(p)}, survivors × {1 / (1 - p):.4g})"
-        sentence = (
-            f"Training mode: dropout zeroes each weight with probability {_fmt(p)} and "
-            f"multiplies the survivors by {1 / (1 - p):.4g}; the zeros here are the dropped weights."
-        )
-        formula = r"A = \mathrm{dropout}(\mathrm{softmax}(\cdot))"
-    else:
-        why = "training mode with dropout 0" if tr.training else "eval mode"
-        title = "Weights after dropout (the identity here)"
-        sentence = f"In {why} dropout is the identity: the weights pass through unchanged."
-        formula = r"\mathrm{dropout}(A) = A"
-    dropped = _weights_panel(
+    # training mode with dropout: the survivors' scale; otherwise why dropout is the identity
+    said = {"p": _fmt(p), "scale": f"{1 / (1 - p):.4g}"} if training else {}
+    said["why"] = "training mode with dropout 0" if tr.training else "eval mode"
+    dropped = weights_panel(
         "p3_step_dropout",
         tr.weights_dropped[0],
         labels,
-        labels,
-        title,
         zmax=1 / (1 - p) if training else None,
-        formula=formula,
-        sentence=sentence,
+        story="p3_step_dropout" if training else "p3_step_dropout_identity",
+        fill=said,
     )
-    context = _weights_panel(
-        "p3_step_context",
-        tr.context[0],
-        labels,
-        F.dim_labels(tr.spec.d_out, "out"),
-        f"Context Z = A V {tuple(tr.context[0].shape)}",
-        kind="signed",
-        row_name="token",
-        col_name="output dim",
-        value_name="value",
-        formula=r"Z = A V",
-        sentence="Each context vector blends the value vectors of the tokens it may see.",
+    out_dims = F.dim_labels(tr.spec.d_out, "out")
+    context = vectors_panel(
+        "p3_step_context", tr.context[0], labels, out_dims, col_name="output dim"
     )
     return (scores, masked, scaled, weights, dropped, context)
 
@@ -347,61 +278,20 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
     n = len(labels)
     zero_rows = [i for i in range(n) if float(after[i].abs().sum()) == 0.0]
     outlined = " · outlined: rows dropped to zero" if zero_rows else ""
-    mask = _weights_panel(
-        "p3_dmask",
-        T.dropout_mask(tr)[0],
-        labels,
-        labels,
-        "Dropout mask (1 kept, 0 dropped, blank: weight was 0)",
-        value_name="kept",
-        formula=r"m_{ij} \sim \mathrm{Bernoulli}(1 - p)",
-        sentence="Each visible weight is kept with probability 1 − p.",
-    )
-    dropped = _weights_panel(
+    mask = weights_panel("p3_dmask", T.dropout_mask(tr)[0], labels, value_name="kept")
+    dropped = weights_panel(
         "p3_dropped",
         after,
         labels,
-        labels,
-        f"Weights after dropout (scale 0 to {scale:.3g}){outlined}",
         zmax=scale,
         outline_rows=zero_rows,
-        formula=r"A = m \odot \mathrm{softmax}(\cdot) / (1 - p)",
-        sentence="Dropped weights become 0; the survivors grow by 1/(1 − p).",
-        caption="A: the weights after dropout, the ones the context below used.",
+        fill={"scale": f"{scale:.3g}", "outlined": outlined},
     )
     dims = F.dim_labels(tr.spec.d_out, "out")
-    signed = dict(kind="signed", row_name="token", col_name="output dim", value_name="value")
-    values = _weights_panel(
-        "p3_values",
-        tr.values[0],
-        labels,
-        dims,
-        "Values V",
-        **signed,
-        formula=r"V = X W_v",
-        sentence="The value vectors the weights mix.",
-    )
-    context = _weights_panel(
-        "p3_place_w",
-        tr.context[0],
-        labels,
-        dims,
-        "Dropout on the weights: context Z = A·V",
-        **signed,
-        formula=r"Z = A V",
-        sentence="Each row of Z mixes the values with the weights after dropout.",
-    )
+    values = vectors_panel("p3_values", tr.values[0], labels, dims, col_name="output dim")
+    context = vectors_panel("p3_place_w", tr.context[0], labels, dims, col_name="output dim")
     other = T.context_dropout(tr, p, seed)[0]
-    context_dropout = _weights_panel(
-        "p3_place_c",
-        other,
-        labels,
-        dims,
-        "Dropout on the context vectors",
-        **signed,
-        formula=r"Z' = \mathrm{dropout}(\mathrm{softmax}(\cdot) V)",
-        sentence="The other placement: whole context entries are zeroed after the weighted sum.",
-    )
+    context_dropout = vectors_panel("p3_place_c", other, labels, dims, col_name="output dim")
     sums = after.sum(dim=-1)
     shown = ", ".join(f"{float(v):.3f}" for v in sums[:SUMS_SHOWN]) + (
         " …" if n > SUMS_SHOWN else ""
@@ -488,18 +378,14 @@ def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -
     dropped = bt.training and bt.spec.dropout > 0
     panels, claims = [], []
     for i in range(bt.inputs.shape[0]):
-        title = f"Example {i}: weights" + (
-            " after dropout (what its context used)" if dropped else ""
-        )
-        panel = _weights_panel(
+        after = " after dropout (what its context used)" if dropped else ""
+        panel = weights_panel(
             f"p3_batch{i}",
             bt.weights_dropped[i],
             labels[i],
-            labels[i],
-            title,
             zmax=1 / (1 - bt.spec.dropout) if dropped else None,
-            formula=rf"A^{{({i})}}",
-            sentence=f"Example {i}'s own weights: the mask applies to each example alone.",
+            story="p3_batch",
+            fill={"i": i, "after": after},
         )
         panels.append(panel)
         if dropped and _holds("some_row_sum_differs", panel):

@@ -10,6 +10,7 @@ from .. import figures as F
 from ..inputs import BOOK_WORDS
 from ..lesson import Prepared
 from ..panel import Claim, Panel
+from .common import vectors_panel
 
 
 @dataclass(frozen=True)
@@ -36,24 +37,7 @@ def home_lesson(prep: Prepared) -> HomeLesson:
     x = prep.x[0]
     n, d_in = x.shape
     dims = tuple(F.dim_labels(d_in))
-    panel = Panel(
-        "home_x",
-        F.heatmap(
-            x,
-            prep.labels,
-            dims,
-            title=f"X {(n, d_in)}",
-            kind="signed",
-            row_name="token",
-            col_name="dimension",
-            value_name="value",
-        ),
-        x,
-        prep.labels,
-        dims,
-        formula=r"X \in \mathbb{R}^{T \times d_{in}}",
-        sentence="One row per token: the vectors every pass starts from.",
-    )
+    panel = vectors_panel("home_x", x, prep.labels, dims, col_name="dimension")
     if prep.book:
         count = (
             "Book mode: the chapter's six 3-dimensional vectors for “Your journey starts with "

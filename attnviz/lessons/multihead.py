@@ -30,6 +30,7 @@ from .. import modules as M
 from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
+from .common import scores_panel, vectors_panel, weights_panel
 
 GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
@@ -261,10 +262,6 @@ class MultiHeadLesson:
     def num_heads(self) -> int:
         return self.spec.num_heads
 
-    @property
-    def head_dim(self) -> int:
-        return self.spec.d_out // self.spec.num_heads
-
     def claims_for(self, key: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == key)
 
@@ -420,7 +417,7 @@ def build(
     trace, for book mode's printouts (None outside book mode)."""
     spec, n = trace.spec, trace.num_tokens
     grid, grid_note = _grid(trace)
-    wrapper_spec = book.SPEC_WRAPPER if use_book else _wrapper_spec(spec)
+    wrapper_spec = book.SPEC_WRAPPER if use_book else spec.as_wrapper()
     printouts: tuple[tuple[str, torch.Tensor, str], ...] = ()
     if use_book and wrapper is not None:
         printouts = (
@@ -533,28 +530,10 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
 def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
     split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
-    signed: dict[str, Any] = dict(
-        kind="signed", row_name="token", value_name="value", annotate=False
-    )
-    split = Panel(
-        "p4_step_split",
-        F.heatmap(
-            trace.queries[0],
-            labels,
-            split_cols,
-            title=f"Q {(trace.num_tokens, d_out)}, split into {H} heads of head_dim {hd}",
-            col_name="head·dim",
-            **signed,
-        ),
-        trace.queries[0],
-        labels,
-        split_cols,
-        formula=r"Q = X W_q \;\to\; (b, T, H, d_{\text{head}}) \;\to\; (b, H, T, d_{\text{head}})",
-        sentence=(
-            f"One projection per role, {d_out} columns wide, cut into {H} heads of {hd} "
-            f"columns: head h reads columns h·{hd} to h·{hd} + {hd - 1}. K and V are split "
-            "the same way."
-        ),
+    sizes = {"H": H, "hd": hd, "d_out": d_out, "last": hd - 1}
+    heads_side_by_side: dict[str, Any] = dict(col_name="head·dim", annotate=False, fill=sizes)
+    split = vectors_panel(
+        "p4_step_split", trace.queries[0], labels, split_cols, **heads_side_by_side
     )
     scores = _per_head(
         "p4_step_scores",
@@ -576,57 +555,14 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         r"Z_h = A_h V_h",
         "Each head blends its own values with its own weights.",
     )
-    merged = Panel(
-        "p4_step_merged",
-        F.heatmap(
-            trace.context[0],
-            labels,
-            split_cols,
-            title=f"Heads merged {(trace.num_tokens, d_out)}",
-            col_name="head·dim",
-            **signed,
-        ),
-        trace.context[0],
-        labels,
-        split_cols,
-        formula=r"Z = [\,Z_0, \dots, Z_{H-1}\,]",
-        sentence=(
-            "transpose(1, 2) and a contiguous view put the heads side by side again: head h "
-            f"fills columns h·{hd} onward."
-        ),
+    merged = vectors_panel(
+        "p4_step_merged", trace.context[0], labels, split_cols, **heads_side_by_side
     )
     out_cols = tuple(F.dim_labels(d_out, "out"))
-    out = Panel(
-        "p4_step_out_proj",
-        F.heatmap(
-            trace.output[0],
-            labels,
-            out_cols,
-            title=f"out_proj: the module's output {(trace.num_tokens, d_out)}",
-            col_name="output dim",
-            **signed,
-        ),
-        trace.output[0],
-        labels,
-        out_cols,
-        formula=r"\mathrm{out\_proj}(Z) = Z W_o + b_o",
-        sentence="A last linear layer mixes the heads: every output column reads every head.",
+    out = vectors_panel(
+        "p4_step_out_proj", trace.output[0], labels, out_cols, col_name="output dim", annotate=False
     )
     return (split, scores, grid, context_heads, merged, out)
-
-
-def _wrapper_spec(spec: T.ModuleSpec) -> T.ModuleSpec:
-    """The wrapper built with ``d_out // num_heads`` per head, so its output is d_out wide."""
-    return T.ModuleSpec(
-        "wrapper",
-        spec.d_in,
-        spec.d_out // spec.num_heads,
-        spec.context_length,
-        spec.dropout,
-        spec.num_heads,
-        spec.qkv_bias,
-        spec.seed,
-    )
 
 
 # --- one head in detail -------------------------------------------------------------------------
@@ -647,113 +583,40 @@ class HeadView:
 
 def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     h = min(max(int(head), 0), trace.num_heads - 1)
-    labels, n, hd = trace.labels, trace.num_tokens, trace.head_dim
+    labels, hd = trace.labels, trace.head_dim
     dims = tuple(F.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
-    panels: dict[str, Panel] = {}
-
-    def add(key, values, rows, cols, figure, formula, sentence, caption=""):
-        panels[key] = Panel(
-            key, figure, values, tuple(rows), tuple(cols), caption, formula, sentence
-        )
-
-    for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V")):
-        values = getattr(trace, name)[0, h]
-        title = f"{short} of head {h} {(n, hd)}"
-        figure = F.heatmap(
-            values,
+    said = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
+    found = [
+        vectors_panel(
+            f"p4_{name}",
+            getattr(trace, name)[0, h],
             labels,
             dims,
-            title=title,
-            kind="signed",
-            row_name="token",
             col_name="head dim",
-            value_name="value",
             annotate=False,
+            story="p4_head_qkv",
+            fill=said | {"short": short},
         )
-        add(f"p4_{name}", values, labels, dims, figure, rf"{short}_{{{h}}}", title)
-    scores = trace.attn_scores[0, h]
-    add(
-        "p4_scores",
-        scores,
-        labels,
-        labels,
-        F.heatmap(
-            scores,
-            labels,
-            labels,
-            title=f"Masked scores of head {h} (blank = −∞)",
-            kind="signed",
-            value_name="score",
-        ),
-        rf"Q_{{{h}}} K_{{{h}}}^\top + M",
-        "Future keys get −∞ before the softmax.",
-    )
+        for name, short in (("queries_heads", "Q"), ("keys_heads", "K"), ("values_heads", "V"))
+    ]
+    found.append(scores_panel("p4_scores", trace.attn_scores[0, h], labels, fill=said))
     before = trace.attn_weights[0, h]
-    softmax = (
-        rf"\mathrm{{softmax}}\!\left(\frac{{Q_{{{h}}} K_{{{h}}}^\top}}{{\sqrt{{{hd}}}}} + M\right)"
-    )
-    if after:
-        add(
-            "p4_weights_before",
-            before,
-            labels,
-            labels,
-            F.heatmap(before, labels, labels, title=f"Weights of head {h} before dropout"),
-            softmax,
-            "The softmax of the scaled scores: rows sum to 1.",
-        )
-        shown = trace.weights_dropped[0, h]
-        add(
-            "p4_weights",
-            shown,
-            labels,
-            labels,
-            F.heatmap(
-                shown,
-                labels,
-                labels,
-                title=f"Weights of head {h} after dropout (what the context used)",
-                zmax=1 / (1 - p),
-            ),
-            rf"\mathrm{{dropout}}({softmax})",
-            "Training mode: dropout zeroes some weights and scales the rest.",
-            caption=(
-                f"Dropout p = {p}: kept weights are multiplied by 1/(1−{p}) = {_factor(p)}; "
-                "this head's context is computed from these."
-            ),
+    shown = trace.weights_dropped[0, h] if after else before
+    if after:  # training mode: the softmax, then what dropout left of it
+        found.append(weights_panel("p4_weights_before", before, labels, fill=said))
+        weights = weights_panel(
+            "p4_weights", shown, labels, zmax=1 / (1 - p), story="p4_weights_dropped", fill=said
         )
     else:
-        shown = before
-        add(
-            "p4_weights",
-            shown,
-            labels,
-            labels,
-            F.heatmap(shown, labels, labels, title=f"Weights of head {h}"),
-            softmax,
-            "The softmax of the scaled scores: rows sum to 1.",
-        )
+        weights = weights_panel("p4_weights", shown, labels, fill=said)
     context = trace.context_heads[0, h]
-    add(
-        "p4_context",
-        context,
-        labels,
-        dims,
-        F.heatmap(
-            context,
-            labels,
-            dims,
-            title=f"Context of head {h}",
-            kind="signed",
-            row_name="token",
-            col_name="head dim",
-            value_name="value",
-        ),
-        rf"Z_{{{h}}} = A_{{{h}}} V_{{{h}}}",
-        "Each token's context is its weights times the values.",
-    )
+    found += [
+        weights,
+        vectors_panel("p4_context", context, labels, dims, col_name="head dim", fill=said),
+    ]
+    panels = {panel.key: panel for panel in found}
     claims = _row_claims("p4_weights", shown, after, f"Head {h}")
     if after:
         claims += _row_claims("p4_weights_before", before, False, f"Head {h} before dropout")

@@ -19,6 +19,7 @@ from .. import figures as F
 from .. import implementations as impl
 from ..panel import Claim, Panel
 from ..trace import MultiHeadTrace
+from .common import vectors_panel, weights_panel
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,23 @@ class PytorchLesson:
     training_note: str  # "" unless the sidebar asks for training mode (this page runs eval)
     code: str  # the calls compared, with this page's constructor arguments
     outputs: tuple[Output, ...]  # ours, SDPA, nn.MultiheadAttention
-    checks: tuple[C.CheckResult, ...]
     num_heads: int
     weights_na: str  # why nn.MultiheadAttention cannot hold our weights, or ""
-    weights_check: C.CheckResult
     side: impl.SideBySide
     labels: tuple[str, ...]
     claims: tuple[Claim, ...]  # about head 0's weights (see :func:`head_panels`)
     here_shape: impl.Shape
     here_caption: str
+
+    @property
+    def checks(self) -> tuple[C.CheckResult, ...]:
+        """Ours against SDPA and nn.MultiheadAttention, on the outputs."""
+        return self.side.checks
+
+    @property
+    def weights_check(self) -> C.CheckResult:
+        """Our weights against nn.MultiheadAttention's (n/a when it cannot hold ours)."""
+        return self.side.weights_check
 
     @property
     def panels(self) -> dict[str, Panel]:
@@ -70,20 +79,17 @@ def lesson(
         if tensor is None:
             outputs.append(Output(name, None, f"Not applicable: {side.not_applicable}."))
             continue
-        z = tensor[0]
-        fig = F.heatmap(
-            z,
+        panel = vectors_panel(
+            f"p6_{key}",
+            tensor[0],
             labels,
             out_dims,
-            title=f"{name} {tuple(z.shape)}",
-            kind="signed",
-            zmax=top,
-            row_name="token",
             col_name="output dim",
-            value_name="value",
+            zmax=top,
             annotate=spec.d_out <= 4,
+            story="p6_output",
+            fill={"name": name},
         )
-        panel = Panel(f"p6_{key}", fig, z, labels, out_dims, formula=r"\mathrm{out\_proj}(Z)")
         outputs.append(Output(name, panel))
     note = ""
     if training:
@@ -136,10 +142,8 @@ def lesson(
         training_note=note,
         code=code,
         outputs=tuple(outputs),
-        checks=side.checks,
         num_heads=heads,
         weights_na=weights_na,
-        weights_check=side.weights_check,
         side=side,
         labels=labels,
         claims=claims,
@@ -158,9 +162,12 @@ def head_panels(les: PytorchLesson, head: int) -> tuple[Panel, ...]:
     ):
         if weights is None:
             continue
-        z = weights[0, head]
-        fig = F.heatmap(z, labels, labels, title=f"{name}: head {head}")
-        found.append(Panel(f"p6_{key}_{head}", fig, z, labels, labels, formula=r"A_h"))
+        fill = {"name": name, "head": head}
+        found.append(
+            weights_panel(
+                f"p6_{key}_{head}", weights[0, head], labels, story="p6_head_weights", fill=fill
+            )
+        )
     return tuple(found)
 
 

@@ -19,6 +19,7 @@ from .. import checks as C
 from .. import figures as F
 from .. import trace as T
 from ..panel import PROPERTIES, Claim, Panel
+from .common import scores_panel, vectors_panel, weights_panel
 
 # A row is "mostly one token" above this weight (issue 14's bar for pass 1 at the defaults),
 # and "spread" when it puts at least MIX_FLOOR on two or more tokens.
@@ -79,49 +80,11 @@ class QueryView:
 
 
 def _panels(tr: T.SimplifiedTrace) -> dict[str, Panel]:
-    lab, (n, d) = tr.labels, tr.inputs.shape
-    dims = tuple(F.dim_labels(d))
-    scores = Panel(
-        "p1_scores",
-        F.heatmap(
-            tr.attn_scores,
-            lab,
-            lab,
-            title=f"Scores Ω = X Xᵀ {(n, n)}",
-            kind="signed",
-            value_name="score",
-        ),
-        tr.attn_scores,
-        lab,
-        lab,
-        formula=r"\Omega = X X^\top",
-        sentence="Each token scores every token by the dot product of their input vectors.",
-    )
-    weights = Panel(
-        "p1_weights",
-        F.heatmap(tr.attn_weights, lab, lab, title=f"Weights A = softmax(Ω) {(n, n)}"),
-        tr.attn_weights,
-        lab,
-        lab,
-        formula=r"A = \mathrm{softmax}_{\text{row}}(\Omega)",
-        sentence="A softmax turns each row of scores into weights.",
-    )
-    context = Panel(
-        "p1_context",
-        F.heatmap(
-            tr.context,
-            lab,
-            dims,
-            title=f"Context Z = A X {(n, d)}",
-            kind="signed",
-            col_name="dimension",
-            value_name="value",
-        ),
-        tr.context,
-        lab,
-        dims,
-        formula=r"Z = A X",
-        sentence="Each context vector is the weighted sum of all input vectors.",
+    lab, dims = tr.labels, tuple(F.dim_labels(tr.inputs.shape[1]))
+    scores = scores_panel("p1_scores", tr.attn_scores, lab)
+    weights = weights_panel("p1_weights", tr.attn_weights, lab)
+    context = vectors_panel(
+        "p1_context", tr.context, lab, dims, row_name="query", col_name="dimension"
     )
     return {"scores": scores, "weights": weights, "context": context}
 
@@ -246,23 +209,14 @@ def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, 
         f"Sums: divide-by-sum {float(series['divide by sum'].sum()):.4f}, "
         f"torch.softmax {float(series['torch.softmax'].sum()):.4f}."
     )
-    context_walk = Panel(
+    context_walk = vectors_panel(
         "p1_context_walk",
-        F.heatmap(
-            stacked,
-            rows,
-            dims,
-            title=f"α_{query}j · x_j, and their sum z",
-            kind="signed",
-            row_name="term",
-            col_name="dimension",
-            value_name="value",
-        ),
         stacked,
         rows,
         dims,
-        formula=rf"z^{{({query})}} = \sum_j \alpha_{{{query}j}}\, x^{{(j)}}",
-        sentence="The context vector is the sum of the input vectors, each scaled by its weight.",
+        row_name="term",
+        col_name="dimension",
+        fill={"query": query},
     )
     blocks: tuple[BookBlock, ...] = ()
     if book and query == 1:

@@ -24,6 +24,7 @@ from .. import scaling
 from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import Settings
+from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
@@ -89,136 +90,52 @@ def _unscaled_change(tr: T.TrainableTrace) -> torch.Tensor:
 
 
 def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
-    lab, d_k = tr.labels, tr.keys.shape[-1]
-    change = _unscaled_change(tr)
-    return Panel(
-        key,
-        F.heatmap(
-            change,
-            lab,
-            lab,
-            title=f"softmax(Q Kᵀ) − softmax(Q Kᵀ/√{d_k}), d_out = {d_k}",
-            kind="signed",
-            value_name="change",
-        ),
-        change,
-        lab,
-        lab,
-        formula=r"\mathrm{softmax}(QK^\top) - \mathrm{softmax}(QK^\top/\sqrt{d_k})",
-        sentence=f"How far each weight moves when the 1/√d_k is dropped, at d_k = {d_k}.",
+    change, d_k = _unscaled_change(tr), tr.keys.shape[-1]
+    fill = {"d_k": d_k}
+    return scores_panel(
+        key, change, tr.labels, value_name="change", story="p2_unscaled_change", fill=fill
     )
 
 
 def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Panel]:
-    lab, n = tr.labels, tr.num_tokens
+    lab = tr.labels
     d_in, d_out = tr.spec.d_in, tr.spec.d_out
     dims_in, dims_out = tuple(F.dim_labels(d_in, "in")), tuple(F.dim_labels(d_out, "out"))
     out: dict[str, Panel] = {}
     for name, short in (("W_query", "q"), ("W_key", "k"), ("W_value", "v")):
-        w = weight_matrix(tr, name)
-        out[name] = Panel(
+        out[name] = matrix_panel(
             f"p2_{name}",
-            F.heatmap(
-                w,
-                dims_in,
-                dims_out,
-                title=f"W_{short} {(d_in, d_out)}",
-                kind="signed",
-                row_name="input dim",
-                col_name="output dim",
-                value_name="weight",
-                annotate=False,  # three to a row: too narrow for numbers in the cells
-            ),
-            w,
+            weight_matrix(tr, name),
             dims_in,
             dims_out,
-            formula=rf"W_{short} \in \mathbb{{R}}^{{{d_in} \times {d_out}}}",
-            sentence="A trainable matrix: fixed after training, the same for every input.",
+            kind="signed",
+            row_name="input dim",
+            col_name="output dim",
+            value_name="weight",
+            annotate=False,  # three to a row: too narrow for numbers in the cells
+            story="p2_W",
+            fill={"short": short, "d_in": d_in, "d_out": d_out},
         )
     for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
-        t = getattr(tr, name)
-        out[name] = Panel(
+        fill = {"short": short, "lower": short.lower(), "one": name[:-1]}
+        vectors = getattr(tr, name)
+        out[name] = vectors_panel(
             f"p2_{name}",
-            F.heatmap(
-                t,
-                lab,
-                dims_out,
-                title=f"{short} = XW_{short.lower()} {tuple(t.shape)}",
-                kind="signed",
-                row_name="token",
-                col_name="output dim",
-                value_name="value",
-                annotate=False,
-            ),
-            t,
+            vectors,
             lab,
             dims_out,
-            formula=rf"{short} = X W_{short.lower()}",
-            sentence=f"Every token's {name[:-1]} vector, one row each.",
-        )
-    out["scores"] = Panel(
-        "p2_scores",
-        F.heatmap(
-            tr.attn_scores,
-            lab,
-            lab,
-            title=f"Raw scores Q Kᵀ {(n, n)}",
-            kind="signed",
-            value_name="score",
-        ),
-        tr.attn_scores,
-        lab,
-        lab,
-        formula=r"\Omega = Q K^\top",
-        sentence="Each query is matched against every key.",
-    )
-    out["scaled"] = Panel(
-        "p2_scaled",
-        F.heatmap(
-            tr.scaled_scores,
-            lab,
-            lab,
-            title=f"Scaled scores Q Kᵀ / √{d_out}",
-            kind="signed",
-            value_name="scaled score",
-        ),
-        tr.scaled_scores,
-        lab,
-        lab,
-        caption=(
-            f"d_k = keys.shape[-1] = {d_out}: every score is divided by √{d_out} = "
-            f"{d_out**0.5:.4f}."
-        ),
-        formula=r"\Omega / \sqrt{d_k}",
-        sentence="Scaling keeps the scores' spread the same at every key width.",
-    )
-    out["weights"] = Panel(
-        "p2_weights",
-        F.heatmap(tr.attn_weights, lab, lab, title=f"Weights A {(n, n)}"),
-        tr.attn_weights,
-        lab,
-        lab,
-        formula=r"A = \mathrm{softmax}(QK^\top / \sqrt{d_k})",
-        sentence="A softmax per row turns the scaled scores into weights.",
-    )
-    out["context"] = Panel(
-        "p2_context",
-        F.heatmap(
-            tr.context,
-            lab,
-            dims_out,
-            title=f"Context Z = A V {tuple(tr.context.shape)}",
-            kind="signed",
-            row_name="token",
             col_name="output dim",
-            value_name="value",
-        ),
-        tr.context,
-        lab,
-        dims_out,
-        formula=r"Z = A V",
-        sentence="Each context vector blends the value vectors by the weights.",
+            annotate=False,
+            story="p2_qkv",
+            fill=fill,
+        )
+    out["scores"] = scores_panel("p2_scores", tr.attn_scores, lab)
+    root = {"d_out": d_out, "root": f"{d_out**0.5:.4f}"}
+    out["scaled"] = scores_panel(
+        "p2_scaled", tr.scaled_scores, lab, value_name="scaled score", fill=root
     )
+    out["weights"] = weights_panel("p2_weights", tr.attn_weights, lab)
+    out["context"] = vectors_panel("p2_context", tr.context, lab, dims_out, col_name="output dim")
     out["change"] = _change_panel(tr, "p2_unscaled_change")
     if wide is not None:
         out["wide_change"] = _change_panel(wide, "p2_unscaled_change_wide")

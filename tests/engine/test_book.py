@@ -238,3 +238,20 @@ def test_matches_printout_rejects_a_wrong_shape_or_a_misplaced_infinity():
     moved[0, 1] = 0.0
     assert book.matches_printout(moved, "masking_masked_scores")[0] is False
     assert book.matches_printout(masked, "masking_masked_scores")[0] is True
+
+
+# --- the printouts file --------------------------------------------------------------------
+def test_printouts_file_reads_vectors_matrices_and_masked_scores():
+    text = "# a comment\nv: 1.5 -2.0\nm:  # rows follow\n    0.1 -inf\n    0.3 0.4\n"
+    read = book._read_printouts(text)
+    assert read == {"v": (1.5, -2.0), "m": ((0.1, -math.inf), (0.3, 0.4))}
+    assert book.printed("simple_context_2").shape == (3,)
+    assert book.printed("masking_masked_scores").shape == (6, 6)
+    assert int(torch.isinf(book.printed("masking_masked_scores")).sum()) == 15
+
+
+def test_printouts_file_refuses_a_name_given_twice_and_stays_read_only():
+    with pytest.raises(ValueError, match="'v' is given twice"):
+        book._read_printouts("v: 1.0\nv: 2.0\n")
+    with pytest.raises(TypeError):
+        book.PRINTED["sa_v1"] = ()  # type: ignore[index]

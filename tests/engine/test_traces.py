@@ -391,3 +391,11 @@ def test_empty_input_has_no_nan_in_the_simplified_trace():
     assert tuple(tr.attn_weights.shape) == (0, 0)
     assert tr.num_tokens == 0
     assert not math.isnan(float(tr.context.sum()))
+
+
+def test_a_multihead_spec_as_a_wrapper_gives_an_output_as_wide():
+    mha = _spec("mha", dropout=0.0)
+    wrapper = mha.as_wrapper()
+    assert wrapper == _spec("wrapper", dropout=0.0)
+    with torch.inference_mode():
+        assert wrapper.build()(_x()).shape == mha.build()(_x()).shape == (2, N, D_OUT)
