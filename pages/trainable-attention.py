@@ -117,9 +117,9 @@ st.write(
 )
 left, right = st.columns(2)
 with left:
-    panels.chart(lesson.entropy_figure)
+    panels.plot(lesson.entropy_figure, key="p2_entropy", numbers=numbers)
 with right:
-    panels.chart(lesson.gradient_figure)
+    panels.plot(lesson.gradient_figure, key="p2_gradient", numbers=numbers)
 st.caption(lesson.study_caption)
 
 st.subheader("On your text")
@@ -147,9 +147,9 @@ st.write(
 )
 left, right = st.columns(2)
 with left:
-    panels.chart(lesson.weights_histogram)
+    panels.plot(lesson.weights_histogram, key="p2_weights_hist", numbers=numbers)
 with right:
-    panels.chart(lesson.scores_histogram)
+    panels.plot(lesson.scores_histogram, key="p2_scores_hist", numbers=numbers)
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
