@@ -6,10 +6,12 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   pushing the whole page sideways;
 - on a phone, code wraps (its lines stay whole, only folded) and formulas are set a little
   smaller, so most fit without scrolling;
-- chart titles are set smaller on a phone (Plotly draws them on one line);
+- chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines);
 - the control that opens the collapsed sidebar says "Settings" next to its arrows, with a
   finger-sized target;
-- the tablet sidebar is narrower, leaving the charts more room.
+- the tablet sidebar is narrower, leaving the charts more room, and a row of three or more
+  columns stacks there: a third of a tablet's main block (about 170 px) is too narrow for a
+  matrix's token labels and colour bar, half of it (about 270 px) is not.
 
 Only selectors of Streamlit's public test ids and KaTeX's own classes are used.
 """
@@ -68,6 +70,10 @@ CSS = f"""
   section[data-testid="stSidebar"] {{
     width: 240px !important;
     min-width: 240px !important;
+  }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"]:nth-child(3))
+    > [data-testid="stColumn"] {{
+    min-width: 100%;
   }}
 }}
 </style>
