@@ -50,6 +50,7 @@ TITLE_SIZE = 15
 TITLE_CHARS = 40
 TITLE_LINE = 20  # px: what each extra line of a 15 px title adds to the top margin
 TITLE_TOP = 50  # px: the top margin of a one-line title
+TITLE_PAD = 10  # px from the top of the figure to the top of the title
 COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the width
 # Several series: their legend sits in one row between the title and the plot, where it cannot
 # meet the x axis's tick labels (however many lines those take); the top margin holds it.
@@ -142,7 +143,11 @@ def readable(fig: go.Figure) -> go.Figure:
     title = fig.layout.title.text
     if title:
         wrapped = wrap_title(title)
-        gained = len(_BREAK.findall(wrapped)) - len(_BREAK.findall(title))
+        breaks = len(_BREAK.findall(wrapped))
+        gained = breaks - len(_BREAK.findall(title))
+        # Plotly lowers a one-line title anchored at its top by 0.7 em, but sets each line of a
+        # longer one on its own baseline, the first at the pad: that line needs the 0.7 em here.
+        pad_top = TITLE_PAD + (round(0.7 * TITLE_SIZE) if breaks else 0)
         top = fig.layout.margin.t if fig.layout.margin.t is not None else TITLE_TOP
         # Left-aligned: on a narrow screen a long title loses its end (a crop note), not both.
         fig.update_layout(
@@ -155,7 +160,7 @@ def readable(fig: go.Figure) -> go.Figure:
                 y=1.0,
                 yanchor="top",
                 yref="container",
-                pad=dict(l=8, t=10),
+                pad=dict(l=8, t=pad_top),
             ),
             margin_t=top + TITLE_LINE * gained,
         )

@@ -61,8 +61,11 @@ def test_the_top_margin_grows_a_line_per_line_the_title_gained_once():
     F.readable(fig)  # a second pass (as relative_to_uniform does) adds nothing
     assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
     assert F.title_of(fig) == LONG
+    # Plotly sets a wrapped title's first line on its baseline at the pad: 0.7 em more of it
+    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.TITLE_SIZE)
     short = F.bars([1.0], ["0: a"], title="Scores")
     assert short.layout.margin.t == F.TITLE_TOP
+    assert short.layout.title.pad.t == F.TITLE_PAD
     assert (short.layout.title.yanchor, short.layout.title.yref) == ("top", "container")
 
 
