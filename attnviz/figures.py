@@ -125,6 +125,30 @@ def title_of(fig: go.Figure) -> str:
     return _BREAK.sub(" ", fig.layout.title.text or "")
 
 
+def place_title(fig: go.Figure) -> go.Figure:
+    """Pin the title to the figure's top left, ``TITLE_PAD`` px from the top whatever its size
+    and number of lines: call it again after changing the title's font size. Returns ``fig``.
+
+    Plotly lowers a one-line title anchored at its top by 0.7 em, but sets the first line of a
+    wrapped one on its baseline at the pad (its top was 3 px above the figure): that line gets
+    the 0.7 em in its pad. Left-aligned: a title too long for a narrow screen loses its end,
+    not both."""
+    size = fig.layout.title.font.size or TITLE_SIZE
+    lines = len(_BREAK.findall(fig.layout.title.text or "")) + 1
+    fig.update_layout(
+        title=dict(
+            x=0.0,
+            xanchor="left",
+            xref="container",
+            y=1.0,
+            yanchor="top",
+            yref="container",
+            pad=dict(l=8, t=TITLE_PAD + (round(0.7 * size) if lines > 1 else 0)),
+        )
+    )
+    return fig
+
+
 def readable(fig: go.Figure) -> go.Figure:
     """Make a figure read well at every width, on every figure builder's way out. Returns ``fig``.
 
@@ -143,27 +167,12 @@ def readable(fig: go.Figure) -> go.Figure:
     title = fig.layout.title.text
     if title:
         wrapped = wrap_title(title)
-        breaks = len(_BREAK.findall(wrapped))
-        gained = breaks - len(_BREAK.findall(title))
-        # Plotly lowers a one-line title anchored at its top by 0.7 em, but sets each line of a
-        # longer one on its own baseline, the first at the pad: that line needs the 0.7 em here.
-        pad_top = TITLE_PAD + (round(0.7 * TITLE_SIZE) if breaks else 0)
+        gained = len(_BREAK.findall(wrapped)) - len(_BREAK.findall(title))
         top = fig.layout.margin.t if fig.layout.margin.t is not None else TITLE_TOP
-        # Left-aligned: on a narrow screen a long title loses its end (a crop note), not both.
         fig.update_layout(
-            title=dict(
-                text=wrapped,
-                font_color=TEXT_COLOUR,
-                x=0.0,
-                xanchor="left",
-                xref="container",
-                y=1.0,
-                yanchor="top",
-                yref="container",
-                pad=dict(l=8, t=pad_top),
-            ),
-            margin_t=top + TITLE_LINE * gained,
+            title=dict(text=wrapped, font_color=TEXT_COLOUR), margin_t=top + TITLE_LINE * gained
         )
+        place_title(fig)
     bar = dict(tickfont=ticks, thickness=COLOURBAR_THICKNESS)
     if "coloraxis" in fig.layout and fig.layout.coloraxis.colorscale:
         fig.update_layout(coloraxis_colorbar=bar)

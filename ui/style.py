@@ -11,7 +11,8 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   finger-sized target;
 - the tablet sidebar is narrower, leaving the charts more room, and a row of three or more
   columns stacks there: a third of a tablet's main block (about 170 px) is too narrow for a
-  matrix's token labels and colour bar, half of it (about 270 px) is not.
+  matrix's token labels and colour bar, half of it (about 270 px) is not, with chart titles
+  set at 13 px there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
 
 Only selectors of Streamlit's public test ids and KaTeX's own classes are used.
 """
@@ -74,6 +75,9 @@ CSS = f"""
   [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"]:nth-child(3))
     > [data-testid="stColumn"] {{
     min-width: 100%;
+  }}
+  [data-testid="stColumn"] [data-testid="stPlotlyChart"] .gtitle {{
+    font-size: 13px !important;
   }}
 }}
 </style>

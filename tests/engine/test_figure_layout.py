@@ -115,3 +115,10 @@ def test_base_layout_passes_the_rest_through():
     layout = F.base_layout("t", height=123, right=70, barmode="group")
     assert layout["height"] == 123 and layout["margin"]["r"] == 70
     assert layout["barmode"] == "group"
+
+
+def test_a_wrapped_title_set_larger_gets_a_pad_for_its_new_size():
+    fig = F.bars([1.0], ["0: a"], title=LONG)
+    F.place_title(fig.update_layout(title_font_size=24))  # as presenter mode does
+    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * 24)
+    assert (fig.layout.title.x, fig.layout.title.xanchor) == (0.0, "left")
