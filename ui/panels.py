@@ -486,7 +486,7 @@ def series_table(frame: pd.DataFrame, key: str) -> None:
     st.dataframe(frame, height=min(400, 38 + 35 * len(frame)), column_config=formats)
     st.download_button(
         "CSV",
-        data=_csv(frame).encode("utf-8"),
+        data=frame.to_csv().encode("utf-8"),
         file_name=f"{key}.csv",
         mime="text/csv",
         key=f"csv_{key}",
