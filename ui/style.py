@@ -9,10 +9,11 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
 - chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines);
 - the control that opens the collapsed sidebar says "Settings" next to its arrows, with a
   finger-sized target;
-- the tablet sidebar is narrower, leaving the charts more room, and a row of three or more
-  columns stacks there: a third of a tablet's main block (about 170 px) is too narrow for a
-  matrix's token labels and colour bar, half of it (about 270 px) is not, with chart titles
-  set at 13 px there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
+- the tablet sidebar is narrower, leaving the charts more room, and there a row of charts (or
+  of three or more columns) stacks: a third of a tablet's main block (about 170 px) cuts a
+  matrix's token labels, and in half of it (about 270 px) a 6 × 6 matrix's plot is about 90 px
+  wide, its cell numbers running into each other. Chart titles in columns are set at 13 px
+  there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
 
 Only selectors of Streamlit's public test ids and KaTeX's own classes are used.
 """
@@ -73,6 +74,8 @@ CSS = f"""
     min-width: 240px !important;
   }}
   [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"]:nth-child(3))
+    > [data-testid="stColumn"],
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"])
     > [data-testid="stColumn"] {{
     min-width: 100%;
   }}

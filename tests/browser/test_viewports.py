@@ -1,11 +1,12 @@
 """Every page at a phone's, a tablet's and a laptop's size (390×844, 820×1180, 1400×1000):
 nothing scrolls the page sideways, formulas and code fit or scroll inside themselves, no chart
 title, tick label or axis title is cut at its chart's edge and no title runs into its plot, no
-chart toolbar sits in the Tab order or over a title, every chart has a text label naming it and its
-shape, chart text is at least 4.5:1 against its background, columns stack on the phone and the
-settings open in one tap; presenter mode (the four pass pages) shows no sidebar and no download
-button and passes the same checks. One server (the suite's), one browser context per size, the pages in a
-loop; screenshots of pages 3 and 4 at each size land in ``test-artifacts/screens/``.
+chart toolbar sits in the Tab order or over a title, every chart has a text label naming it and
+its shape, chart text is at least 4.5:1 against its background, columns stack on the phone (and
+columns of charts on the tablet) and the settings open in one tap; presenter mode (the four
+pass pages) shows no sidebar and no download button and passes the same checks. One server
+(the suite's), one browser context per size, the pages in a loop; screenshots of pages 3 and 4
+at each size land in ``test-artifacts/screens/``.
 """
 
 from __future__ import annotations
@@ -131,6 +132,9 @@ MEASURE = """() => {
   const block = document.querySelector("[data-testid='stMainBlockContainer']");
   const columns = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stColumn']")]
       .filter(visible).map(c => c.getBoundingClientRect().width);
+  const chartColumns = [...document.querySelectorAll(
+      "[data-testid='stMain'] [data-testid='stColumn']")].filter(visible)
+      .filter(c => c.querySelector("CHART")).map(c => c.getBoundingClientRect().width);
   return {
     innerWidth: innerWidth,
     pageWidth: document.scrollingElement.scrollWidth,
@@ -156,6 +160,7 @@ MEASURE = """() => {
     worstPageContrast: worst(pageText),
     lowContrast: lowContrast.slice(0, 5),
     columns: columns,
+    chartColumns: chartColumns,
     blockWidth: block.clientWidth - px(getComputedStyle(block).paddingLeft)
         - px(getComputedStyle(block).paddingRight),
   };
@@ -240,6 +245,10 @@ def problems_of(m: dict, size: str) -> list[str]:
         narrow = [w for w in m["columns"] if w < 0.9 * m["blockWidth"]]
         if narrow:
             found.append(f"columns not stacked: widths {narrow[:4]} of {m['blockWidth']:.0f}")
+    if size == "tablet":  # a matrix in half a tablet's block is too small to read (ui/style.py)
+        narrow = [w for w in m["chartColumns"] if w < 0.9 * m["blockWidth"]]
+        if narrow:
+            found.append(f"chart columns not stacked: {narrow[:4]} of {m['blockWidth']:.0f}")
     return found
 
 
