@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,25 +44,143 @@ AXIS_COLOUR = "#4a4d59"  # tick labels and colour-bar numbers: 8.4:1 on white
 TICK_SIZE = 12
 
 
+TITLE_SIZE = 15
+# A title longer than this many characters wraps onto more lines: about what a phone's chart
+# (358 px at 390 px wide) holds of 15 px text, less the title's left pad.
+TITLE_CHARS = 40
+TITLE_LINE = 20  # px: what each extra line of a 15 px title adds to the top margin
+TITLE_TOP = 50  # px: the top margin of a one-line title
+TITLE_PAD = 10  # px from the top of the figure to the top of the title
+COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the width
+# Several series: their legend sits in one row between the title and the plot, where it cannot
+# meet the x axis's tick labels (however many lines those take); the top margin holds it.
+LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom")
+LEGEND_ROW = 24  # px
+_TAG = re.compile(r"<[^>]*>")
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def base_layout(
+    title: str, *, height: int, right: int = 10, top: int = TITLE_TOP, **layout: Any
+) -> dict[str, Any]:
+    """What every chart's layout starts from: no template, the title at ``TITLE_SIZE`` px,
+    ``height`` px tall, 10 px margins (``right`` on the right, ``top`` at the top) that
+    :func:`readable` grows to fit a wrapped title and the axes' labels. ``layout``: the rest
+    (axes, legend, annotations)."""
+    return dict(
+        template=TEMPLATE,
+        title=dict(text=title, font=dict(size=TITLE_SIZE)),
+        height=height,
+        margin=dict(l=10, r=right, t=top, b=10),
+        **layout,
+    )
+
+
+def _chart(data: list[dict], title: str, *, height: int, **layout: Any) -> go.Figure:
+    """A figure of ``data`` on :func:`base_layout`, made readable; with several series, their
+    legend above the plot (``LEGEND_ABOVE``)."""
+    if len(data) > 1:
+        layout = dict(legend=LEGEND_ABOVE, top=TITLE_TOP + LEGEND_ROW, **layout)
+    return readable(go.Figure(dict(data=data, layout=base_layout(title, height=height, **layout))))
+
+
+def _shown_length(piece: str) -> int:
+    """How many characters Plotly draws for ``piece``: tags take none, an entity one."""
+    return len(html.unescape(_TAG.sub("", piece)))
+
+
+def _words(line: str) -> list[str]:
+    """``line`` split at the spaces outside its tags (``<span style='...'>`` stays whole)."""
+    words, current, in_tag = [], "", False
+    for ch in line:
+        in_tag = (in_tag or ch == "<") and ch != ">"
+        if ch == " " and not in_tag:
+            words.append(current)
+            current = ""
+        else:
+            current += ch
+    return [w for w in [*words, current] if w]
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` with ``<br>`` between words wherever a line would pass ``width`` characters (as
+    drawn: tags and entities counted as Plotly shows them). A word longer than ``width`` keeps a
+    line of its own; breaks already in ``text`` stay. Wrapping a wrapped title changes nothing."""
+    lines = []
+    for given in _BREAK.split(text):
+        line = ""
+        for word in _words(given):
+            if line and _shown_length(line) + 1 + _shown_length(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return "<br>".join(lines)
+
+
+def title_of(fig: go.Figure) -> str:
+    """The figure's title on one line: the breaks :func:`wrap_title` put in read as the spaces
+    they replaced."""
+    return _BREAK.sub(" ", fig.layout.title.text or "")
+
+
+def place_title(fig: go.Figure) -> go.Figure:
+    """Pin the title to the figure's top left, ``TITLE_PAD`` px from the top whatever its size
+    and number of lines: call it again after changing the title's font size. Returns ``fig``.
+
+    Plotly lowers a one-line title anchored at its top by 0.7 em, but sets the first line of a
+    wrapped one on its baseline at the pad (its top was 3 px above the figure): that line gets
+    the 0.7 em in its pad. Left-aligned: a title too long for a narrow screen loses its end,
+    not both."""
+    size = fig.layout.title.font.size or TITLE_SIZE
+    lines = len(_BREAK.findall(fig.layout.title.text or "")) + 1
+    fig.update_layout(
+        title=dict(
+            x=0.0,
+            xanchor="left",
+            xref="container",
+            y=1.0,
+            yanchor="top",
+            yref="container",
+            pad=dict(l=8, t=TITLE_PAD + (round(0.7 * size) if lines > 1 else 0)),
+        )
+    )
+    return fig
+
+
 def readable(fig: go.Figure) -> go.Figure:
-    """Give the figure's titles, axis titles, tick labels, colour bars and subplot titles dark,
-    explicit colours (an explicit value wins over the theme's template). Returns ``fig``."""
+    """Make a figure read well at every width, on every figure builder's way out. Returns ``fig``.
+
+    - dark, explicit text colours (an explicit value wins over Streamlit's template);
+    - a long title wraps at word boundaries (:func:`wrap_title`), pinned to the top left, and
+      the top margin grows by a line for each line it gained, so nothing of it is cut on a phone
+      and it never runs into the plot; calling this twice changes nothing more;
+    - the axes push the margins out to fit their tick labels and titles (``automargin``), so
+      neither is clipped at the figure's edge;
+    - colour bars are thin, so a narrow plot keeps most of its width.
+    """
     ticks = dict(color=AXIS_COLOUR, size=TICK_SIZE)
     fig.update_layout(font=dict(color=TEXT_COLOUR))
-    fig.update_xaxes(tickfont=ticks, title_font_color=TEXT_COLOUR)
-    fig.update_yaxes(tickfont=ticks, title_font_color=TEXT_COLOUR)
-    if fig.layout.title.text:
-        # Left-aligned: on a narrow screen a long title loses its end (a crop note), not both.
+    fig.update_xaxes(tickfont=ticks, title_font_color=TEXT_COLOUR, automargin=True)
+    fig.update_yaxes(tickfont=ticks, title_font_color=TEXT_COLOUR, automargin=True)
+    title = fig.layout.title.text
+    if title:
+        wrapped = wrap_title(title)
+        gained = len(_BREAK.findall(wrapped)) - len(_BREAK.findall(title))
+        top = fig.layout.margin.t if fig.layout.margin.t is not None else TITLE_TOP
         fig.update_layout(
-            title=dict(font_color=TEXT_COLOUR, x=0.0, xanchor="left", xref="container", pad_l=8)
+            title=dict(text=wrapped, font_color=TEXT_COLOUR), margin_t=top + TITLE_LINE * gained
         )
+        place_title(fig)
+    bar = dict(tickfont=ticks, thickness=COLOURBAR_THICKNESS)
     if "coloraxis" in fig.layout and fig.layout.coloraxis.colorscale:
-        fig.update_layout(coloraxis_colorbar_tickfont=ticks)
+        fig.update_layout(coloraxis_colorbar=bar)
     for trace in fig.data:
         if trace.type == "heatmap" and trace.showscale is not False and trace.coloraxis is None:
-            trace.update(colorbar_tickfont=ticks)
+            trace.update(colorbar=bar)
         elif trace.type == "scatter" and trace.marker.showscale:
-            trace.update(marker_colorbar_tickfont=ticks)
+            trace.update(marker_colorbar=bar)
     fig.update_annotations(font_color=TEXT_COLOUR)
     return fig
 
@@ -198,29 +317,14 @@ def bars(
     yaxis: dict[str, Any] = dict(title=dict(text=value_name))
     if ymax is not None:
         yaxis["range"] = [0, ymax]
-    return readable(
-        go.Figure(
-            dict(
-                data=[
-                    dict(
-                        type="bar",
-                        x=axis_labels(labels),
-                        y=v,
-                        marker=dict(color=colours),
-                        hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
-                    )
-                ],
-                layout=dict(
-                    template=TEMPLATE,
-                    title=dict(text=title, font=dict(size=15)),
-                    height=300,
-                    margin=dict(l=10, r=10, t=50, b=10),
-                    xaxis=dict(type="category", tickangle=-45),
-                    yaxis=yaxis,
-                ),
-            )
-        )
+    bar = dict(
+        type="bar",
+        x=axis_labels(labels),
+        y=v,
+        marker=dict(color=colours),
+        hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
     )
+    return _chart([bar], title, height=300, xaxis=dict(type="category", tickangle=-45), yaxis=yaxis)
 
 
 def grouped_bars(
@@ -238,22 +342,13 @@ def grouped_bars(
         )
         for name, values in series.items()
     ]
-    return readable(
-        go.Figure(
-            dict(
-                data=data,
-                layout=dict(
-                    template=TEMPLATE,
-                    barmode="group",
-                    title=dict(text=title, font=dict(size=15)),
-                    height=320,
-                    margin=dict(l=10, r=10, t=50, b=10),
-                    legend=dict(orientation="h", y=-0.3),
-                    xaxis=dict(type="category", tickangle=-45),
-                    yaxis=dict(title=dict(text=value_name)),
-                ),
-            )
-        )
+    return _chart(
+        data,
+        title,
+        height=320,
+        barmode="group",
+        xaxis=dict(type="category", tickangle=-45),
+        yaxis=dict(title=dict(text=value_name)),
     )
 
 
@@ -321,23 +416,12 @@ def lines(
         )
         for name, y in series.items()
     ]
-    return readable(
-        go.Figure(
-            dict(
-                data=data,
-                layout=dict(
-                    template=TEMPLATE,
-                    title=dict(text=title, font=dict(size=15)),
-                    height=320,
-                    margin=dict(l=10, r=10, t=50, b=10),
-                    legend=dict(orientation="h", y=-0.3),
-                    xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
-                    yaxis=dict(
-                        title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})
-                    ),
-                ),
-            )
-        )
+    return _chart(
+        data,
+        title,
+        height=320,
+        xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
+        yaxis=dict(title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})),
     )
 
 
@@ -442,22 +526,13 @@ def histograms(
                 hovertemplate=f"{name}<br>{x_name} ≈ %{{x:.4f}}<br>count %{{y}}<extra></extra>",
             )
         )
-    return readable(
-        go.Figure(
-            dict(
-                data=data,
-                layout=dict(
-                    template=TEMPLATE,
-                    barmode="overlay",
-                    title=dict(text=title, font=dict(size=15)),
-                    height=320,
-                    margin=dict(l=10, r=10, t=50, b=10),
-                    legend=dict(orientation="h", y=-0.3),
-                    xaxis=dict(title=dict(text=x_name)),
-                    yaxis=dict(title=dict(text="count")),
-                ),
-            )
-        )
+    return _chart(
+        data,
+        title,
+        height=320,
+        barmode="overlay",
+        xaxis=dict(title=dict(text=x_name)),
+        yaxis=dict(title=dict(text="count")),
     )
 
 
@@ -515,22 +590,13 @@ def timing_bars(
         )
         for name, r in zip(names, ratio, strict=True)
     ]
-    return readable(
-        go.Figure(
-            dict(
-                data=[bar],
-                layout=dict(
-                    template=TEMPLATE,
-                    title=dict(text=title, font=dict(size=15)),
-                    height=int(110 + 42 * max(len(ms), 1)),
-                    margin=dict(l=10, r=70, t=50, b=10),
-                    annotations=ratio_labels,
-                    xaxis=dict(
-                        title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]
-                    ),
-                    yaxis=dict(type="category", autorange="reversed"),
-                    showlegend=False,
-                ),
-            )
-        )
+    return _chart(
+        [bar],
+        title,
+        height=int(110 + 42 * max(len(ms), 1)),
+        right=70,
+        annotations=ratio_labels,
+        xaxis=dict(title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]),
+        yaxis=dict(type="category", autorange="reversed"),
+        showlegend=False,
     )

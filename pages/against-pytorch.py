@@ -128,7 +128,7 @@ for key, shape, heading, wanted in (
     speed = comparison.speed(shape)
     st.subheader(heading)
     if speed.figure is not None:
-        panels.chart(speed.figure, key=f"fig_p6_{key}")
+        panels.plot(speed.figure, key=f"p6_{key}", numbers=numbers)
         st.caption(
             "Yellow: the chapter's MultiHeadAttention and the fused SDPA kernel. The ratio at "
             "the right of each bar is its median over the fastest median."

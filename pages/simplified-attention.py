@@ -78,8 +78,8 @@ view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
     lambda: L.query_view(trace, query, stretch, shift, cfg.book),
 )
-panels.chart(view.scores_figure, container=scores_chart)
-panels.chart(view.walk_figure)
+panels.plot(view.scores_figure, key="p1_query_scores", numbers=numbers, container=scores_chart)
+panels.plot(view.walk_figure, key="p1_walk", numbers=numbers)
 panels.badge(view.walk_check)
 st.caption(view.walk_caption)
 

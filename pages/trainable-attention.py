@@ -109,7 +109,9 @@ st.write(
     "its gradient vanishes and training stalls. Dividing by √d_k brings the variance back to 1 at "
     "every width (16 keys per row, 256 rows, averaged):"
 )
-panels.beside(lesson.entropy_figure, lesson.gradient_figure)
+panels.beside(
+    ("p2_entropy", lesson.entropy_figure), ("p2_gradient", lesson.gradient_figure), numbers=numbers
+)
 st.caption(lesson.study_caption)
 
 st.subheader("On your text")
@@ -131,7 +133,11 @@ st.write(
     "draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in grows. Exercise 3.1: copy "
     "v2's weights, transposed, into v1 and the two modules agree."
 )
-panels.beside(lesson.weights_histogram, lesson.scores_histogram)
+panels.beside(
+    ("p2_weights_hist", lesson.weights_histogram),
+    ("p2_scores_hist", lesson.scores_histogram),
+    numbers=numbers,
+)
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"

@@ -91,7 +91,7 @@ for h, (text, good) in enumerate(view.shares):
 if view.share_note:
     st.caption(view.share_note)
 for column, (key, figure) in zip(st.columns(2), view.curves, strict=True):
-    panels.chart(figure, key=f"fig_p5_{key}", container=column)
+    panels.plot(figure, key=f"p5_{key}", numbers=False, container=column)
 
 
 @st.fragment

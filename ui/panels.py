@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import io
 import json
 import re
@@ -521,7 +522,8 @@ def page_top(page_file: str, *, present: bool = False) -> None:
 
 def beside(*items, numbers: bool = False, below: Callable[[Panel], None] | None = None) -> None:
     """Panels or figures side by side, one equal column each. A Panel is drawn by :func:`show`
-    (with ``numbers``), then ``below(panel)`` under it (its claims, say); a Plotly figure by
+    (with ``numbers``), then ``below(panel)`` under it (its claims, say); a ``(key, figure)``
+    pair, a bar or line chart, by :func:`plot` (with ``numbers``); a Plotly figure by
     :func:`chart`. A single item is drawn in place, at full width."""
     places: list[AbstractContextManager] = [nullcontext()]
     if len(items) > 1:
@@ -532,6 +534,8 @@ def beside(*items, numbers: bool = False, below: Callable[[Panel], None] | None 
                 show(item, numbers=numbers)
                 if below is not None:
                     below(item)
+            elif isinstance(item, tuple):
+                plot(item[1], key=item[0], numbers=numbers)
             else:
                 chart(item)
 
@@ -542,3 +546,72 @@ def pick_head(num_heads: int, *, key: str) -> int:
     if num_heads <= 1:
         return 0
     return min(int(st.selectbox("Head", list(range(num_heads)), key=key)), num_heads - 1)
+
+
+# --- bar and line charts: the numbers they draw ------------------------------------------------
+_SERIES = ("bar", "scatter")
+
+
+def _point(label):
+    """A point's label as a table shows it: the raw text (Plotly's copy is HTML-escaped)."""
+    return html.unescape(label) if isinstance(label, str) else label
+
+
+def series_frame(fig) -> pd.DataFrame:
+    """The exact values a bar or line chart draws, read from the figure's own traces: one row
+    per point (its label on the category axis, its x on a line chart), one column per series
+    (the trace's name; a lone unnamed series takes the value axis's title). Horizontal bars
+    read the other way round. Series with different points are aligned on their labels."""
+    columns: dict[str, pd.Series] = {}
+    point_axis = ""
+    for trace in (t for t in fig.data if t.type in _SERIES):
+        horizontal = trace.type == "bar" and trace.orientation == "h"
+        points, values = (trace.y, trace.x) if horizontal else (trace.x, trace.y)
+        if values is None:
+            continue
+        points_axis, values_axis = (
+            (fig.layout.yaxis, fig.layout.xaxis)
+            if horizontal
+            else (fig.layout.xaxis, fig.layout.yaxis)
+        )
+        point_axis = point_axis or (points_axis.title.text or "")
+        labels = range(len(values)) if points is None else [_point(p) for p in points]
+        name = trace.name or values_axis.title.text or "value"
+        while name in columns:
+            name += "'"
+        columns[name] = pd.Series(np.asarray(values), index=list(labels))
+    frame = pd.DataFrame(columns)
+    frame.index.name = point_axis or "point"
+    return frame
+
+
+def series_table(frame: pd.DataFrame, key: str) -> None:
+    """A chart's numbers as a table and a CSV of the same values. (Kept apart from
+    numbers_table so the matrix renderer and this one can change separately.)"""
+    formats = {col: st.column_config.NumberColumn(format="%.7g") for col in frame.columns}
+    st.dataframe(frame, height=min(400, 38 + 35 * len(frame)), column_config=formats)
+    st.download_button(
+        "CSV",
+        data=frame.to_csv().encode("utf-8"),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"csv_{key}",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def plot(fig, *, key: str, numbers: bool, container=None) -> None:
+    """A bar or line chart and, like a matrix, its exact numbers: under the chart when
+    ``numbers`` (the page's toggle) is on, else in a "Numbers and CSV" expander that builds the
+    table and the CSV only when opened. The values are read from the figure itself
+    (:func:`series_frame`), so they are the numbers drawn. ``container``: where to draw (a
+    column or a placeholder); default where ``st`` draws now."""
+    with container.container() if container is not None else st.container():
+        chart(fig, key=f"fig_{key}")
+        if numbers:
+            series_table(series_frame(fig), key)
+            return
+        with st.expander("Numbers and CSV", key=f"numbers_{key}", on_change="rerun") as box:
+            if box.open:
+                series_table(series_frame(fig), key)

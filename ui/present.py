@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnviz import figures as F
 from attnviz.panel import Panel
 
 from . import panels, state
@@ -124,7 +125,7 @@ def _big(fig: go.Figure) -> go.Figure:
         big = go.Figure(fig)
         height = fig.layout.height if isinstance(fig.layout.height, (int, float)) else 450
         big.update_layout(height=max(FIGURE_HEIGHT, height), font={"size": 18})
-        big.update_layout(title_font_size=24)
+        F.place_title(big.update_layout(title_font_size=24))  # a wrapped title's pad grows
         big.update_xaxes(tickfont_size=18, title_font_size=18)
         big.update_yaxes(tickfont_size=18, title_font_size=18)
         big.update_traces(textfont_size=20, selector={"type": "heatmap"})

@@ -6,10 +6,14 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   pushing the whole page sideways;
 - on a phone, code wraps (its lines stay whole, only folded) and formulas are set a little
   smaller, so most fit without scrolling;
-- chart titles are set smaller on a phone (Plotly draws them on one line);
+- chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines);
 - the control that opens the collapsed sidebar says "Settings" next to its arrows, with a
   finger-sized target;
-- the tablet sidebar is narrower, leaving the charts more room.
+- the tablet sidebar is narrower, leaving the charts more room, and there a row of charts (or
+  of three or more columns) stacks: a third of a tablet's main block (about 170 px) cuts a
+  matrix's token labels, and in half of it (about 270 px) a 6 × 6 matrix's plot is about 90 px
+  wide, its cell numbers running into each other. Chart titles in columns are set at 13 px
+  there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
 
 Only selectors of Streamlit's public test ids and KaTeX's own classes are used.
 """
@@ -68,6 +72,15 @@ CSS = f"""
   section[data-testid="stSidebar"] {{
     width: 240px !important;
     min-width: 240px !important;
+  }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"]:nth-child(3))
+    > [data-testid="stColumn"],
+  [data-testid="stHorizontalBlock"]:has([data-testid="stPlotlyChart"])
+    > [data-testid="stColumn"] {{
+    min-width: 100%;
+  }}
+  [data-testid="stColumn"] [data-testid="stPlotlyChart"] .gtitle {{
+    font-size: 13px !important;
   }}
 }}
 </style>

@@ -161,6 +161,21 @@ def _claims(res: learn.LearnResult, snapshots: tuple[SnapshotView, ...]) -> tupl
     return tuple(claims)
 
 
+def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> go.Figure:
+    """One value per training step, as a line (markers while the steps are few enough to
+    see); an accuracy is drawn on a fixed 0-1 axis."""
+    steps = res.config.steps
+    return F.lines(
+        list(range(1, steps + 1)),
+        {name: np.asarray(values)},
+        title=f"{what} on each training batch",
+        x_name="step",
+        y_name=y_name,
+        markers=steps <= 60,
+        y_range=(0.0, 1.02) if y_name == "accuracy" else None,
+    )
+
+
 def lesson(res: learn.LearnResult) -> LearnLesson:
     cfg = res.config
     metrics = (
@@ -183,31 +198,9 @@ def lesson(res: learn.LearnResult) -> LearnLesson:
         )
     else:
         note = ""
-    steps = list(range(1, cfg.steps + 1))
     curves = (
-        (
-            "loss",
-            F.lines(
-                steps,
-                {"training loss": np.asarray(res.loss)},
-                title="Loss on each training batch",
-                x_name="step",
-                y_name="cross-entropy",
-                markers=cfg.steps <= 60,
-            ),
-        ),
-        (
-            "accuracy",
-            F.lines(
-                steps,
-                {"training accuracy": np.asarray(res.accuracy)},
-                title="Accuracy on each training batch",
-                x_name="step",
-                y_name="accuracy",
-                markers=cfg.steps <= 60,
-                y_range=(0.0, 1.02),
-            ),
-        ),
+        ("loss", _curve(res, "training loss", res.loss, "Loss", "cross-entropy")),
+        ("accuracy", _curve(res, "training accuracy", res.accuracy, "Accuracy", "accuracy")),
     )
     snapshots = tuple(_snapshot(res, s) for s in res.snapshots)
     compare = (

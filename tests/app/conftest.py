@@ -94,7 +94,8 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 
 def chart_title(spec: dict) -> str:
-    return spec.get("layout", {}).get("title", {}).get("text", "")
+    """The chart's title on one line (a long title is wrapped with ``<br>``, at a space)."""
+    return spec.get("layout", {}).get("title", {}).get("text", "").replace("<br>", " ")
 
 
 def chart(at: AppTest, title_prefix: str) -> dict:

@@ -15,7 +15,16 @@ from attnviz import book, lesson, speed
 from attnviz.lessons import multihead as ML
 from attnviz.settings import Settings
 
-from .conftest import BOOK_TEXT, badges, charts, exceptions, open_app, spec_array, values
+from .conftest import (
+    BOOK_TEXT,
+    badges,
+    chart_title,
+    charts,
+    exceptions,
+    open_app,
+    spec_array,
+    values,
+)
 
 QUERIES = {
     "default": ({}, Settings(), False),
@@ -65,9 +74,7 @@ def test_every_claim_of_the_lesson_is_on_the_page(mode):
 def test_training_mode_draws_the_weights_the_context_used_and_z_equals_av_on_screen():
     at = open_app(QUERIES["training"][0], page="multihead")
     weights = chart_by_key(at, "p4_weights")
-    assert weights["layout"]["title"]["text"] == (
-        "Weights of head 0 after dropout (what the context used)"
-    )
+    assert chart_title(weights) == "Weights of head 0 after dropout (what the context used)"
     w = z_of(weights)
     v = z_of(chart_by_key(at, "p4_values_heads"))
     context = z_of(chart_by_key(at, "p4_context"))
@@ -78,9 +85,7 @@ def test_training_mode_draws_the_weights_the_context_used_and_z_equals_av_on_scr
     np.testing.assert_allclose(before.sum(axis=1), 1.0, atol=1e-5)
     assert not np.allclose(before @ v, context, atol=1e-3)
     grid = chart_by_key(at, "p4_grid")
-    assert grid["layout"]["title"]["text"] == (
-        "Attention weights of all 2 heads (after dropout, scale 0 to 2)"
-    )
+    assert chart_title(grid) == "Attention weights of all 2 heads (after dropout, scale 0 to 2)"
     np.testing.assert_array_equal(z_of(grid, 0), w)
     assert grid["layout"]["coloraxis"]["cmax"] == 2.0
     text = page_text(at)

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from attnviz import book, lesson
+from attnviz import figures as F
 from attnviz.lessons import multihead as ML
 from attnviz.settings import GPT2_SMALL, Settings, mha_parameter_count
 from attnviz.tokens import tokenize
@@ -105,7 +106,7 @@ def test_training_mode_draws_the_weights_after_dropout_and_says_so(built, size):
     sums = grid.sum(dim=-1)
     assert ((sums - 1).abs() > 1e-3).any()  # where dropout struck, rows no longer sum to 1
     assert float(grid.max()) > 1.0 and view.grid.figure.layout.coloraxis.cmax == 2.0
-    assert "after dropout" in view.grid.figure.layout.title.text
+    assert "after dropout" in F.title_of(view.grid.figure)
     (rows,) = [c for c in view.claims if c.prop == "some_row_sum_differs"]
     assert rows.text.startswith("All heads: ") and "no longer sum to 1 after dropout" in rows.text
     assert view.weights_note.startswith("Training mode, dropout p = 0.5: these are the weights")
@@ -114,7 +115,7 @@ def test_training_mode_draws_the_weights_after_dropout_and_says_so(built, size):
     head = heads[0]
     before = head.panels["p4_weights_before"].values
     torch.testing.assert_close(before.sum(dim=-1), torch.ones(trace.num_tokens))
-    assert head.panels["p4_weights"].figure.layout.title.text == (
+    assert F.title_of(head.panels["p4_weights"].figure) == (
         "Weights of head 0 after dropout (what the context used)"
     )
 

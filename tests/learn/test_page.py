@@ -57,7 +57,7 @@ def specs(at: AppTest) -> dict[str, dict]:
     out = {}
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
-        out[spec["layout"]["title"]["text"]] = spec
+        out[spec["layout"]["title"]["text"].replace("<br>", " ")] = spec  # wrapped at spaces
     return out
 
 

@@ -1,0 +1,124 @@
+"""Every figure reads at a phone's width: long titles wrap at spaces with the top margin grown
+to fit, axes push their margins out, colour bars are thin, and the bar and line builders share
+one base layout."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnviz import figures as F
+
+LONG = "Scores of query 2 against every key in the sentence, before the softmax"
+
+
+def lines_of(title: str) -> list[str]:
+    return title.split("<br>")
+
+
+def shown(line: str) -> int:
+    return F._shown_length(line)
+
+
+def test_a_long_title_wraps_at_spaces_into_lines_that_fit():
+    wrapped = F.wrap_title(LONG)
+    lines = lines_of(wrapped)
+    assert len(lines) == 2
+    assert all(shown(line) <= F.TITLE_CHARS for line in lines), lines
+    assert " ".join(lines) == LONG  # only spaces became breaks, nothing lost
+    assert lines[0] == "Scores of query 2 against every key in"
+
+
+def test_a_short_title_and_a_wrapped_title_are_left_alone():
+    assert F.wrap_title("Weights A (6, 6)") == "Weights A (6, 6)"
+    once = F.wrap_title(LONG)
+    assert F.wrap_title(once) == once
+
+
+def test_tags_are_never_split_and_count_as_nothing():
+    title = "Attention weights A <span style='font-size:12px'>(rows 0–255 of 300)</span>"
+    wrapped = F.wrap_title(title)
+    # 39 characters drawn: fits on one line, although the text with its tag is 75 long
+    assert wrapped == title
+    longer = "Attention weights of head 3 after dropout " + title.split(" ", 3)[3]
+    lines = lines_of(F.wrap_title(longer))
+    assert lines[1] == "dropout <span style='font-size:12px'>(rows 0–255 of 300)</span>"
+    assert all(shown(line) <= F.TITLE_CHARS for line in lines)
+
+
+def test_entities_count_as_one_character_and_a_long_word_keeps_its_own_line():
+    title = "&lt;b&gt; " * 8  # drawn: "<b> " eight times, 31 characters
+    assert "<br>" not in F.wrap_title(title.strip())
+    word = "x" * 50
+    assert lines_of(F.wrap_title(f"a {word} b")) == ["a", word, "b"]
+
+
+def test_the_top_margin_grows_a_line_per_line_the_title_gained_once():
+    fig = F.bars([1.0, 2.0, 3.0], ["0: a", "1: b", "2: c"], title=LONG)
+    assert fig.layout.title.text == F.wrap_title(LONG)
+    assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
+    F.readable(fig)  # a second pass (as relative_to_uniform does) adds nothing
+    assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
+    assert F.title_of(fig) == LONG
+    # Plotly sets a wrapped title's first line on its baseline at the pad: 0.7 em more of it
+    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.TITLE_SIZE)
+    short = F.bars([1.0], ["0: a"], title="Scores")
+    assert short.layout.margin.t == F.TITLE_TOP
+    assert short.layout.title.pad.t == F.TITLE_PAD
+    assert (short.layout.title.yanchor, short.layout.title.yref) == ("top", "container")
+
+
+def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
+    z = torch.rand(4, 4, generator=torch.Generator().manual_seed(0))
+    labels = [f"{i}: t" for i in range(4)]
+    fig = F.heatmap(z, labels, labels, title=LONG)
+    assert len(lines_of(fig.layout.title.text)) == 2
+    assert fig.layout.margin.t == 50 + F.TITLE_LINE
+    assert fig.data[0].colorbar.thickness == F.COLOURBAR_THICKNESS
+    grid = F.heads_grid(torch.stack([z, z]), labels, title="heads")
+    assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
+
+
+def every_builder():
+    labels = ["0: a", "1: b", "2: c"]
+    return {
+        "bars": F.bars([0.1, 0.5, 0.4], labels, title="t"),
+        "grouped_bars": F.grouped_bars({"u": [1, 2, 3], "v": [3, 2, 1]}, labels, title="t"),
+        "lines": F.lines([1, 2, 4], {"u": [1, 2, 3]}, title="t", x_name="d", y_name="e"),
+        "histograms": F.histograms({"u": np.arange(10.0)}, title="t", bins=5),
+        "timing_bars": F.timing_bars(["a", "b"], [1.0, 2.0], [1.0, 2.0], title="t"),
+        "heatmap": F.heatmap(torch.eye(3), labels, labels, title="t"),
+    }
+
+
+@pytest.mark.parametrize("name", list(every_builder()))
+def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(name):
+    fig = every_builder()[name]
+    layout = fig.layout
+    assert layout.template.layout.to_plotly_json() == {}  # TEMPLATE "none": no Plotly styling
+    assert layout.title.font.size == F.TITLE_SIZE
+    several = len(fig.data) > 1
+    top = F.TITLE_TOP + (F.LEGEND_ROW if several else 0)
+    assert (layout.margin.l, layout.margin.t, layout.margin.b) == (10, top, 10)
+    if several:  # the legend between the title and the plot, clear of the x tick labels
+        assert (layout.legend.y, layout.legend.yanchor, layout.legend.orientation) == (
+            1.0,
+            "bottom",
+            "h",
+        )
+    assert layout.xaxis.automargin is True and layout.yaxis.automargin is True
+    assert layout.title.font.color == F.TEXT_COLOUR
+
+
+def test_base_layout_passes_the_rest_through():
+    layout = F.base_layout("t", height=123, right=70, barmode="group")
+    assert layout["height"] == 123 and layout["margin"]["r"] == 70
+    assert layout["barmode"] == "group"
+
+
+def test_a_wrapped_title_set_larger_gets_a_pad_for_its_new_size():
+    fig = F.bars([1.0], ["0: a"], title=LONG)
+    F.place_title(fig.update_layout(title_font_size=24))  # as presenter mode does
+    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * 24)
+    assert (fig.layout.title.x, fig.layout.title.xanchor) == (0.0, "left")
