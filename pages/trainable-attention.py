@@ -9,6 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
 from ui import cache, panels, present, state
+from ui import view as page_view
 from ui.text import md_escape
 
 cfg = state.config()
@@ -59,6 +60,7 @@ if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
 numbers = panels.show_numbers_toggle()
+page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
 
 
 def show(name: str) -> None:
