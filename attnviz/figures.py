@@ -298,8 +298,8 @@ def heads_grid(
     if labelled is None:
         labelled = max(n_rows, n_cols) <= LABEL_EVERY_TOKEN_UP_TO
     per_row = min(cols, H)
-    if labelled:  # about 14 px per column label in a 1,000 px wide page
-        per_row = max(1, min(per_row, 48 // max(n_cols, 1)))
+    if labelled:  # about 16 px per (upright) column label across a 900 px wide page
+        per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
     rows = math.ceil(H / per_row)
     cell = max(170, 14 * n_rows) if labelled else 170
     gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
@@ -332,7 +332,12 @@ def heads_grid(
     if labelled:  # every token written: the columns on every head, the rows at the left
         small = dict(size=GRID_TICK_SIZE, color=AXIS_COLOUR)
         fig.update_xaxes(
-            showticklabels=True, tickmode="array", tickvals=xs, ticktext=xs, tickfont=small
+            showticklabels=True,
+            tickmode="array",
+            tickvals=xs,
+            ticktext=xs,
+            tickfont=small,
+            tickangle=-90,
         )
         fig.update_yaxes(
             showticklabels=True, tickmode="array", tickvals=ys, ticktext=ys, tickfont=small, col=1
@@ -531,8 +536,10 @@ def viewed_heatmap(
     heat = next(t for t in new.data if t.type == "heatmap")
     gap = 1 if max(n_rows, n_cols) <= 32 else 0
     heat.update(z=shown, x=xs, y=ys, xgap=gap, ygap=gap)
-    if label_cols:
+    if label_cols:  # upright labels take one line height each: about twice as many fit
         new.update_xaxes(tickmode="array", tickvals=xs, ticktext=xs)
+        if n_cols > 12:
+            new.update_xaxes(tickangle=-90, tickfont_size=GRID_TICK_SIZE if n_cols > 20 else None)
     if label_rows:
         new.update_yaxes(tickmode="array", tickvals=ys, ticktext=ys)
         new.update_layout(height=int(min(1600, max(260, 120 + 18 * n_rows))))
