@@ -14,19 +14,7 @@ cfg = state.config()
 args = cfg.trace_args("multihead")
 training = cfg.settings.training and not cfg.book
 
-st.title("6. Your module against PyTorch's")
-st.write(
-    "PyTorch has attention of its own: the function "
-    "`torch.nn.functional.scaled_dot_product_attention` (SDPA) and the class "
-    "`torch.nn.MultiheadAttention`. Given the same weights as the chapter's MultiHeadAttention, "
-    "both must compute the same numbers. This page checks that on your text, head by head, and "
-    "then times the chapter's versions against PyTorch's."
-)
-st.latex(
-    r"\mathrm{SDPA}(Q_h, K_h, V_h) = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}"
-    r"{\sqrt{d_{\text{head}}}} + M\right) V_h"
-    r"\quad\text{for each head } h \text{, in one call}"
-)
+panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
 
 panels.causal_trace_or_stop("multihead", cfg, args)  # stops with the reason when it cannot run
 view = comparison.lesson(*args, training)
@@ -70,11 +58,8 @@ st.write(
 if view.weights_na:
     st.info(md_escape(view.weights_na))
 else:
-    H = view.num_heads
-    head = min(int(st.selectbox("Head", list(range(H)), key="p6_head") if H > 1 else 0), H - 1)
-    for column, panel in zip(st.columns(2), comparison.head_panels(view, args, head), strict=True):
-        with column:
-            panels.show(panel, numbers=numbers)
+    head = panels.pick_head(view.num_heads, key="p6_head")
+    panels.beside(*comparison.head_panels(view, args, head), numbers=numbers)
     panels.claims(view.claims)
 panels.badge(view.weights_check)
 

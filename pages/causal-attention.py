@@ -17,20 +17,7 @@ cfg = state.config()
 args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
-st.title("3. Causal attention and dropout")
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "A language model predicts the next token, so while it reads a token it must not see the "
-        "tokens after it. Causal attention hides every future key: their scores become −∞ before the "
-        "softmax, so their weights are exactly 0 and each row still sums to 1. During training, "
-        "dropout then zeroes random attention weights (and scales the survivors) so the model cannot "
-        "lean on a few positions."
-    )
-    st.latex(
-        r"\omega^{\text{masked}}_{ij} = \begin{cases}\omega_{ij} & j \le i\\ -\infty & j > i\end{cases},"
-        r"\qquad A = \mathrm{dropout}\!\left(\mathrm{softmax}\!\left(\frac{\omega^{\text{masked}}}{\sqrt{d_k}}\right)\right),"
-        r"\qquad Z = AV"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)
@@ -71,11 +58,7 @@ st.write(
     "is the same, and route 2 does less work and never divides 0 by 0."
 )
 panels.show(L.masked_scores, numbers=numbers)
-left, right = st.columns(2)
-with left:
-    panels.show(L.route1, numbers=numbers)
-with right:
-    panels.show(L.route2, numbers=numbers)
+panels.beside(L.route1, L.route2, numbers=numbers)
 panels.claims(L.route_claims)
 for claim in L.mode_claims:
     st.caption(md_escape(claim.text))
@@ -113,20 +96,12 @@ if lab is not None and lab.printouts:
     for p in lab.printouts:
         panels.book_beside(p.title, p.tensor, p.name)
 elif lab is not None and lab.dropped is not None:
-    left, right = st.columns(2)
-    with left:
-        panels.show(lab.mask, numbers=numbers)
-    with right:
-        panels.show(lab.dropped, numbers=numbers)
+    panels.beside(lab.mask, lab.dropped, numbers=numbers)
     st.caption(lab.sums)
     if lab.zero_rows:
         st.warning(md_escape(lab.zero_rows))
     panels.claims(lab.claims)
-    left, right = st.columns(2)
-    with left:
-        panels.show(lab.values, numbers=numbers)
-    with right:
-        panels.show(lab.context, numbers=numbers)
+    panels.beside(lab.values, lab.context, numbers=numbers)
     st.write(
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
@@ -145,10 +120,7 @@ if L.batch is None:
     st.info("One of the two texts is empty, so there is no batch to show.")
 else:
     st.write(L.batch.shape_sentence)
-    left, right = st.columns(2)
-    for panel, col in zip(L.batch.panels, (left, right), strict=True):
-        with col:
-            panels.show(panel, numbers=numbers)
+    panels.beside(*L.batch.panels, numbers=numbers)
     panels.claims(L.batch.claims)
     panels.badge(L.batch.check)
     if L.batch.printout is not None:

@@ -18,19 +18,7 @@ cfg = state.config()
 args = cfg.trace_args("multihead")
 _, settings, book = args
 
-st.title("4. Multi-head attention")
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "One causal attention head learns one way of relating tokens. Multi-head attention runs "
-        "several heads side by side, each with its own projections of width head_dim = d_out / "
-        "num_heads, and joins their context vectors. The chapter builds it twice: first by stacking "
-        "CausalAttention modules (the wrapper), then with one projection per role split into heads "
-        "(the weight-split MultiHeadAttention, with an output projection that mixes the heads)."
-    )
-    st.latex(
-        r"\mathrm{head}_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)V_h,"
-        r"\qquad \mathrm{MultiHead}(X) = \big[\mathrm{head}_1, \dots, \mathrm{head}_H\big]\,W_o + b_o"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 
 def lesson():
@@ -93,12 +81,11 @@ if view.grid_note:
 panels.claims(view.claims_for(view.grid.key))
 
 st.subheader("One head in detail")
-H = view.num_heads
-h = min(int(st.selectbox("Head", list(range(H)), key="p4_head")), H - 1) if H > 1 else 0
+h = panels.pick_head(view.num_heads, key="p4_head")
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
-for col, name in zip(st.columns(3), ("queries_heads", "keys_heads", "values_heads"), strict=True):
-    with col:
-        panels.show(head.panels[f"p4_{name}"], numbers=numbers)
+qkv = ("queries_heads", "keys_heads", "values_heads")
+panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers)
+st.caption(view.scale_note)  # about the scores, drawn next
 # Training mode adds the weights before dropout: two rows of two, the context beside the
 # weights it used; eval mode: scores and weights, then the context.
 if "p4_weights_before" in head.panels:
@@ -106,12 +93,12 @@ if "p4_weights_before" in head.panels:
 else:
     rows = [("p4_scores", "p4_weights"), ("p4_context",)]
 for row in rows:
-    for col, key in zip(st.columns(len(row)), row, strict=True):
-        with col:
-            panels.show(head.panels[key], numbers=numbers)
-            panels.claims(head.claims_for(key))
+    panels.beside(
+        *(head.panels[key] for key in row),
+        numbers=numbers,
+        below=lambda panel: panels.claims(head.claims_for(panel.key)),
+    )
 panels.badge(head.product)
-st.caption(view.scale_note)
 
 # --- reshape walk ------------------------------------------------------------------------------
 st.header("The reshape walk")

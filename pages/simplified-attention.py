@@ -16,19 +16,7 @@ from ui.text import md_escape
 cfg = state.config()
 args = cfg.trace_args("simplified")
 
-st.title("1. Simplified self-attention")
-
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "No trainable weights yet. Each token scores every token (itself included) by a dot product "
-        "of their input vectors, turns its row of scores into weights with a softmax, and takes the "
-        "weighted sum of the input vectors: its **context vector**."
-    )
-    st.latex(
-        r"\omega_{ij} = x^{(i)} \cdot x^{(j)}, \qquad "
-        r"\alpha_{ij} = \frac{\exp(\omega_{ij})}{\sum_k \exp(\omega_{ik})}, \qquad "
-        r"z^{(i)} = \sum_j \alpha_{ij}\, x^{(j)}"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 panels.prepared_or_stop(args)
 if cfg.settings.training and not cfg.book:

@@ -15,21 +15,7 @@ from ui.text import md_escape
 cfg = state.config()
 args = cfg.trace_args("trainable")
 
-st.title("2. Trainable self-attention")
-
-if not cfg.present:  # presenter mode: the stepper tells it step by step
-    st.write(
-        "Three trainable matrices project each input vector into a **query** (what this token is "
-        "looking for), a **key** (what it offers to be found by) and a **value** (what it passes on), "
-        "like a search: the query is matched against every key, and the values of the best matches "
-        "are returned, blended. Two different things are called “weights” here: the trainable weight "
-        "matrices W_q, W_k, W_v, fixed after training, and the attention weights α, recomputed for "
-        "every input."
-    )
-    st.latex(
-        r"Q = XW_q,\; K = XW_k,\; V = XW_v, \qquad "
-        r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right), \qquad Z = AV"
-    )
+panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
 
 panels.prepared_or_stop(args)
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.
@@ -63,10 +49,18 @@ numbers = panels.show_numbers_toggle()
 page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
 
 
+# The lesson's claims name a panel by its place in lesson.panels.
+names = {panel.key: name for name, panel in lesson.panels.items()}
+
+
+def captions(panel) -> None:
+    for claim in lesson.claims_on(names[panel.key]):
+        st.caption(md_escape(claim.text))
+
+
 def show(name: str) -> None:
     panels.show(lesson.panels[name], numbers=numbers)
-    for claim in lesson.claims_on(name):
-        st.caption(md_escape(claim.text))
+    captions(lesson.panels[name])
 
 
 def book_blocks(blocks) -> None:
@@ -117,11 +111,7 @@ st.write(
     "its gradient vanishes and training stalls. Dividing by √d_k brings the variance back to 1 at "
     "every width (16 keys per row, 256 rows, averaged):"
 )
-left, right = st.columns(2)
-with left:
-    panels.chart(lesson.entropy_figure)
-with right:
-    panels.chart(lesson.gradient_figure)
+panels.beside(lesson.entropy_figure, lesson.gradient_figure)
 st.caption(lesson.study_caption)
 
 st.subheader("On your text")
@@ -129,14 +119,10 @@ st.write(
     "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax of "
     "the raw scores minus the softmax of the scaled ones."
 )
-if "wide_change" in lesson.panels:
-    left, right = st.columns(2)
-    with left:
-        show("change")
-    with right:
-        show("wide_change")
-else:
-    show("change")
+# The same map at the wider d_out beside it, when that trace exists; else a note why not.
+changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
+panels.beside(*changes, numbers=numbers, below=captions)
+if "wide_change" not in lesson.panels:
     st.caption(md_escape(lesson.scaling_note))
 
 # --- v1 against v2 -----------------------------------------------------------------------------
@@ -147,11 +133,7 @@ st.write(
     "draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in grows. Exercise 3.1: copy "
     "v2's weights, transposed, into v1 and the two modules agree."
 )
-left, right = st.columns(2)
-with left:
-    panels.chart(lesson.weights_histogram)
-with right:
-    panels.chart(lesson.scores_histogram)
+panels.beside(lesson.weights_histogram, lesson.scores_histogram)
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"

@@ -13,15 +13,7 @@ from ui import cache, panels
 from ui import learn as ui_learn
 from ui.text import md_escape
 
-st.title("5. Watch attention learn")
-st.write(
-    "The chapter's weights are random: nothing has taught them which token matters, so its "
-    "attention rows are whatever the random projections happen to give. Trained heads look "
-    "sharp. Here one causal attention layer (the chapter's `MultiHeadAttention` with dropout 0, "
-    "plus a small output layer) is trained on a made-up task whose right attention pattern is "
-    "known in advance, so you can watch the weights move from their random start (step 0 "
-    "below) to that pattern."
-)
+panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
 st.info(
     "This page has its own inputs and controls, below: book mode and the text and settings in "
     "the sidebar do not apply here.",

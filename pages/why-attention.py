@@ -14,15 +14,7 @@ from ui.text import md_escape
 cfg = state.config()
 args = cfg.trace_args("simplified")  # X depends only on the text, d_in and the embedding seed
 
-st.title("Attention, step by step")
-st.write(
-    "Translating word by word fails because languages order words differently (German puts the "
-    "verb at the end where English puts it second). Before transformers, an encoder RNN read the "
-    "whole input and squeezed it into one hidden state, and a decoder RNN generated the output "
-    "from that single vector: long sentences lost their beginnings. Bahdanau attention (2014) let "
-    "the decoder look back at every encoder state and weigh them for each output word. The "
-    "transformer (2017) kept only the attention and dropped the recurrence."
-)
+panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
 
 st.graphviz_chart(
     """

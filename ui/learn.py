@@ -34,8 +34,9 @@ DEFAULTS = LearnConfig()
 @dataclass(frozen=True)
 class Param:
     url: str  # the query-parameter name and widget key
-    default: object
+    default: str | int | float
     parse: Callable[[str], object]  # raises ValueError with the reason
+    bounds: tuple[float, float] = (0, 0)  # (lowest, highest) of a whole-number parameter
 
 
 def _int_in(low: float, high: float):
@@ -67,15 +68,20 @@ def _one_of(choices, kind=str):
     return parse
 
 
+def _whole(url: str, default: int, bounds: tuple[float, float]) -> Param:
+    return Param(url, default, _int_in(*bounds), bounds)
+
+
 PARAMS: tuple[Param, ...] = (
     Param("task", DEFAULTS.task, _one_of(tuple(learn.TASKS))),
-    Param("k", DEFAULTS.k, _int_in(*learn.BOUNDS["k"])),
+    _whole("k", DEFAULTS.k, learn.BOUNDS["k"]),
     Param("lheads", DEFAULTS.num_heads, _one_of(learn.HEAD_CHOICES, int)),
     Param("lr", DEFAULTS.lr, _one_of(learn.LR_CHOICES, float)),
-    Param("steps", DEFAULTS.steps, _int_in(*STEPS_RANGE)),
-    Param("lseed", DEFAULTS.seed, _int_in(*SEED_RANGE)),
+    _whole("steps", DEFAULTS.steps, STEPS_RANGE),
+    _whole("lseed", DEFAULTS.seed, SEED_RANGE),
 )
-PAGE_KEYS = tuple(p.url for p in PARAMS)
+PARAMS_BY_URL = {p.url: p for p in PARAMS}
+PAGE_KEYS = tuple(PARAMS_BY_URL)
 state.register_page_keys(*PAGE_KEYS)
 
 
@@ -122,16 +128,7 @@ def controls() -> tuple[LearnConfig, bool]:
                 key="task",
                 bind="query-params",
             )
-            k = st.number_input(
-                "k (how far back, shift task)",
-                min_value=int(learn.BOUNDS["k"][0]),
-                max_value=int(learn.BOUNDS["k"][1]),
-                value=D.k,
-                step=1,
-                key="k",
-                bind="query-params",
-                disabled=task != "shift",
-            )
+            k = _whole_box("k", "k (how far back, shift task)", disabled=task != "shift")
         with middle:
             heads = st.radio(
                 "Heads",
@@ -150,24 +147,15 @@ def controls() -> tuple[LearnConfig, bool]:
                 bind="query-params",
             )
         with right:
-            steps = st.number_input(
+            steps = _whole_box(
+                "steps",
                 "Training steps",
-                min_value=STEPS_RANGE[0],
-                max_value=STEPS_RANGE[1],
-                value=D.steps,
                 step=10,
-                key="steps",
-                bind="query-params",
                 help=f"Each step is one Adam update on a fresh batch of {D.batch_size} sequences.",
             )
-            seed = st.number_input(
+            seed = _whole_box(
+                "lseed",
                 "Seed",
-                min_value=SEED_RANGE[0],
-                max_value=SEED_RANGE[1],
-                value=D.seed,
-                step=1,
-                key="lseed",
-                bind="query-params",
                 help="Fixes the initial weights (torch.manual_seed, as the book) and the batches.",
             )
         config = LearnConfig(
@@ -188,3 +176,19 @@ def controls() -> tuple[LearnConfig, bool]:
         )
         pressed = st.button("Train", type="primary", key="ltrain", icon=":material/play_arrow:")
     return config, pressed
+
+
+def _whole_box(url: str, label: str, **more):
+    """A whole-number box for the page parameter ``url``: its bounds and default, bound to the
+    URL under that name. ``more``: st.number_input's other arguments (step, help, disabled)."""
+    p = PARAMS_BY_URL[url]
+    low, high = p.bounds
+    return st.number_input(
+        label,
+        min_value=int(low),
+        max_value=int(high),
+        value=int(p.default),
+        key=url,
+        bind="query-params",
+        **more,
+    )

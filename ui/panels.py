@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
+import tomllib
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -21,7 +27,7 @@ from .text import md_escape
 
 # No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
 # page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
-# reset by double-click still work; a matrix's exact numbers are in its "Numbers" expander.
+# reset by double-click still work; a matrix's exact numbers are in its "Numbers and CSV" box.
 PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False, "displayModeBar": False}
 
 _KINDS = {"heatmap": "Heatmap", "bar": "Bar chart", "scatter": "Line chart"}
@@ -159,10 +165,30 @@ def frame(z, rows, cols) -> pd.DataFrame:
     return pd.DataFrame(array, index=list(rows), columns=list(cols))
 
 
-def _csv(df: pd.DataFrame) -> str:
+def _csv(df: pd.DataFrame) -> bytes:
+    """Every value with every digit (``to_csv``'s shortest exact text for each float)."""
     buffer = io.StringIO()
     df.to_csv(buffer)
-    return buffer.getvalue()
+    return buffer.getvalue().encode("utf-8")
+
+
+def csv_bytes(z, rows, cols) -> bytes:
+    """The whole of ``z`` as CSV, built once per distinct matrix and shared, immutable, by every
+    session that opens it.
+
+    The bytes live in the shared ``derived`` cache (``ui/cache.py``), so they count against its
+    byte cap like every table and figure (a GPT-2-small weight matrix is about 6 MB of CSV).
+    They are keyed by the values themselves (a digest of the float32 numbers the CSV holds, their
+    shape and the labels), so a figure rebuilt on every run (the break-it pair) reuses one
+    entry, and no caller can pair a figure with the wrong CSV."""
+    from . import cache
+
+    array = np.ascontiguousarray(
+        z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
+    )
+    digest = hashlib.blake2b(array.data, digest_size=16).hexdigest()
+    key = ("csv", digest, array.shape, str(array.dtype), tuple(rows), tuple(cols))
+    return cache.derived.get(key, lambda: _csv(frame(array, rows, cols)))
 
 
 # A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),
@@ -189,6 +215,7 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
 
 
 def numbers_table(z, rows, cols) -> None:
+    """The exact numbers of ``z`` as a table, cropped as its figure is (with a note saying so)."""
     part, r, c, cut = table_part(z, rows, cols)
     df = frame(part, r, c)
     # 7 significant digits: what float32 holds; the CSV has every digit.
@@ -198,30 +225,50 @@ def numbers_table(z, rows, cols) -> None:
         st.caption(f"The table shows only {cut}; the CSV has every value.")
 
 
-def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
-    """A figure, its exact numbers and a CSV download built only when clicked.
+NUMBERS_LABEL = "Numbers and CSV"
 
-    ``numbers`` (the page's "show the exact numbers" toggle) puts the table under the figure;
-    otherwise it waits in a "Numbers" expander that builds it only when opened, so a rerun
-    does not pay for tables nobody reads. ``z`` may be a (heads, rows, cols) stack."""
-    chart(fig, key=f"fig_{key}")
-    if caption:
-        st.caption(caption)
-    if numbers:
-        numbers_table(z, rows, cols)
-    else:
-        with st.expander("Numbers", key=f"numbers_{key}", on_change="rerun") as box:
-            if box.open:
-                numbers_table(z, rows, cols)
+
+def numbers_and_csv(z, rows, cols, *, key: str) -> None:
+    """The table of :func:`numbers_table` and a CSV download of the whole of ``z`` under it.
+
+    The button carries its bytes (``data=bytes``, not a callable): Streamlit then ties the file
+    to this session's element and keeps it until the session's next run, so the browser's GET
+    of its /media/ URL cannot miss it however many other sessions run meanwhile (a file built
+    on click belongs to no session, and any two script runs on the server delete it).
+    ``on_click="ignore"``: the download itself does not rerun the page."""
+    numbers_table(z, rows, cols)
     st.download_button(
         "CSV",
-        data=lambda: _csv(frame(z, rows, cols)),
+        data=csv_bytes(z, rows, cols),
         file_name=f"{key}.csv",
         mime="text/csv",
         key=f"csv_{key}",
         on_click="ignore",
         icon=":material/download:",
     )
+
+
+def numbers_box(z, rows, cols, *, key: str, numbers: bool) -> None:
+    """What goes under a figure: with ``numbers`` (the page's "show the exact numbers" toggle)
+    the table and its CSV button; otherwise one closed "Numbers and CSV" expander that builds
+    them only when opened, so a rerun pays for no table, no CSV and no media file nobody asked
+    for."""
+    if numbers:
+        numbers_and_csv(z, rows, cols, key=key)
+        return
+    with st.expander(NUMBERS_LABEL, key=f"numbers_{key}", on_change="rerun") as box:
+        if box.open:
+            numbers_and_csv(z, rows, cols, key=key)
+
+
+def matrix(fig, z, rows, cols, *, key: str, numbers: bool, caption: str | None = None) -> None:
+    """A figure and, under it, its exact numbers and CSV (see :func:`numbers_box`).
+
+    ``z`` may be a (heads, rows, cols) stack; the CSV holds all of it, every digit."""
+    chart(fig, key=f"fig_{key}")
+    if caption:
+        st.caption(caption)
+    numbers_box(z, rows, cols, key=key, numbers=numbers)
 
 
 _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {
@@ -458,3 +505,59 @@ def claims(items) -> None:
     """Sentences about the numbers, computed by the engine (escaped: they name tokens)."""
     for claim in items:
         st.write(md_escape(claim.text))
+
+
+# --- the top of a page, and panels side by side ----------------------------------------------
+def _read_intros() -> MappingProxyType[str, MappingProxyType[str, str]]:
+    """ui/intros.toml, read once: each page's title, paragraph and formula, by URL path."""
+    with (Path(__file__).parent / "intros.toml").open("rb") as f:
+        pages = tomllib.load(f)
+    return MappingProxyType(
+        {
+            name: MappingProxyType(
+                {k: "".join(v) if k == "formula" else v for k, v in page.items()}
+            )
+            for name, page in pages.items()
+        }
+    )
+
+
+INTROS = _read_intros()
+
+
+def page_top(page_file: str, *, present: bool = False) -> None:
+    """The title of the page in ``page_file`` (its ``__file__``), then its opening paragraph and
+    formula from ui/intros.toml. ``present``: presenter mode, where the stepper tells the same
+    story step by step, so only the title is drawn."""
+    intro = INTROS[Path(page_file).stem]
+    st.title(intro["title"])
+    if present:
+        return
+    st.write(intro["text"])
+    if "formula" in intro:
+        st.latex(intro["formula"])
+
+
+def beside(*items, numbers: bool = False, below: Callable[[Panel], None] | None = None) -> None:
+    """Panels or figures side by side, one equal column each. A Panel is drawn by :func:`show`
+    (with ``numbers``), then ``below(panel)`` under it (its claims, say); a Plotly figure by
+    :func:`chart`. A single item is drawn in place, at full width."""
+    places: list[AbstractContextManager] = [nullcontext()]
+    if len(items) > 1:
+        places = list(st.columns(len(items)))
+    for place, item in zip(places, items, strict=True):
+        with place:
+            if isinstance(item, Panel):
+                show(item, numbers=numbers)
+                if below is not None:
+                    below(item)
+            else:
+                chart(item)
+
+
+def pick_head(num_heads: int, *, key: str) -> int:
+    """The head a "Head" select box picks (no box for a single head); a choice left over from
+    more heads is brought within ``num_heads``."""
+    if num_heads <= 1:
+        return 0
+    return min(int(st.selectbox("Head", list(range(num_heads)), key=key)), num_heads - 1)

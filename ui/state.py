@@ -13,6 +13,7 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -38,66 +39,44 @@ class Field:
 
     def bounds(self) -> tuple[float, float]:
         """(lowest, highest) of a numeric field (the bounds of the setting it feeds)."""
-        if self.setting is None:
+        if self.setting is None or self.kind not in ("int", "float"):
             raise TypeError(f"{self.url} is not a numeric setting")
         return BOUNDS[self.setting]
 
 
+HELP = {
+    "book": "Use the book's 'Your journey starts with one step' vectors, arguments and seeds.",
+    "text": f"At most {TEXT_MAX_CHARS:,} characters.",
+    "text2": "Batched with the first text on the causal page; both are cut to the shorter one.",
+    "d_out": "MultiHeadAttention's d_out; single-head passes use it as the head's width.",
+    "ctx": "The causal mask buffer is context_length × context_length.",
+    "dropout": "Applied to the attention weights in training mode only.",
+    "bias": "Bias terms in W_query, W_key, W_value.",
+    "train": "Off: eval mode, where dropout is the identity.",
+}
+
+
+def _setting(url: str, setting: str, label: str) -> Field:
+    """The field that feeds ``Settings.<setting>``: its kind and default are the setting's."""
+    default = getattr(DEFAULTS, setting)
+    kind = {bool: "bool", int: "int", float: "float"}[type(default)]
+    return Field(url, label, kind, default, setting, HELP.get(url, ""))
+
+
 FIELDS: tuple[Field, ...] = (
-    Field(
-        "book",
-        "Book mode: the chapter's 6×3 inputs",
-        "bool",
-        False,
-        help="Use the book's 'Your journey starts with one step' vectors, arguments and seeds.",
-    ),
-    Field("text", "Text", "text", BOOK_TEXT, help=f"At most {TEXT_MAX_CHARS:,} characters."),
-    Field(
-        "text2",
-        "Second text (batch views)",
-        "text",
-        DEFAULT_TEXT2,
-        help="Batched with the first text on the causal page; both are cut to the shorter one.",
-    ),
-    Field("d_in", "d_in (embedding width)", "int", DEFAULTS.d_in, "d_in"),
-    Field(
-        "d_out",
-        "d_out (total output width)",
-        "int",
-        DEFAULTS.d_out,
-        "d_out",
-        help="MultiHeadAttention's d_out; single-head passes use it as the head's width.",
-    ),
-    Field("heads", "num_heads", "int", DEFAULTS.num_heads, "num_heads"),
-    Field(
-        "ctx",
-        "context_length",
-        "int",
-        DEFAULTS.context_length,
-        "context_length",
-        help="The causal mask buffer is context_length × context_length.",
-    ),
-    Field(
-        "dropout",
-        "dropout",
-        "float",
-        DEFAULTS.dropout,
-        "dropout",
-        help="Applied to the attention weights in training mode only.",
-    ),
-    Field("eseed", "embedding seed", "int", DEFAULTS.seed_embed, "seed_embed"),
-    Field("wseed", "weight seed", "int", DEFAULTS.seed_weights, "seed_weights"),
-    Field("dseed", "dropout seed", "int", DEFAULTS.seed_dropout, "seed_dropout"),
-    Field(
-        "bias", "qkv_bias", "bool", DEFAULTS.qkv_bias, help="Bias terms in W_query, W_key, W_value."
-    ),
-    Field(
-        "train",
-        "Training mode (dropout active)",
-        "bool",
-        DEFAULTS.training,
-        help="Off: eval mode, where dropout is the identity.",
-    ),
+    Field("book", "Book mode: the chapter's 6×3 inputs", "bool", False, help=HELP["book"]),
+    Field("text", "Text", "text", BOOK_TEXT, help=HELP["text"]),
+    Field("text2", "Second text (batch views)", "text", DEFAULT_TEXT2, help=HELP["text2"]),
+    _setting("d_in", "d_in", "d_in (embedding width)"),
+    _setting("d_out", "d_out", "d_out (total output width)"),
+    _setting("heads", "num_heads", "num_heads"),
+    _setting("ctx", "context_length", "context_length"),
+    _setting("dropout", "dropout", "dropout"),
+    _setting("eseed", "seed_embed", "embedding seed"),
+    _setting("wseed", "seed_weights", "weight seed"),
+    _setting("dseed", "seed_dropout", "dropout seed"),
+    _setting("bias", "qkv_bias", "qkv_bias"),
+    _setting("train", "training", "Training mode (dropout active)"),
 )
 FIELDS_BY_URL = {f.url: f for f in FIELDS}
 
@@ -229,61 +208,34 @@ class Config:
 
 
 def _widget(f: Field, disabled: bool = False):
-    """The widget for ``f``, bound to its URL name."""
-    key, help_ = f.url, f.help or None
+    """The widget for ``f``, bound to its URL name: a toggle, a text box, a slider (the dropout
+    rate) or a number box, each with the field's label, default, bounds and help."""
+    make: Callable[..., Any]
+    own: dict[str, Any]
     if f.kind == "bool":
-        return st.toggle(
-            f.label,
-            value=bool(f.default),
-            key=key,
-            help=help_,
-            disabled=disabled,
-            bind="query-params",
-        )
-    if f.kind == "text":
+        make, own = st.toggle, {"value": bool(f.default)}
+    elif f.kind == "text":
+        make = st.text_area if f.url == "text" else st.text_input
+        own = {"value": str(f.default), "max_chars": TEXT_MAX_CHARS}
         if f.url == "text":
-            return st.text_area(
-                f.label,
-                value=str(f.default),
-                max_chars=TEXT_MAX_CHARS,
-                height=90,
-                key=key,
-                help=help_,
-                disabled=disabled,
-                bind="query-params",
-            )
-        return st.text_input(
-            f.label,
-            value=str(f.default),
-            max_chars=TEXT_MAX_CHARS,
-            key=key,
-            help=help_,
-            disabled=disabled,
-            bind="query-params",
-        )
-    low, high = f.bounds()
-    if f.kind == "float":
-        return st.slider(
-            f.label,
-            min_value=float(low),
-            max_value=float(high),
-            value=float(f.default),
-            step=0.05,
-            key=key,
-            help=help_,
-            disabled=disabled,
-            bind="query-params",
-        )
-    return st.number_input(
+            own["height"] = 90
+    else:
+        number = float if f.kind == "float" else int
+        low, high = f.bounds()
+        make = st.slider if f.kind == "float" else st.number_input
+        own = {
+            "min_value": number(low),
+            "max_value": number(high),
+            "value": number(f.default),
+            "step": 0.05 if f.kind == "float" else 1,
+        }
+    return make(
         f.label,
-        min_value=int(low),
-        max_value=int(high),
-        value=int(f.default),
-        step=1,
-        key=key,
-        help=help_,
+        key=f.url,
+        help=f.help or None,
         disabled=disabled,
         bind="query-params",
+        **own,
     )
 
 
@@ -324,34 +276,29 @@ def sidebar(text_box=None) -> Config:
             )
         text2 = _widget(FIELDS_BY_URL["text2"])
         st.subheader("Sizes")
-        values = {}
-        for name in ("d_in", "d_out", "heads", "ctx"):
-            f = FIELDS_BY_URL[name]
-            values[f.setting] = _widget(f)
+        values = _settings_widgets("d_in", "d_out", "heads", "ctx")
         st.subheader("Randomness")
-        values["dropout"] = _widget(FIELDS_BY_URL["dropout"])
-        for name in ("eseed", "wseed", "dseed"):
-            f = FIELDS_BY_URL[name]
-            values[f.setting] = _widget(f)
-        qkv_bias = _widget(FIELDS_BY_URL["bias"])
-        training = _widget(FIELDS_BY_URL["train"])
+        values |= _settings_widgets("dropout", "eseed", "wseed", "dseed")
+        values |= _settings_widgets("bias", "train")
         if values["dropout"] > 0.2:
             st.caption(
                 f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
             )
-    settings = Settings(
-        d_in=int(values["d_in"]),
-        d_out=int(values["d_out"]),
-        num_heads=int(values["num_heads"]),
-        context_length=int(values["context_length"]),
-        dropout=round(float(values["dropout"]), 4),
-        seed_embed=int(values["seed_embed"]),
-        seed_weights=int(values["seed_weights"]),
-        seed_dropout=int(values["seed_dropout"]),
-        qkv_bias=bool(qkv_bias),
-        training=bool(training),
-    )
-    return Config(settings, text, text2, False, present)
+    values["dropout"] = round(values["dropout"], 4)
+    return Config(Settings(**values), text, text2, False, present)
+
+
+_AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool": bool}
+
+
+def _settings_widgets(*urls: str) -> dict[str, Any]:
+    """The widgets of these fields, in order; their values (as the field's type) by the
+    Settings field each feeds."""
+    values = {}
+    for url in urls:
+        f = FIELDS_BY_URL[url]
+        values[f.setting or url] = _AS_TYPE[f.kind](_widget(f))
+    return values
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).

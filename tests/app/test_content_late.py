@@ -1,24 +1,20 @@
-"""Pages 3 and 4 against the issue texts: every matrix has its exact numbers and a CSV built only
-on click, the relative-to-uniform map hovers from z, the dropout lab (factor, seed, zeroed rows
+"""Pages 3 and 4 against the issue texts (every matrix's numbers and CSV: test_numbers_csv.py):
+the relative-to-uniform map hovers from z, the dropout lab (factor, seed, zeroed rows
 outlined, colour range), the batch of the two sidebar texts, the heads-grid budget, FLOPs, the
 reshape walk, the two constructor calls, the timing button and the presets."""
 
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from streamlit.runtime.media_file_manager import MediaFileManager
 
 from attnviz import book, speed
-from attnviz import figures as F
 from attnviz.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
 from attnviz.tokens import tokenize
-from ui import panels
 
 from .conftest import (
     BOOK_TEXT,
@@ -53,7 +49,7 @@ def z_of(spec: dict, trace: int = 0) -> np.ndarray:
 
 def numbers_box(at, key: str):
     found = [e for e in at.expander if e.proto.id.endswith(f"-numbers_{key}")]
-    assert len(found) == 1, f"{len(found)} Numbers expanders for {key}"
+    assert len(found) == 1, f"{len(found)} Numbers and CSV expanders for {key}"
     return found[0]
 
 
@@ -77,152 +73,7 @@ def same_cells(table: np.ndarray, z: np.ndarray) -> None:
     np.testing.assert_array_equal(table[~blank], z[~blank])
 
 
-@pytest.fixture
-def csv_files(monkeypatch):
-    """The CSV downloads the page registered (file name -> the callable run on click), and
-    how many CSVs were built."""
-    made: dict = {}
-    built: list = []
-    add_deferred = MediaFileManager.add_deferred
-
-    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        made[file_name] = data_callable
-        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kwargs)
-
-    csv = panels._csv
-
-    def counting(df):
-        built.append(df.shape)
-        return csv(df)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
-    monkeypatch.setattr(panels, "_csv", counting)
-    return made, built
-
-
-def read_csv(made: dict, key: str) -> pd.DataFrame:
-    return pd.read_csv(io.StringIO(made[f"{key}.csv"]()), index_col=0)
-
-
-# --- 1. numbers and CSV beside every matrix --------------------------------------------------
-@pytest.mark.parametrize(
-    ("page", "query"),
-    [
-        ("trainable", {}),
-        ("causal", {"dropout": "0.5"}),
-        ("multihead", {}),
-    ],
-)
-def test_every_matrix_has_a_numbers_box_and_a_csv_built_only_on_click(page, query, csv_files):
-    made, built = csv_files
-    at = open_app(query, page=page)
-    if page == "causal":
-        at.toggle(key="p3_placement").set_value(True).run()
-    keys = chart_keys(at)
-    heatmaps = [k for k in keys if any(t["type"] == "heatmap" for t in chart_by_key(at, k)["data"])]
-    assert len(heatmaps) >= 7, heatmaps
-    buttons = {b.key for b in at.get("download_button")}
-    for key in heatmaps:
-        assert f"csv_{key}" in buttons, key
-        assert f"{key}.csv" in made, key
-        box = numbers_box(at, key)
-        assert box.label == "Numbers"
-        assert len(box.dataframe) == 0  # closed: no table built
-    assert built == []  # no CSV is built until a download is clicked
-    assert not exceptions(at)
-
-
-def test_csv_has_the_raw_labels_and_the_exact_values_of_the_figure(csv_files):
-    made, built = csv_files
-    at = open_app({"text": HTML_TEXT}, page="causal")
-    labels = list(tokenize(HTML_TEXT).labels)
-    df = read_csv(made, "p3_route2")
-    assert built == [(len(labels), len(labels))]
-    assert list(df.index) == labels and list(df.columns) == labels
-    assert "4: </" in df.index and "0: <" in df.columns
-    assert not any("&lt;" in label for label in df.index)
-    # the figure escapes the same labels
-    spec = chart(at, "Route 2")
-    assert spec["data"][0]["y"][4] == "4: &lt;/"
-    same_cells(df.to_numpy(dtype=np.float64).astype(np.float32), z_of(spec))
-    # the masked scores keep −∞ in the CSV where the figure leaves the cell blank
-    scores = read_csv(made, "p3_masked").to_numpy()
-    assert np.isneginf(scores[0, 1:]).all()
-    same_cells(scores.astype(np.float32), z_of(chart(at, "Masked scores")))
-
-
-def test_the_numbers_box_builds_the_table_of_the_figure_when_opened():
-    at = open_app({"text": HTML_TEXT}, page="causal")
-    open_numbers(at, "p3_route2", "p3_masked", "p3_uniform")
-    labels = list(tokenize(HTML_TEXT).labels)
-    table = table_in(at, "p3_route2")
-    assert list(table.index) == labels and list(table.columns) == labels
-    same_cells(table.to_numpy(), z_of(chart(at, "Route 2")))
-    same_cells(table_in(at, "p3_masked").to_numpy(), z_of(chart(at, "Masked scores")))
-    same_cells(table_in(at, "p3_uniform").to_numpy(), z_of(chart(at, "Each weight relative")))
-    # the other boxes stay closed
-    assert len(numbers_box(at, "p3_route1").dataframe) == 0
-
-
-def test_the_show_numbers_toggle_puts_every_table_under_its_figure():
-    at = open_app(page="causal")
-    assert len(at.dataframe) == 1  # only the buffers table
-    at.toggle(key="show_numbers").set_value(True).run()
-    tables = [t.value for t in at.dataframe]
-    heatmaps = [k for k in chart_keys(at)]
-    assert len(tables) == 1 + len(heatmaps)
-    route2 = z_of(chart(at, "Route 2"))
-    assert any(t.shape == route2.shape and np.array_equal(t.to_numpy(), route2) for t in tables)
-
-
-def test_a_matrix_wider_than_a_figure_is_cropped_in_its_table_and_whole_in_its_csv(csv_files):
-    made, _ = csv_files
-    at = open_app({"d_in": "300"}, page="trainable")
-    spec = chart_by_key(at, "p2_W_query")
-    assert z_of(spec).shape == (F.MAX_SIDE, 8)
-    open_numbers(at, "p2_W_query")
-    table = table_in(at, "p2_W_query")
-    assert table.shape == (F.MAX_SIDE, 8)
-    np.testing.assert_array_equal(table.to_numpy(dtype=np.float32), z_of(spec))
-    notes = [c.value for c in numbers_box(at, "p2_W_query").caption]
-    assert notes == [
-        f"The table shows only rows 0–{F.MAX_SIDE - 1} of 300; the CSV has every value."
-    ]
-    whole = read_csv(made, "p2_W_query")
-    assert whole.shape == (300, 8)
-    np.testing.assert_array_equal(whole.to_numpy().astype(np.float32)[: F.MAX_SIDE], z_of(spec))
-
-
-def test_the_heads_grid_has_one_table_and_csv_by_head_and_query(csv_files):
-    made, _ = csv_files
-    at = open_app({"d_out": "12", "heads": "3"}, page="multihead")
-    spec = chart_by_key(at, "p4_grid")
-    assert [t["type"] for t in spec["data"]] == ["heatmap"] * 3
-    labels = list(tokenize(BOOK_TEXT).labels)
-    csv = pd.read_csv(io.StringIO(made["p4_grid.csv"]()), index_col=[0, 1])
-    assert list(csv.index.names) == ["head", "query"]
-    assert len(csv) == 3 * len(labels) and list(csv.columns) == labels
-    open_numbers(at, "p4_grid")
-    table = table_in(at, "p4_grid")
-    for h in range(3):
-        z = z_of(spec, h)
-        np.testing.assert_array_equal(csv.loc[h].to_numpy().astype(np.float32), z)
-        np.testing.assert_array_equal(table.to_numpy(dtype=np.float32)[h * 6 : h * 6 + 6], z)
-
-
-def test_break_it_figures_have_their_numbers_and_csv(csv_files):
-    made, _ = csv_files
-    at = open_app(page="causal")
-    title = next(b.title for b in panels.B.bugs_for("causal") if b.key == "mask_with_zero")
-    at.selectbox(key="bug_causal").set_value(title).run()
-    wrong, right = chart(at, "With the bug"), chart(at, "Correct: weights")
-    for key, spec in (("bug_w_mask_with_zero", wrong), ("bug_r_mask_with_zero", right)):
-        csv = read_csv(made, key).to_numpy().astype(np.float32)
-        np.testing.assert_array_equal(csv, z_of(spec))
-    open_numbers(at, "bug_w_mask_with_zero")
-    same_cells(table_in(at, "bug_w_mask_with_zero").to_numpy(), z_of(wrong))
-    # the bug puts weight on future keys; the correct weights do not
-    assert z_of(wrong)[0, 1:].sum() > 0 and z_of(right)[0, 1:].sum() == 0
+# --- 1. numbers and CSV beside every matrix: tests/app/test_numbers_csv.py --------------
 
 
 # --- 2. relative to uniform: hover from z, no per-cell strings --------------------------------

@@ -2,16 +2,15 @@
 mounts into the official image, in front of two ``streamlit run app.py`` on 127.0.0.1 that
 share one server.cookieSecret (as deploy/compose.yaml gives them).
 
-Students (tests/deploy/student.py) load the page, keep the cookies, open the websocket with
-them, run every page and download CSVs the way the CSV button does. Checked: both replicas
-get students; every page run succeeds; a CSV lives only in the memory of the replica that drew
-the page, and the cookie takes the download (and a reconnect) there; a replica that dies is
-routed around; /_stcore/metrics is not served. Under load, throughput through HAProxy is
-measured beside one replica's, and CSV clicks whose file Streamlit swept before the download
-are counted for both (see _load); test-artifacts/haproxy-load.md has the table.
-
-bench/loadtest.py cannot be pointed at a URL (it starts its own server), so the load here is
-driven by this module's students.
+Students are bench/loadtest.py's sessions (the project's one load client): they load the page,
+keep the cookies, open the websocket with them, run pages, open a matrix's "Numbers and CSV"
+box and download its CSV from the /media/ URL on the button. Checked: both replicas get
+students; a CSV lives only in the memory of the replica that drew the page, and the cookie
+takes the download (and a reconnect) there; a replica that dies is routed around;
+/_stcore/metrics is not served. Under load, ``bench/loadtest.py --url <HAProxy> --url <one
+replica>`` runs with 0 errors, every CSV download succeeding, both replicas serving sessions;
+its table (throughput through HAProxy beside one replica's) is printed and written to
+test-artifacts/haproxy-load.md.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import random
 import shutil
 import subprocess
 import time
@@ -28,7 +26,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.deploy.student import Student, csv_shape, http_get
+from bench import loadtest
 from tests.support.network import free_port, proxy_env
 from tests.support.pages import ROOT, app_pages
 from tests.support.server import running_app
@@ -37,15 +35,14 @@ CONFIG = ROOT / "deploy" / "haproxy.cfg"
 COOKIE = "ATTNVIZ_REPLICA"
 REPLICAS = ("replica-a", "replica-b")
 PAGES = [p for p in app_pages() if p.draws_sidebar_text]  # pages drawn from the sidebar's text
-SETTINGS = (
-    {},
-    {"text": "The cat sat on the mat", "d_in": "32", "d_out": "16", "heads": "4"},
-)
 SESSIONS = int(os.environ.get("ATTNVIZ_LB_SESSIONS", "12"))
+DOWNLOADS = 3  # CSV downloads per student during the load
 
 
-def page_name(page) -> str:
-    return "" if page.default else page.url_path
+def http_get(url: str, cookies: dict[str, str] | None = None):
+    """(status, body, Set-Cookie values) of a GET, with no proxy."""
+    status, body, headers = loadtest.http_get(url, cookies)
+    return status, body, headers.get_all("Set-Cookie") or []
 
 
 def haproxy_binary() -> str:
@@ -158,22 +155,28 @@ def test_metrics_are_not_served_through_the_balancer(cluster):
 
 
 async def _one_student_downloads(cluster) -> dict:
-    student = Student(cluster.url)
+    student = loadtest.Session(cluster.url, timeout=120)
     assert await student.load_page("/") == 200
     replica = student.cookies.get(COOKIE)
+    page = next(p for p in PAGES if not p.default)
+    step = loadtest.Step(
+        "", urlencode({"text": "One two three four"}), page.url_path, page.url_path
+    )
     await student.connect()
     try:
-        page = next(p for p in PAGES if not p.default)
-        run = await student.run_page(page.url_path, urlencode({"text": "One two three four"}))
-        assert run.problems == [] and run.downloads, run
-        url = await student.csv_url(run.downloads[0])
-        status, body = await student.download(url)
+        run = await student.rerun(step)
+        assert run.errors == [] and run.boxes, run
+        key = next(iter(run.boxes))  # the page's first matrix
+        opened = await student.rerun(step, open_box=run.boxes[key])
+        url = opened.csv_urls[key]
+        status, body, _ = await student.download(url)
         direct = {name: http_get(base + url)[0] for name, base in cluster.replicas.items()}
         # Reconnect (a laptop lid, a network blip): the cookie brings it back to its replica.
         await student.close()
         await student.connect()
-        again = await student.run_page(page.url_path, urlencode({"text": "One two three four"}))
-        url_again = await student.csv_url(again.downloads[0])
+        again = await student.rerun(step)
+        opened_again = await student.rerun(step, open_box=again.boxes[key])
+        url_again = opened_again.csv_urls[key]
         direct_again = {
             name: http_get(base + url_again)[0] for name, base in cluster.replicas.items()
         }
@@ -182,8 +185,8 @@ async def _one_student_downloads(cluster) -> dict:
     return {
         "replica": replica,
         "status": status,
-        "shape": csv_shape(body),
         "labels": [line.split(",")[0] for line in body.decode().splitlines()[1:5]],
+        "closed": [k for k in run.boxes if k in run.csv_urls],
         "direct": direct,
         "direct_again": direct_again,
     }
@@ -194,6 +197,7 @@ def test_a_csv_lives_on_one_replica_and_the_cookie_takes_the_student_there(clust
     replica = result["replica"]
     other = next(r for r in REPLICAS if r != replica)
     assert replica in REPLICAS
+    assert result["closed"] == []  # a closed box has no CSV button
     assert result["status"] == 200
     # One row per token of the student's text, in the numbers of the replica that drew it.
     assert result["labels"] == ["0: One", "1: ␣two", "2: ␣three", "3: ␣four"], result["labels"]
@@ -204,121 +208,49 @@ def test_a_csv_lives_on_one_replica_and_the_cookie_takes_the_student_there(clust
     assert result["direct_again"] == {replica: 200, other: 404}
 
 
-async def _load(url: str, sessions: int, seed: int) -> dict:
-    """``sessions`` students at once, each running every page under every setting in its own
-    order and clicking one CSV button per page run; then, once every student is done and the
-    server is quiet, each downloads one more CSV from its last page.
-
-    Streamlit 1.67 keeps a CSV generated on click in memory unreferenced, and its clean-up
-    after any session's run (two sweeps) deletes it: under load a download can miss it even
-    on one replica alone. Those misses are counted ("during the load") and compared with one
-    replica's; the downloads in the quiet phase show the routing alone, and must all succeed.
-    """
-    steps = [(p, s) for p in PAGES for s in SETTINGS]
-    errors: list[str] = []
-    replicas: list[str] = []
-    runs: list[float] = []
-    csv = {"ok": 0, "missing": 0, "quiet ok": 0}
-    done = 0
-    all_done = asyncio.Event()
-
-    async def click_csv(student: Student, file_id: str) -> int:
-        status, body = await student.download(await student.csv_url(file_id))
-        if status == 200:
-            csv_shape(body)
-        return status
-
-    async def student_life(i: int) -> None:
-        nonlocal done
-        rng = random.Random(seed + i)
-        student = Student(url)
-        last: list[str] = []
-        try:
-            status = await student.load_page("/")
-            if status != 200:
-                errors.append(f"page load {status}")
-                return
-            replicas.append(student.cookies.get(COOKIE, "(no cookie)"))
-            await student.connect()
-            order = steps[:]
-            rng.shuffle(order)
-            for page, setting in order:
-                run = await student.run_page(page_name(page), urlencode(setting))
-                runs.append(run.seconds)
-                errors.extend(run.problems)
-                if run.downloads:
-                    last = run.downloads
-                    status = await click_csv(student, rng.choice(run.downloads))
-                    csv["ok" if status == 200 else "missing"] += 1
-                    if status not in (200, 404):
-                        errors.append(f"CSV download {status}")
-        except Exception as error:  # noqa: BLE001 - every failure is counted, none stops the rest
-            errors.append(f"{type(error).__name__}: {error}")
-        finally:
-            done += 1
-            if done == sessions:
-                all_done.set()
-        try:
-            await asyncio.wait_for(all_done.wait(), 600)
-            if last:
-                status = await click_csv(student, last[0])
-                if status == 200:
-                    csv["quiet ok"] += 1
-                else:
-                    errors.append(f"CSV download in the quiet phase: {status}")
-        except Exception as error:  # noqa: BLE001
-            errors.append(f"{type(error).__name__}: {error}")
-        finally:
-            await student.close()
-
-    started = time.monotonic()
-    await asyncio.wait_for(
-        asyncio.gather(*(student_life(i) for i in range(sessions))), timeout=1200
-    )
-    seconds = time.monotonic() - started
-    runs.sort()
-    return {
-        "sessions": sessions,
-        "runs": len(runs),
-        "expected_runs": sessions * len(steps),
-        "csv": csv,
-        "errors": errors,
-        "replicas": {r: replicas.count(r) for r in sorted(set(replicas))},
-        "seconds": seconds,
-        "runs_per_second": len(runs) / seconds,
-        "p50": runs[len(runs) // 2] if runs else float("nan"),
-        "p95": runs[int(len(runs) * 0.95)] if runs else float("nan"),
-    }
-
-
-def test_load_through_the_balancer_has_no_errors_and_uses_both_replicas(cluster, artifacts):
-    through = _run(_load(cluster.url, SESSIONS, seed=1))
-    assert through["errors"] == [], through["errors"][:5]
-    assert through["runs"] == through["expected_runs"]
-    # Every student's CSV reached the replica holding it (both replicas have students).
-    assert through["csv"]["quiet ok"] == SESSIONS
-    assert set(through["replicas"]) == set(REPLICAS), through["replicas"]
-    assert min(through["replicas"].values()) >= SESSIONS // 2 - 1, through["replicas"]
-    # The same load on one replica alone, for scale (same machine, same run).
-    alone = _run(_load(cluster.replicas["replica-a"], SESSIONS, seed=1))
-    assert alone["errors"] == [], alone["errors"][:5]
-    lines = [
-        f"# Load through HAProxy ({SESSIONS} sessions, {len(PAGES)} pages x {len(SETTINGS)} "
-        "settings each, one CSV click per page run, one more CSV each after the load)",
-        "",
-        "| target | page runs | errors | runs/s | p50 s | p95 s | sessions per replica "
-        "| CSV during the load: ok / swept | CSV after the load |",
-        "|---|---|---|---|---|---|---|---|---|",
+def test_the_load_test_through_the_balancer_downloads_every_csv_on_both_replicas(
+    cluster, artifacts
+):
+    """bench/loadtest.py --url HAProxy --url one-replica: the project's load test, as run by
+    hand, in this process (its reports are read back, not parsed from its output)."""
+    output = artifacts / "haproxy-load.md"
+    argv = [
+        "--url",
+        f"HAProxy, 2 replicas={cluster.url}",
+        "--url",
+        f"one replica directly={cluster.replicas['replica-a']}",
+        "--sessions",
+        str(SESSIONS),
+        "--settings",
+        "default,4 heads",
+        "--downloads",
+        str(DOWNLOADS),
+        "--timeout",
+        "180",
+        "--max-seconds",
+        "900",
+        "--output",
+        str(output),
     ]
-    for name, r in (("HAProxy, 2 replicas", through), ("one replica directly", alone)):
-        lines.append(
-            f"| {name} | {r['runs']} | {len(r['errors'])} | {r['runs_per_second']:.2f} | "
-            f"{r['p50']:.2f} | {r['p95']:.2f} | {r['replicas']} | "
-            f"{r['csv']['ok']} / {r['csv']['missing']} | {r['csv']['quiet ok']} of {r['sessions']} |"
-        )
-    report = "\n".join(lines) + "\n"
-    (artifacts / "haproxy-load.md").write_text(report)
-    print("\n" + report)
+    args = loadtest.parse_args(argv)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # see _run
+        reports, wall, load = pool.submit(loadtest.run, args).result()
+    loadtest.write_markdown(output, reports, args, wall, load)
+    print("\n" + loadtest.tables(reports) + "\n\n" + loadtest.problems(reports))
+    through, alone = reports
+    pages = len(app_pages())
+    for report in (through, alone):
+        assert report.errors == [], report.errors[:5]
+        assert report.mismatches == [], report.mismatches[:5]
+        assert len(report.results) == SESSIONS * pages * 2
+        # Every student downloaded its CSVs, each a 200 with a CSV of the figure's shape.
+        assert len(report.downloads) == SESSIONS * DOWNLOADS
+        assert report.failed_downloads == 0
+        assert report.reruns_per_second > 0
+    # New visitors alternate between the replicas, so both serve students.
+    assert set(through.sticky) == set(REPLICAS), through.sticky
+    assert min(through.sticky.values()) >= SESSIONS // 2 - 1, through.sticky
+    assert set(alone.sticky) == {"(none)"}  # straight to a replica: no balancer, no cookie
 
 
 def test_a_replica_that_dies_gets_no_new_students(cluster):
