@@ -190,3 +190,24 @@ def test_past_its_budget_the_heads_grid_draws_exactly_the_heads_picked():
     spec = specs(at)["p4_grid"]
     assert [z.shape for z in heat_z(spec)] == [(101, 101)] * 8
     assert spec["layout"]["yaxis"]["ticktext"] == F.axis_labels(trace.labels[100:201])
+
+
+def test_each_view_of_a_panel_is_built_once_for_every_session(monkeypatch):
+    from ui import cache
+
+    cache.clear_all()
+    built: list[str] = []
+    real = cache.viewed
+    monkeypatch.setattr(
+        cache, "viewed", lambda panel, view: built.append(panel.key) or real(panel, view)
+    )
+    first = open_app(QUERY, page="causal")
+    assert built == []  # the default view draws the panels as built
+    set_view(first, relative=True, window=(10, 20))
+    keys = list(built)
+    assert "p3_route2" in keys and len(keys) == len(set(keys))
+    first.run()  # a rerun with the same view builds nothing
+    second = open_app(QUERY, page="causal")  # another student, the same view
+    set_view(second, relative=True, window=(10, 20))
+    assert built == keys
+    assert specs(second)["p3_route2"] == specs(first)["p3_route2"]
