@@ -352,41 +352,109 @@ def grouped_bars(
     )
 
 
-def heads_grid(weights, labels, *, title: str, zmax: float = 1.0, cols: int = 4) -> go.Figure:
-    """Every head's (T, T) weights on one shared colour scale. ``weights``: (H, T, T)."""
+GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
+# A heatmap grows 22 px a row up to 640 px (see heatmap): past (640 - 120) // 22 = 23 tokens its
+# rows shrink and Plotly starts skipping token labels, so longer texts get a token window and a
+# heads grid labels every token up to this many per head.
+LABEL_EVERY_TOKEN_UP_TO = 24
+GRID_TICK_SIZE = 10
+
+
+def heads_grid(
+    weights,
+    labels,
+    *,
+    title: str,
+    zmax: float = 1.0,
+    cols: int = 4,
+    kind: str = "weights",
+    col_labels=None,
+    heads=None,
+    labelled: bool | None = None,
+    names: tuple[str, str, str] = ("query", "key", "weight"),
+) -> go.Figure:
+    """Every head's matrix on one shared colour scale. ``weights``: (H, rows, cols).
+
+    ``kind``: "weights" (sequential, 0 to ``zmax``), "signed" (diverging around 0, blank
+    = −∞) or "relative" (weight × visible keys on a log2 scale, as :func:`relative_to_uniform`).
+    ``labels`` name the rows (and the columns unless ``col_labels`` does); ``heads`` are the
+    head numbers the subplot titles give (default 0 to H−1). ``labelled``: write every token
+    on the axes (default: when a head has at most LABEL_EVERY_TOKEN_UP_TO rows and columns);
+    labelled grids get fewer heads per row and taller cells so that every label has room.
+    ``names``: the row, column and value names the hover gives.
+    """
     w = _array(weights)
-    H = w.shape[0]
-    cols = min(cols, H)
-    rows = math.ceil(H / cols)
+    w = np.where(np.isfinite(w), w, np.nan).astype(np.float32)
+    H, n_rows, n_cols = w.shape
+    numbers = list(heads) if heads is not None else list(range(H))
+    ys = axis_labels(labels)
+    xs = axis_labels(col_labels if col_labels is not None else labels)
+    if labelled is None:
+        labelled = max(n_rows, n_cols) <= LABEL_EVERY_TOKEN_UP_TO
+    per_row = min(cols, H)
+    if labelled:  # about 16 px per (upright) column label across a 900 px wide page
+        per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
+    rows = math.ceil(H / per_row)
+    cell = max(170, 14 * n_rows) if labelled else 170
+    gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
+    area = rows * cell + (rows - 1) * gap
     fig = make_subplots(
         rows=rows,
-        cols=cols,
-        subplot_titles=[f"head {h}" for h in range(H)],
-        horizontal_spacing=0.03,
-        vertical_spacing=0.08,
+        cols=per_row,
+        subplot_titles=[f"head {h}" for h in numbers],
+        horizontal_spacing=0.03 if not labelled else 0.08,
+        vertical_spacing=min(gap / area, 0.3) if rows > 1 else 0.0,
     )
-    lab = axis_labels(labels)
-    for h in range(H):
+    row_name, col_name, value_name = names
+    for i, h in enumerate(numbers):
         fig.add_trace(
             go.Heatmap(
-                z=w[h],
-                x=lab,
-                y=lab,
+                z=w[i],
+                x=xs,
+                y=ys,
                 coloraxis="coloraxis",
-                hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>weight %{{z:.4f}}<extra></extra>",
+                hovertemplate=(
+                    f"head {h}<br>{row_name} %{{y}}<br>{col_name} %{{x}}<br>"
+                    f"{value_name} %{{z:.4f}}<extra></extra>"
+                ),
             ),
-            row=h // cols + 1,
-            col=h % cols + 1,
+            row=i // per_row + 1,
+            col=i % per_row + 1,
         )
     fig.update_xaxes(type="category", showticklabels=False)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    if labelled:  # every token written: the columns on every head, the rows at the left
+        small = dict(size=GRID_TICK_SIZE, color=AXIS_COLOUR)
+        fig.update_xaxes(
+            showticklabels=True,
+            tickmode="array",
+            tickvals=xs,
+            ticktext=xs,
+            tickfont=small,
+            tickangle=-90,
+        )
+        fig.update_yaxes(
+            showticklabels=True, tickmode="array", tickvals=ys, ticktext=ys, tickfont=small, col=1
+        )
+    if kind == "signed":
+        finite = w[np.isfinite(w)]
+        top = float(np.abs(finite).max()) if finite.size else 1.0
+        top = top if top > 0 else 1.0
+        colours = dict(colorscale=DIVERGING, cmin=-top, cmax=top)
+    elif kind == "relative":
+        low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
+        colours = dict(colorscale=_log_colourscale(low, high), cmin=low, cmax=high, showscale=False)
+    else:
+        colours = dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=zmax)
     fig.update_layout(
         template=TEMPLATE,
         title=dict(text=title, font=dict(size=15)),
-        coloraxis=dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=zmax),
-        height=min(1200, 80 + 230 * rows),
-        margin=dict(l=10, r=10, t=70, b=10),
+        coloraxis=colours,
+        height=min(1200, 80 + 230 * rows) if not labelled else 90 + area + 110,
+        margin=dict(l=10, r=10, t=70, b=110 if labelled else 10),
     )
+    if kind == "relative":
+        fig.add_trace(_log_colour_bar(xs[:1], ys[:1]), row=1, col=1)
     return readable(fig)
 
 
@@ -425,17 +493,22 @@ def lines(
     )
 
 
-def ratio_to_uniform(weights) -> np.ndarray:
-    """Each causal weight times the number of keys its row can see: 1 is an even share,
-    2 twice an even share. Future keys (hidden by the mask) are NaN."""
+def ratio_to_uniform(weights, *, causal: bool = True) -> np.ndarray:
+    """Each weight times the number of keys its row can see: 1 is an even share, 2 twice an
+    even share. Causal weights (the default): row i sees keys 0 to i, future keys (hidden by
+    the mask) are NaN. Otherwise every row sees all T keys. ``weights``: (..., T, T)."""
     w = _array(weights)
     n = w.shape[-1]
+    if not causal:
+        return (w * n).astype(np.float32)
     visible = np.tril(np.ones((n, n), dtype=np.float32))
     keys_seen = visible.sum(axis=-1, keepdims=True)
     return np.where(visible > 0, w * keys_seen, np.nan).astype(np.float32)
 
 
 RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
+RATIO_NAME = "weight × visible keys"
+COLOUR_BAR = "colour bar"  # the name of the invisible marker that draws a log2 colour bar
 
 
 def _log_colourscale(low: float, high: float, steps: int = 33) -> list:
@@ -449,50 +522,129 @@ def _log_colourscale(low: float, high: float, steps: int = 33) -> list:
     return [[float(p), c] for p, c in zip(positions, colours, strict=True)]
 
 
-def relative_to_uniform(weights, labels, *, title: str) -> go.Figure:
+def _log_colour_bar(x, y) -> go.Scatter:
+    """Plotly's colour bar is linear in z: this invisible marker (at one existing cell, ``x``
+    and ``y``) draws the bar on the log2 scale instead, with evenly spaced ticks."""
+    ticks = list(range(-RATIO_RANGE, RATIO_RANGE + 1, 2))
+    return go.Scatter(
+        x=x,
+        y=y,
+        name=COLOUR_BAR,
+        mode="markers",
+        hoverinfo="skip",
+        showlegend=False,
+        marker=dict(
+            size=0,
+            opacity=0,
+            color=[0.0],
+            colorscale=DIVERGING,
+            cmin=-RATIO_RANGE,
+            cmax=RATIO_RANGE,
+            showscale=True,
+            colorbar=dict(
+                tickvals=ticks,
+                ticktext=[
+                    "even share" if t == 0 else f"{2**t}×" if t > 0 else f"1/{2**-t}×"
+                    for t in ticks
+                ],
+            ),
+        ),
+    )
+
+
+def _relative_colours(fig: go.Figure) -> None:
+    """Colour the figure's heatmap by log2 of its z (a ratio to an even share), hover that
+    ratio by name, and add the log2 colour bar."""
+    heat = next(t for t in fig.data if t.type == "heatmap")
+    low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
+    front = (heat.hovertemplate or "").rsplit("<br>", 1)[0]
+    heat.update(
+        colorscale=_log_colourscale(low, high),
+        zmin=low,
+        zmax=high,
+        zmid=None,
+        showscale=False,
+        hovertemplate=f"{front}<br>{RATIO_NAME} %{{z:.4f}}<extra></extra>",
+    )
+    first_x = list(heat.x[:1]) if heat.x is not None else []
+    first_y = list(heat.y[:1]) if heat.y is not None else []
+    fig.add_trace(_log_colour_bar(first_x or [""], first_y or [""]))
+
+
+def relative_to_uniform(weights, labels, *, title: str, causal: bool = True) -> go.Figure:
     """Weight x (number of visible keys), coloured on a log2 scale: white = an even share.
 
     The cells hold the ratio itself, so the hover and the cell text read it from z like every
-    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it. Plotly's
-    colour bar is linear in z, so the heatmap's own bar is hidden and an invisible marker draws
-    the bar on the log2 scale, with evenly spaced ticks.
+    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it, and an
+    invisible marker draws the colour bar on that scale (:func:`_log_colour_bar`).
     """
-    ratio = ratio_to_uniform(weights)
-    low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
-    fig = heatmap(
-        ratio, labels, labels, title=title, kind="signed", value_name="weight × visible keys"
-    )
-    fig.update_traces(
-        colorscale=_log_colourscale(low, high), zmin=low, zmax=high, zmid=None, showscale=False
-    )
-    ticks = list(range(-RATIO_RANGE, RATIO_RANGE + 1, 2))
-    first = axis_labels(list(labels)[:1]) or [""]
-    fig.add_trace(
-        go.Scatter(
-            x=first,
-            y=first,
-            mode="markers",
-            hoverinfo="skip",
-            showlegend=False,
-            marker=dict(
-                size=0,
-                opacity=0,
-                color=[0.0],
-                colorscale=DIVERGING,
-                cmin=-RATIO_RANGE,
-                cmax=RATIO_RANGE,
-                showscale=True,
-                colorbar=dict(
-                    tickvals=ticks,
-                    ticktext=[
-                        "even share" if t == 0 else f"{2**t}×" if t > 0 else f"1/{2**-t}×"
-                        for t in ticks
-                    ],
-                ),
-            ),
-        )
-    )
+    ratio = ratio_to_uniform(weights, causal=causal)
+    fig = heatmap(ratio, labels, labels, title=title, kind="signed", value_name=RATIO_NAME)
+    _relative_colours(fig)
     return readable(fig)
+
+
+def _base_title(text: str) -> str:
+    """A heatmap's title without the small note in brackets that :func:`heatmap` adds."""
+    return re.sub(r"\s*<span style='font-size:12px'>.*</span>$", "", text or "")
+
+
+def viewed_heatmap(
+    fig: go.Figure,
+    z,
+    rows,
+    cols,
+    *,
+    note: str = "",
+    label_rows: bool = False,
+    label_cols: bool = False,
+    relative: bool = False,
+    first_row: int = 0,
+) -> go.Figure:
+    """A copy of a :func:`heatmap` figure showing ``z`` (e.g. a token window of its matrix, or
+    its weights relative to an even share) over ``rows`` x ``cols``; ``fig`` is not changed.
+
+    ``label_rows`` / ``label_cols``: write every label on that axis (explicit ticks, no
+    thinning), with room for each row. ``relative``: colour on the log2 scale of
+    :func:`relative_to_uniform`. ``note`` joins the title's note in brackets (with any crop to
+    MAX_SIDE). ``first_row``: the first row shown, so row outlines move with the window.
+    """
+    new = go.Figure(fig)
+    z = _array(z)
+    z, rows, cols, cut = crop(z, list(rows), list(cols))
+    shown = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+    n_rows, n_cols = shown.shape
+    ys, xs = axis_labels(rows), axis_labels(cols)
+    new.data = [t for t in new.data if t.name != COLOUR_BAR]
+    heat = next(t for t in new.data if t.type == "heatmap")
+    gap = 1 if max(n_rows, n_cols) <= 32 else 0
+    heat.update(z=shown, x=xs, y=ys, xgap=gap, ygap=gap)
+    if label_cols:  # upright labels take one line height each: about twice as many fit
+        new.update_xaxes(tickmode="array", tickvals=xs, ticktext=xs)
+        if n_cols > 12:
+            new.update_xaxes(tickangle=-90, tickfont_size=GRID_TICK_SIZE if n_cols > 20 else None)
+    if label_rows:
+        new.update_yaxes(tickmode="array", tickvals=ys, ticktext=ys)
+        new.update_layout(height=int(min(1600, max(260, 120 + 18 * n_rows))))
+    outlines = []
+    for shape in new.layout.shapes:
+        found = re.fullmatch(r"outlined row (\d+)", shape.name or "")
+        if found is None:
+            outlines.append(shape)
+        elif 0 <= int(found[1]) - first_row < n_rows:
+            i = int(found[1]) - first_row
+            outlines.append(_row_outline(i) | dict(name=shape.name))
+    new.layout.shapes = outlines
+    if relative:
+        _relative_colours(new)
+    elif any(t.type == "scatter" for t in fig.data if t.name == COLOUR_BAR):
+        new.add_trace(_log_colour_bar(xs[:1], ys[:1]))  # a ratio figure keeps its colour bar
+    notes = ", ".join(filter(None, [note, cut]))
+    title = _base_title(new.layout.title.text)
+    new.update_layout(
+        title_text=f"{title} <span style='font-size:12px'>({notes})</span>" if notes else title
+    )
+    return readable(new)
 
 
 def figure_bytes(fig: go.Figure) -> int:

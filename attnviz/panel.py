@@ -7,11 +7,24 @@ pages only pick and arrange them. Nothing here imports Streamlit.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import plotly.graph_objects as go
 import torch
+
+from . import figures as F
+
+# Every panel gets its own number when it is made, never reused in a process: caches of a
+# panel's views key on it (a plain value) instead of on the panel or its tensors.
+_serials = itertools.count()
+
+# What a panel's numbers are, for the page's colour switch: attention weights where every row
+# sees all T keys (passes 1 and 2), causal weights where row i sees keys 0 to i (passes 3, 4).
+WEIGHTS = "weights"
+CAUSAL_WEIGHTS = "causal weights"
 
 
 @dataclass(frozen=True)
@@ -31,10 +44,32 @@ class Panel:
     caption: str = ""
     formula: str = ""
     sentence: str = ""
+    # WEIGHTS, CAUSAL_WEIGHTS, or "" to read it from the figure and the numbers (weights_kind)
+    kind: str = ""
+    serial: int = field(default_factory=lambda: next(_serials), init=False, compare=False)
 
     @property
     def shape(self) -> tuple[int, ...]:
         return tuple(self.values.shape)
+
+    @property
+    def weights_kind(self) -> str:
+        """WEIGHTS, CAUSAL_WEIGHTS or "" (not attention weights). Unless ``kind`` says it, a
+        panel holds weights when its figure draws them as weights (a heatmap from 0 with a
+        colour bar, :func:`attnviz.figures.heatmap`'s "weights", whose hover names its value
+        "weight") over tokens by the same tokens; they are causal when every weight above the
+        diagonal is 0."""
+        if self.kind:
+            return self.kind
+        heat = [t for t in self.figure.data if t.type == "heatmap"]
+        if not heat or self.rows != self.cols or not is_token_axis(self.rows):
+            return ""
+        first = heat[0]
+        if first.zmin != 0 or first.zmid is not None or first.showscale is False:
+            return ""
+        if "<br>weight %{z" not in (first.hovertemplate or ""):  # e.g. a dropout mask: "kept"
+            return ""
+        return CAUSAL_WEIGHTS if _future_is_zero(self.values, None) else WEIGHTS
 
 
 def _rows(values: torch.Tensor) -> torch.Tensor:
@@ -153,3 +188,131 @@ class Claim:
 
     def holds(self, panels: dict[str, Panel]) -> bool:
         return PROPERTIES[self.prop](panels[self.panel].values, self.arg)
+
+
+# --- how a page shows a panel: its view -----------------------------------------------------
+_POSITION = re.compile(r"(\d+)[: ]")
+
+
+def is_token_axis(labels) -> bool:
+    """Whether labels name token positions: each starts with its own 0-based position
+    (``"3: ␣the"``, or ``"7 (unused)"`` for a mask row past the text)."""
+    if not labels:
+        return False
+    for k, label in enumerate(labels):
+        found = _POSITION.match(str(label))
+        if found is None or int(found[1]) != k:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class View:
+    """How the page shows every panel: plain values, so a cache can key on them.
+
+    ``relative``: attention weights as weight × the number of keys their row sees (1 = an
+    even share) on a log scale, instead of 0 to 1. ``window``: the first and last token shown
+    (inclusive) on every token axis; None shows them all. ``heads``: for a stack of heads, the
+    heads drawn (None: the panel's own choice)."""
+
+    relative: bool = False
+    window: tuple[int, int] | None = None
+    heads: tuple[int, ...] | None = None
+
+    @property
+    def is_default(self) -> bool:
+        return not self.relative and self.window is None and self.heads is None
+
+
+def _span(window: tuple[int, int] | None, length: int) -> tuple[int, int] | None:
+    """The window on an axis of ``length`` labels, or None when it shows the whole axis (no
+    window, or a window that starts past this axis's end)."""
+    if window is None or window[0] >= length:
+        return None
+    first, last = window[0], min(window[1], length - 1)
+    return None if (first, last) == (0, length - 1) else (first, last)
+
+
+def viewed(panel: Panel, view: View) -> Panel | None:
+    """The panel as ``view`` shows it, or None when the view changes nothing in it.
+
+    The window crops every token axis (dimension axes stay whole) and labels every token
+    shown; the relative scale applies to attention weights only (:attr:`Panel.weights_kind`)
+    and is computed on the whole matrix before the window, so row i still counts its i + 1
+    visible keys. The new panel's values are what its figure shows, so its numbers table and
+    CSV follow the view."""
+    kind = panel.weights_kind
+    relative = view.relative and bool(kind)
+    rows_span = _span(view.window, len(panel.rows)) if is_token_axis(panel.rows) else None
+    cols_span = _span(view.window, len(panel.cols)) if is_token_axis(panel.cols) else None
+    stack = panel.values.dim() == 3
+    heads = view.heads if stack else None
+    if not relative and rows_span is None and cols_span is None and heads is None:
+        return None
+    values = panel.values
+    if relative:
+        values = torch.from_numpy(F.ratio_to_uniform(values, causal=kind == CAUSAL_WEIGHTS))
+    r0, r1 = rows_span or (0, len(panel.rows) - 1)
+    c0, c1 = cols_span or (0, len(panel.cols) - 1)
+    values = values[..., r0 : r1 + 1, c0 : c1 + 1].contiguous().clone()
+    rows, cols = panel.rows[r0 : r1 + 1], panel.cols[c0 : c1 + 1]
+    notes = []
+    span = rows_span or cols_span
+    if span is not None:
+        total = len(panel.rows) if rows_span else len(panel.cols)
+        notes.append(f"tokens {span[0]}–{span[1]} of {total}")
+    if relative:
+        notes.append("relative to an even share")
+    note = ", ".join(notes)
+    if stack:
+        windowed = span is not None
+        figure = _grid_view(panel, values, rows, cols, heads, note, relative, windowed)
+    else:
+        figure = F.viewed_heatmap(
+            panel.figure,
+            values,
+            rows,
+            cols,
+            note=note,
+            label_rows=rows_span is not None,
+            label_cols=cols_span is not None,
+            relative=relative,
+            first_row=r0,
+        )
+    return replace(panel, figure=figure, values=values, rows=rows, cols=cols)
+
+
+def _grid_view(panel, values, rows, cols, heads, note, relative, windowed) -> go.Figure:
+    """A stack of heads redrawn as a heads grid: the chosen heads, the window, the scale."""
+    H = values.shape[0]
+    chosen = list(heads) if heads is not None else list(range(H))
+    layout = panel.figure.layout
+    title = re.sub(r"\s*<span style='font-size:12px'>.*</span>$", "", layout.title.text or "")
+    if relative:  # the grid's own note on its 0-to-1 scale no longer applies
+        title = re.sub(r"\s*\([^()]*\)$", "", title)
+    which = f"all {H} heads" if len(chosen) == H else f"{len(chosen)} of {H} heads"
+    title = re.sub(r"\b(all|the first) \d+ heads", which, title)
+    if note:
+        title = f"{title} <span style='font-size:12px'>({note})</span>"
+    if relative:
+        kind = "relative"
+    elif layout.coloraxis.cmin is not None and layout.coloraxis.cmin < 0:
+        kind = "signed"
+    else:
+        kind = "weights"
+    return F.heads_grid(
+        values[chosen],
+        rows,
+        title=title,
+        zmax=float(layout.coloraxis.cmax or 1.0),
+        kind=kind,
+        col_labels=cols,
+        heads=chosen,
+        labelled=True if windowed else None,
+        names=("query", "key", F.RATIO_NAME if relative else "weight"),
+    )
+
+
+def heads_that_fit(rows: int, cols: int) -> int:
+    """How many (rows, cols) heads one heads grid may draw (F.GRID_CELL_BUDGET), at least 1."""
+    return max(1, F.GRID_CELL_BUDGET // max(1, rows * cols))

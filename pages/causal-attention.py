@@ -10,6 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
 from ui import cache, panels, present, state
+from ui import view as page_view
 from ui.text import md_escape
 
 cfg = state.config()
@@ -38,6 +39,7 @@ if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
 numbers = panels.show_numbers_toggle()
+page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
 st.code(L.constructor, language="python")
 if L.book_note:
     st.caption(L.book_note)

@@ -11,6 +11,7 @@ from attnviz import modules as M
 from attnviz import speed
 from attnviz.lessons import multihead as ML
 from ui import cache, panels, present, state
+from ui import view as page_view
 from ui.text import md_escape
 
 cfg = state.config()
@@ -69,6 +70,7 @@ with st.expander("Presets", expanded=False):
 
 trace, view = lesson()
 numbers = panels.show_numbers_toggle()
+page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
 
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")

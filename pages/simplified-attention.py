@@ -10,6 +10,7 @@ from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
 from ui import cache, panels, present, state
+from ui import view as page_view
 from ui.text import md_escape
 
 cfg = state.config()
@@ -27,6 +28,7 @@ if cfg.present:
     st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
+page_view.controls(n)  # colour scale and token window, for every panel below
 
 
 def claims(panel: str) -> None:

@@ -9,6 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
 from ui import cache, panels, present, state
+from ui import view as page_view
 from ui.text import md_escape
 
 cfg = state.config()
@@ -45,6 +46,7 @@ if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
 numbers = panels.show_numbers_toggle()
+page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
 
 
 # The lesson's claims name a panel by its place in lesson.panels.

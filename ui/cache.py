@@ -16,6 +16,7 @@ from typing import TypeVar
 import streamlit as st
 
 from attnviz import budget, lesson
+from attnviz.panel import Panel, View, viewed
 from attnviz.settings import BOOK, Settings
 from attnviz.tokens import get_tokenizer
 
@@ -160,3 +161,9 @@ def lesson_of(key: tuple, build: Callable[[], T]) -> T:
     values: the page's name, text, settings, book flag ...) and shared read-only by every
     session. ``build`` fetches the traces it needs from this module and calls the engine."""
     return derived.get(("lesson", *key), build)
+
+
+def panel_view(panel: Panel, view: View) -> Panel | None:
+    """``panel`` as the page's ``view`` shows it (None: unchanged), built once per panel
+    (its serial number, never reused) and view, and shared read-only by every session."""
+    return derived.get(("panel view", panel.serial, panel.key, view), viewed, (panel, view))

@@ -471,7 +471,26 @@ def causal_trace_or_stop(kind: str, cfg, args):
 
 
 def show(panel: Panel, *, numbers: bool) -> None:
-    """One engine-built panel: its figure, exact numbers and CSV (see :func:`matrix`)."""
+    """One engine-built panel: its figure, exact numbers and CSV (see :func:`matrix`), drawn
+    through the page's view (``ui.view``: the colour scale, the token window, and for a stack
+    of heads past the grid's budget the heads picked). Each viewed panel is built once per
+    panel and view, in the shared cache."""
+    from dataclasses import replace
+
+    from attnviz.panel import heads_that_fit
+
+    from . import cache
+    from . import view as page_view
+
+    view = page_view.current()
+    if panel.values.dim() == 3:
+        heads = page_view.heads_picker(panel, view)
+        # the panel already draws the first heads that fit at full length
+        as_built = tuple(range(heads_that_fit(*panel.values.shape[1:])))
+        if heads is not None and (heads != as_built or view.window or view.relative):
+            view = replace(view, heads=heads)
+    if not view.is_default:
+        panel = cache.panel_view(panel, view) or panel
     matrix(
         panel.figure,
         panel.values,

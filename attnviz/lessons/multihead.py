@@ -12,15 +12,11 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 
 from .. import book
 from .. import bugs as B
@@ -28,11 +24,11 @@ from .. import checks as C
 from .. import figures as F
 from .. import modules as M
 from .. import trace as T
-from ..panel import Claim, Panel
+from ..panel import CAUSAL_WEIGHTS, Claim, Panel, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
 from .common import scores_panel, vectors_panel, weights_panel
 
-GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one figure; more would slow the browser down
+GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
 
 
@@ -330,20 +326,24 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
     after = dropped(trace)
     zmax = 1 / (1 - p) if after else 1.0
     what = f"after dropout, scale 0 to {_factor(p)}" if after else "one shared scale"
+    fit = heads_that_fit(n, n)
     note = None
-    if shown.numel() <= GRID_CELL_BUDGET:
-        figure = F.heads_grid(
-            shown, trace.labels, title=f"Attention weights of all {H} heads ({what})", zmax=zmax
-        )
+    if fit >= H:
+        heads = f"all {H} heads"
     else:
+        heads = f"the first {fit} heads"
         note = (
             f"{H} heads × {n}×{n} = {shown.numel():,} cells is past this page's figure budget "
-            f"({GRID_CELL_BUDGET:,}), which keeps the browser responsive; one head is drawn at "
-            "full size instead. Pick any head below."
+            f"({GRID_CELL_BUDGET:,}), which keeps the browser responsive: {fit} of the {H} "
+            f"heads fit at {n} tokens. Pick the heads to draw in “Heads to show” above the "
+            "grid, or narrow the token window to fit more."
         )
-        figure = F.heatmap(
-            shown[0], trace.labels, trace.labels, title="Head 0 (full size)", zmax=zmax
-        )
+    figure = F.heads_grid(
+        shown[: min(fit, H)],
+        trace.labels,
+        title=f"Attention weights of {heads} ({what})",
+        zmax=zmax,
+    )
     formula = (
         r"A_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)"
     )
@@ -355,6 +355,7 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
         trace.labels,
         formula=rf"\mathrm{{dropout}}({formula})" if after else formula,
         sentence="Each head attends over the same tokens with its own pattern.",
+        kind=CAUSAL_WEIGHTS,
     )
     return panel, note
 
@@ -475,47 +476,6 @@ def build(
 
 
 # --- presenter steps ----------------------------------------------------------------------------
-def _heads_figure(values: torch.Tensor, rows, cols, *, title: str) -> go.Figure:
-    """Every head's (rows, cols) matrix side by side on one diverging scale (blank: −∞)."""
-    z = torch.where(torch.isfinite(values), values, torch.nan).to(torch.float32).numpy()
-    H = z.shape[0]
-    per_row = min(4, H)
-    grid_rows = math.ceil(H / per_row)
-    fig = make_subplots(
-        rows=grid_rows,
-        cols=per_row,
-        subplot_titles=[f"head {h}" for h in range(H)],
-        horizontal_spacing=0.03,
-        vertical_spacing=0.08,
-    )
-    ys, xs = F.axis_labels(rows), F.axis_labels(cols)
-    for h in range(H):
-        fig.add_trace(
-            go.Heatmap(
-                z=z[h],
-                x=xs,
-                y=ys,
-                coloraxis="coloraxis",
-                hovertemplate=f"head {h}<br>%{{y}}<br>%{{x}}<br>%{{z:.4f}}<extra></extra>",
-            ),
-            row=h // per_row + 1,
-            col=h % per_row + 1,
-        )
-    finite = z[np.isfinite(z)]
-    top = float(np.abs(finite).max()) if finite.size else 1.0
-    fig.update_xaxes(type="category", showticklabels=False)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
-    fig.update_yaxes(showticklabels=True, col=1)
-    fig.update_layout(
-        template=F.TEMPLATE,
-        title=dict(text=title, font=dict(size=15)),
-        coloraxis=dict(colorscale=F.DIVERGING, cmin=-top, cmax=top),
-        height=min(1200, 80 + 230 * grid_rows),
-        margin=dict(l=10, r=10, t=70, b=10),
-    )
-    return fig
-
-
 def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
     """A (H, rows, cols) panel: every head, or head 0 alone past the grid's budget."""
     if values.numel() > GRID_CELL_BUDGET:
@@ -523,7 +483,15 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
         values = values[0]
         figure = F.heatmap(values, rows, cols, title=title, kind="signed", annotate=False)
     else:
-        figure = _heads_figure(values, rows, cols, title=title)
+        figure = F.heads_grid(
+            values,
+            rows,
+            title=title,
+            kind="signed",
+            col_labels=cols,
+            labelled=True,
+            names=("row", "column", "value"),
+        )
     return Panel(key, figure, values, tuple(rows), tuple(cols), "", formula, sentence)
 
 

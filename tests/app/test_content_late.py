@@ -183,23 +183,27 @@ def text_of(tokens: int) -> str:
     return text
 
 
-def test_the_heads_grid_past_its_budget_draws_head_0_and_says_why():
+def test_the_heads_grid_past_its_budget_draws_the_heads_that_fit_and_says_how_many():
     query = {"text": text_of(100), "d_out": "32", "heads": "32", "ctx": "128"}
     at = open_app(query, page="multihead")
     assert not exceptions(at)
     assert (
         "32 heads × 100×100 = 320,000 cells is past this page's figure budget (262,144), which "
-        "keeps the browser responsive; one head is drawn at full size instead. Pick any head "
-        "below." in values(at.info)
+        "keeps the browser responsive: 26 of the 32 heads fit at 100 tokens. Pick the heads to "
+        "draw in “Heads to show” above the grid, or narrow the token window to fit more."
+        in values(at.info)
     )
     spec = chart_by_key(at, "p4_grid")
-    assert chart_title(spec) == "Head 0 (full size)"
-    assert z_of(spec).shape == (100, 100)
-    # its table holds as many heads as fit the same budget, head 0 first
+    assert chart_title(spec) == "Attention weights of the first 26 heads (one shared scale)"
+    heats = [t for t in spec["data"] if t["type"] == "heatmap"]
+    assert len(heats) == 26  # 262,144 // (100 * 100) = 26 heads, head 0 first
+    assert all(z_of(spec, h).shape == (100, 100) for h in range(26))
+    # its table holds the same heads
     open_numbers(at, "p4_grid")
     table = table_in(at, "p4_grid").to_numpy(dtype=np.float32)
-    assert table.shape == (26 * 100, 100)  # 262,144 // (100 * 100) = 26 heads
-    np.testing.assert_array_equal(table[:100], z_of(spec))
+    assert table.shape == (26 * 100, 100)
+    np.testing.assert_array_equal(table[:100], z_of(spec, 0))
+    np.testing.assert_array_equal(table[-100:], z_of(spec, 25))
     notes = [c.value for c in numbers_box(at, "p4_grid").caption]
     assert notes == ["The table shows only heads 0–25 of 32; the CSV has every value."]
 

@@ -50,6 +50,7 @@ FIGURE_FUNCTIONS = (
     "readable",
     "relative_to_uniform",
     "timing_bars",
+    "viewed_heatmap",
 )
 
 
@@ -147,6 +148,8 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     for kind, z in (("weights", weights), ("signed", scores), ("mask", (weights == 0).float())):
         fig = call("heatmap", z, labels, labels, title="t", kind=kind)
         _heatmap_matches(fig, n, n)
+        if kind == "weights":
+            fig_w = fig
         assert call("figure_bytes", fig) > 0
     fig = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
     _heatmap_matches(fig, n, 1)
@@ -158,6 +161,23 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     visible = np.tril(np.ones((n, n), dtype=bool))
     assert np.isnan(ratio[~visible]).all() and np.isfinite(ratio[visible]).all()
     _heatmap_matches(call("relative_to_uniform", weights, labels, title="r"), n, n)
+
+    half = list(labels)[n // 2 :]
+    zoom = call(
+        "viewed_heatmap",
+        fig_w,
+        ratio[n // 2 :, n // 2 :],
+        half,
+        half,
+        note="w",
+        relative=True,
+        label_rows=True,
+        label_cols=True,
+        first_row=n // 2,
+    )
+    _heatmap_matches(zoom, len(half), len(half))
+    _labels_are_escaped_and_one_per_position(zoom.layout.yaxis.ticktext, len(half))
+    assert np.asarray(fig_w.data[0].z).shape == (n, n)  # the figure it came from is unchanged
 
     grid = call("heads_grid", heads, labels, title="h")
     grids = [t for t in grid.data if t.type == "heatmap"]

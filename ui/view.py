@@ -1,0 +1,89 @@
+"""The page's view of its matrices: one colour switch and one token window for every panel.
+
+A pass page calls :func:`controls` once near its top; :func:`ui.panels.show` then draws every
+panel of that page through the view (``attnviz.panel.viewed``): attention weights on the 0-1
+scale or relative to an even share, and every token axis cut to the window, with a label on
+each token shown. Stacks of heads past the heads grid's budget get a "Heads to show" picker
+(:func:`heads_picker`). The defaults (0 to 1, every token) draw the panels exactly as built.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from attnviz import figures as F
+from attnviz.panel import Panel, View, heads_that_fit
+
+SCALE_KEY = "view_scale"
+WINDOW_KEY = "view_window"
+SCALES = ("weights 0 to 1", "relative to an even share (log)")
+# Up to this many tokens every token already has its own labelled row (figures.py says why):
+# a window is offered only past it.
+WINDOW_FROM = F.LABEL_EVERY_TOKEN_UP_TO
+_CURRENT = "_attnviz_view"  # (the page's script hash, its View) in the session's state
+
+
+def _page() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
+
+
+def controls(num_tokens: int) -> View:
+    """Draw the page's view controls and make them apply to every panel the page shows."""
+    scale = st.radio(
+        "Colour",
+        SCALES,
+        horizontal=True,
+        key=SCALE_KEY,
+        help=(
+            "Relative: each weight times the number of keys its row can see (all T in passes "
+            "1 and 2, i + 1 under the causal mask), on a log scale; white is an even share."
+        ),
+    )
+    window = None
+    if num_tokens > WINDOW_FROM:
+        last = num_tokens - 1
+        # The text's length is in the key: a new text starts with every token shown.
+        first, end = st.slider(
+            "Show tokens i to j", 0, last, (0, last), key=f"{WINDOW_KEY}_{num_tokens}"
+        )
+        if (first, end) != (0, last):
+            window = (int(first), int(end))
+    view = View(relative=scale == SCALES[1], window=window)
+    st.session_state[_CURRENT] = (_page(), view)
+    return view
+
+
+def current() -> View:
+    """The view this page's controls set in this run (the default on a page without them)."""
+    page, view = st.session_state.get(_CURRENT, ("", View()))
+    return view if page == _page() else View()
+
+
+def heads_picker(panel: Panel, view: View) -> tuple[int, ...] | None:
+    """For a (heads, rows, cols) panel past the grid's budget at this window, a "Heads to
+    show" multiselect (at most as many heads as fit; at first heads 0 onward) and the heads
+    chosen. None when every head fits."""
+    H, rows, cols = panel.values.shape
+    if view.window is not None:
+        first, last = view.window
+        rows = len(panel.rows[first : last + 1]) or rows
+        cols = len(panel.cols[first : last + 1]) or cols
+    fit = heads_that_fit(rows, cols)
+    if fit >= H:
+        return None
+    default = list(range(fit))
+    chosen = st.multiselect(
+        "Heads to show",
+        list(range(H)),
+        default=default,
+        max_selections=fit,
+        format_func=lambda h: f"head {h}",
+        key=f"heads_{panel.key}_{fit}",
+    )
+    st.caption(f"{fit} of the {H} heads fit in one figure at {rows}×{cols} tokens.")
+    if not chosen:
+        st.info("No head is chosen, so the first heads are drawn.")
+        return tuple(default)
+    return tuple(sorted(int(h) for h in chosen))
