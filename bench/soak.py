@@ -11,9 +11,10 @@ spread of settings (book mode, longer texts, several widths and heads, biases, t
 with dropout), the learn page's Train button under varied training settings and page 6's
 "Measure at these settings" button (and, in the full soak, its book-shape button once).
 
-Phases: the short form first runs every page under every setting of its pool and presses Train
-at each of its training settings and Measure at each named setting (every cache the runs can
-fill is then full); then warm-up runs, not judged; then the measured runs.
+Phases: first every page under every setting of the pool (960 runs in the full soak), Train at
+each training setting of the short form's pool and Measure at each named setting, so every cache
+the runs can fill is full (or at its cap) before any reading; then warm-up runs, not judged;
+then the measured runs.
 
 Readings: the server's RSS every ``--every`` runs; at the start, half and end of the measured
 runs one full collection that counts the app's own objects by type, those still in use and
@@ -562,6 +563,7 @@ def main(argv=None) -> int:
             args.seed,
             True,
             warmup=args.warmup,
+            cover=True,
             leak=args.leak,
         )
     rss_bound = SHORT_RSS_BOUND if args.short else args.bound
