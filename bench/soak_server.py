@@ -13,13 +13,18 @@ one daemon thread that watches the folder named by ``ATTNVIZ_CENSUS_DIR``: for e
   collection;
 - when the request file says ``garbage``: one full collection with ``DEBUG_SAVEALL``, the
   unreachable objects it found grouped by type (cycles that were waiting for the collector),
-  and ``reachable own``: the app's own objects still in use. The soak asks for it at its
-  quarter, half, three-quarter and end marks only (four full collections in thousands of runs).
+  and ``reachable own``: the app's own objects still in use, and ``heap after collection``
+  (:func:`heap_stats` once the garbage is freed). The soak asks for it at the start, half and
+  end of its measured runs only (three full collections in thousands of runs);
+- when it says ``stats``: only :func:`heap_stats` (cheap: no collection, no walk over objects).
+
+``ATTNVIZ_SOAK_LEAK=1`` adds the deliberate leak (:func:`_install_leak`).
 """
 
 from __future__ import annotations
 
 import collections
+import ctypes
 import gc
 import json
 import os
@@ -44,6 +49,43 @@ def _type_name(obj) -> tuple[str, str]:
     module = t.__dict__.get("__module__") if isinstance(t.__dict__, dict) else None
     module = getattr(t, "__module__", "?") if module is None else module
     return (module if isinstance(module, str) else "?"), str(getattr(t, "__qualname__", "?"))
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def heap_stats() -> dict:
+    """Cheap readings (no collection, no walk over objects): the memory blocks Python's own
+    allocator hands out, and glibc's heap (bytes in use, free inside the heap, mmapped), to
+    tell a leak of Python objects or of native buffers from a heap that only fragments."""
+    out: dict = {"time": time.time(), "python blocks": sys.getallocatedblocks()}
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallinfo2.restype = _Mallinfo2
+        info = libc.mallinfo2()
+        out["malloc"] = {
+            "in use": info.uordblks + info.hblkhd,
+            "free in heap": info.fordblks,
+            "mmapped": info.hblkhd,
+        }
+    except (OSError, AttributeError):  # not glibc, or glibc older than 2.33
+        pass
+    return out
 
 
 def census(with_garbage: bool) -> dict:
@@ -77,6 +119,10 @@ def census(with_garbage: bool) -> dict:
         finally:
             gc.garbage.clear()
             gc.set_debug(0)
+        # What the process holds once no garbage waits: the level a leak raises. (The cycles
+        # DEBUG_SAVEALL kept in gc.garbage are unreachable again: one more collection frees them.)
+        gc.collect()
+        out["heap after collection"] = heap_stats()
     return out
 
 
@@ -84,15 +130,35 @@ def _watch(folder: Path) -> None:
     while True:
         for request in sorted(folder.glob("*.request")):
             mode = request.read_text().strip()
-            result = census(mode == "garbage")
+            result = heap_stats() if mode == "stats" else census(mode == "garbage")
             tmp = request.with_suffix(".tmp")
             tmp.write_text(json.dumps(result, indent=1))
             tmp.rename(request.with_suffix(".json"))
             request.unlink()
-        time.sleep(0.2)
+        time.sleep(0.05)
+
+
+LEAKED: list[bytes] = []
+
+
+def _install_leak() -> None:
+    """The deliberate regression (``ATTNVIZ_SOAK_LEAK=1``, ``bench/soak.py --leak``): every
+    chart a run sends is also kept, as its JSON's bytes, in a module list that only grows."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ui import panels
+
+    send = panels.send_plotly_spec
+
+    def leaking(dg, spec, *args, **kwargs):
+        LEAKED.append(spec.encode())
+        return send(dg, spec, *args, **kwargs)
+
+    panels.send_plotly_spec = leaking
 
 
 def main() -> None:
+    if os.environ.get("ATTNVIZ_SOAK_LEAK") == "1":
+        _install_leak()
     folder = Path(os.environ["ATTNVIZ_CENSUS_DIR"])
     folder.mkdir(parents=True, exist_ok=True)
     gc.callbacks.append(_count_freed)
