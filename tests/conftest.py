@@ -46,12 +46,16 @@ def artifacts() -> Path:
 # The fast loop (``pytest -m "not slow"``) leaves these out; the full run keeps them. Browser
 # tests, whole folders whose tests each take seconds (the budget tests run every page at the
 # largest sizes in a fresh process; the hostile corpus runs hundreds of AppTest pages; the
-# fallback tests reload the app without a vocabulary), and single tests measured above ~3 s
-# (``--durations``), each as a path or ``path::test`` prefix.
+# fallback tests reload the app without a vocabulary), live servers behind a load balancer
+# under load (tests/deploy/test_haproxy.py), wall-clock budgets that need a core to themselves
+# (scripts/test runs the fast set on every core at once, the slow set in one process), and
+# single tests measured above ~3 s (``--durations``), each as a path or ``path::test`` prefix.
 SLOW = (
     "tests/browser/",
     "tests/budget/",
     "tests/fallback/",
+    "tests/deploy/test_haproxy.py",
+    "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
     "tests/hostile/test_corpus_apptest.py",
     "tests/hostile/test_runtime_threads.py::test_configure_threads_applies_once_per_process",
     "tests/hostile/test_properties_engine.py::test_any_text_and_settings_run_through_every_pass",
@@ -69,9 +73,26 @@ SLOW = (
 )
 
 
+# Of the slow set, what needs the machine to itself: browser tests and these (time or memory
+# budgets, live servers, images). scripts/test runs them in one process after the rest of the
+# suite has run on every core (pytest-xdist).
+SERIAL = (
+    "tests/budget/",
+    "tests/deploy/test_haproxy.py",
+    "tests/bench/test_soak.py",
+    "tests/test_docker.py",
+    "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
+    "tests/engine/test_tokenizer_loading.py::test_empty_cache_without_network_falls_back",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
         node = f"{path}::{item.name}"
         if item.get_closest_marker("browser") or node.startswith(SLOW):
             item.add_marker(pytest.mark.slow)
+        if item.get_closest_marker("slow") and (
+            item.get_closest_marker("browser") or node.startswith(SERIAL)
+        ):
+            item.add_marker(pytest.mark.serial)
