@@ -65,7 +65,7 @@ def test_the_relative_scale_counts_the_keys_of_the_whole_row_before_the_window()
     assert shown.rows == shown.cols == L.route2.rows[10:21]
     z = np.asarray(shown.figure.data[0].z)
     np.testing.assert_array_equal(z, shown.values.numpy())
-    title = shown.figure.layout.title.text
+    title = F.title_of(shown.figure)
     assert f"(tokens 10–20 of {n}, relative to an even share)" in title
     assert L.route2.figure.data[0].z.shape == (n, n)  # the shared panel is left alone
 

@@ -37,6 +37,7 @@ TEXT = st.text(max_size=40)
 FIGURE_FUNCTIONS = (
     "axis_labels",
     "bars",
+    "base_layout",
     "crop",
     "dim_labels",
     "escape_label",
@@ -46,11 +47,14 @@ FIGURE_FUNCTIONS = (
     "heatmap",
     "histograms",
     "lines",
+    "place_title",
     "ratio_to_uniform",
     "readable",
     "relative_to_uniform",
     "timing_bars",
+    "title_of",
     "viewed_heatmap",
+    "wrap_title",
 )
 
 
@@ -212,6 +216,15 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     z, rows, cols, note = call("crop", weights.numpy(), list(labels), list(labels), max_side=2)
     assert z.shape == (min(n, 2), min(n, 2)) and len(rows) == len(cols) == min(n, 2)
     assert bool(note) == (n > 2)
+
+    # A title made of the (hostile) tokens: wrapped at word boundaries, once, and read back whole.
+    text = " ".join(call("axis_labels", labels)) or "t"
+    wrapped = call("wrap_title", text)
+    assert call("wrap_title", wrapped) == wrapped
+    titled = go.Figure(layout=call("base_layout", wrapped, height=300))
+    assert titled.layout.height == 300
+    assert call("place_title", titled) is titled
+    assert call("title_of", titled) == " ".join(text.split(" "))
 
 
 # --- the property -------------------------------------------------------------------------
