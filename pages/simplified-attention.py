@@ -98,7 +98,9 @@ if view.book_blocks:
 # --- all queries ------------------------------------------------------------------------------
 st.header("All tokens at once")
 st.write("The loops become three matrix products: Ω = X Xᵀ, α = softmax(Ω) row by row, Z = α X.")
-st.latex(r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), \qquad Z = A X")
+panels.formula(
+    r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), \qquad Z = A X"
+)
 for name in ("scores", "weights", "context"):
     panels.show(lesson.panels[name], numbers=numbers)
     claims(name)

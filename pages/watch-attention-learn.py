@@ -31,7 +31,7 @@ task_view = cache.lesson_of(("learn task", config), lambda: lessons.task_view(co
 st.write(task_view.sentence)
 st.dataframe(task_view.example, hide_index=True)
 st.caption("The fixed example the heatmaps below show (it is never trained on). — : no target.")
-st.latex(
+panels.formula(
     r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M_{\text{causal}}\right),\quad "
     r"\hat y = \mathrm{Linear}(\mathrm{out\_proj}(AV)),\quad "
     r"\mathcal{L} = -\frac{1}{|P|}\sum_{i \in P} \log \mathrm{softmax}(\hat y_i)_{y_i}"

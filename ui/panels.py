@@ -536,7 +536,26 @@ def page_top(page_file: str, *, present: bool = False) -> None:
         return
     st.write(intro["text"])
     if "formula" in intro:
-        st.latex(intro["formula"])
+        formula(intro["formula"])
+
+
+_FORMULA_BREAK = re.compile(r",?\s*\\q?quad\s*")
+
+
+def formula_lines(tex: str) -> list[str]:
+    """The parts of a formula written side by side (``a, \\qquad b, \\quad c``), one a line."""
+    return [part.strip().rstrip(",").strip() for part in _FORMULA_BREAK.split(tex) if part.strip()]
+
+
+def formula(tex: str) -> None:
+    """A display formula whose parts stand one under the other, so that no part is wider than
+    a phone (390 px) and nothing scrolls: the chapter's formulas are a few short equations
+    written side by side, each of which fits on its own line."""
+    lines = formula_lines(tex)
+    if len(lines) == 1:
+        st.latex(lines[0])
+    else:
+        st.latex(r"\begin{gathered}" + r" \\[4pt] ".join(lines) + r"\end{gathered}")
 
 
 def beside(*items, numbers: bool = False, below: Callable[[Panel], None] | None = None) -> None:

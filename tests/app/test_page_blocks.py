@@ -116,3 +116,15 @@ def test_pick_head_shows_no_box_for_one_head():
     at = AppTest.from_function(_pick, args=(1,)).run()
     assert list(at.selectbox) == []
     assert [m.value for m in at.markdown] == ["head 0"]
+
+
+def test_a_formula_written_side_by_side_stands_one_part_a_line():
+    from ui import panels
+
+    causal = panels.INTROS["causal-attention"]["formula"]
+    lines = panels.formula_lines(causal)
+    assert len(lines) == 3
+    assert lines[0].startswith(r"\omega^{\text{masked}}_{ij}") and lines[0].endswith(r"\end{cases}")
+    assert lines[1].startswith(r"A = \mathrm{dropout}") and lines[2] == "Z = AV"
+    assert panels.formula_lines(r"A = s,\quad B = t") == ["A = s", "B = t"]
+    assert panels.formula_lines("Z = AV") == ["Z = AV"]
