@@ -25,8 +25,12 @@ def test_page_top_draws_the_title_paragraph_and_formula(page):
     assert not at.exception
     assert [t.value for t in at.title] == [intro["title"]]
     assert [m.value for m in at.markdown] == [intro["text"]]
-    formulas = [f"$$\n{intro['formula']}\n$$"] if "formula" in intro else []
-    assert [f.value for f in at.latex] == formulas  # st.latex sends the formula in $$ … $$
+    latex = [f.value for f in at.latex]  # st.latex sends the formula in $$ … $$
+    assert len(latex) == (1 if "formula" in intro else 0)
+    if latex:  # every equation of the intro's formula, one a line (panels.formula)
+        lines = panels.formula_lines(intro["formula"])
+        assert len(lines) >= 2 and latex[0].count(r"\\[4pt]") == len(lines) - 1
+        assert all(line in latex[0] for line in lines) and r"\qquad" not in latex[0]
 
 
 def test_page_top_in_presenter_mode_draws_only_the_title():
