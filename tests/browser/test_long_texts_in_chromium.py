@@ -48,6 +48,13 @@ def move(page, which: str, target: int) -> None:
     raise AssertionError(f"the {which} thumb is at {field.input_value()}, not {target}")
 
 
+def title_of(chart) -> str:
+    """A chart's title on one line: a wrapped title's lines (figures.wrap_title) joined by the
+    spaces they replaced."""
+    lines = chart.locator(".gtitle .line").all_text_contents()
+    return " ".join(lines) if lines else chart.locator(".gtitle").text_content()
+
+
 def y_ticks(chart) -> list[str]:
     return chart.locator(".yaxislayer-above .ytick text").all_text_contents()
 
@@ -67,7 +74,7 @@ def test_a_window_at_256_tokens_labels_every_token_shown(app_in_chromium, page):
     assert thumb(page, "start").input_value() == "10"
     weights = page.locator(CHART).filter(has=page.locator(".gtitle", has_text="Weights of head 0"))
     assert weights.count() == 1
-    title = weights.locator(".gtitle").text_content()
+    title = title_of(weights)
     assert "tokens 10–40 of 256" in title
     labels = list(tokenize(text).labels)[10:41]
     shown = y_ticks(weights)
@@ -76,7 +83,7 @@ def test_a_window_at_256_tokens_labels_every_token_shown(app_in_chromium, page):
         lab[:17] + "…" if len(lab) > 18 else lab for lab in labels
     ]
     grid = page.locator(CHART).filter(has=page.locator(".gtitle", has_text="Attention weights"))
-    assert "tokens 10–40 of 256" in grid.locator(".gtitle").text_content()
+    assert "tokens 10–40 of 256" in title_of(grid)
     shots = ROOT / "test-artifacts" / "screens"
     shots.mkdir(parents=True, exist_ok=True)
     weights.screenshot(path=str(shots / "long-text-window-weights.png"))
@@ -84,6 +91,6 @@ def test_a_window_at_256_tokens_labels_every_token_shown(app_in_chromium, page):
     # the colour switch: every weights heatmap relative to an even share
     page.get_by_text("relative to an even share (log)", exact=True).click()
     settle(page, HEADING, timeout_ms=SLOW)
-    title = weights.locator(".gtitle").text_content()
+    title = title_of(weights)
     assert "tokens 10–40 of 256, relative to an even share" in title
     weights.screenshot(path=str(shots / "long-text-window-relative.png"))
