@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import csv
 import datetime
 import hashlib
@@ -78,6 +79,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import psutil  # noqa: E402
 import websockets  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
@@ -375,15 +377,28 @@ class Session:
 
 def heatmap_shape(spec: str) -> tuple[int, int, int]:
     """(heatmaps, rows, cols) of a figure's spec: a stack of heads has one heatmap per head."""
-    heat = [t for t in json.loads(spec)["data"] if t.get("type") == "heatmap"]
+    data = json.loads(spec)["data"]
+    heat = [t for t in data if t.get("type") == "heatmap"]
     if not heat:
-        return 0, 0, 0
+        # A bar or line chart (panels.plot): its CSV has one row per point and one column per
+        # series, as a one-matrix table of (points, series).
+        series = [t for t in data if t.get("type") in ("bar", "scatter")]
+        return (1, _points(series[0]), len(series)) if series else (0, 0, 0)
     z = heat[0]["z"]
     if isinstance(z, dict):  # Plotly's packed array: {"dtype", "bdata", "shape": "r, c"}
         rows, cols = (int(n) for n in str(z["shape"]).split(","))
     else:
         rows, cols = len(z), len(z[0]) if z else 0
     return len(heat), rows, cols
+
+
+def _points(trace: dict) -> int:
+    """How many points a bar or line trace draws: its values axis (y, or x for horizontal
+    bars), a list or Plotly's packed array ({"dtype", "bdata"})."""
+    values = trace.get("x" if trace.get("orientation") == "h" else "y")
+    if isinstance(values, dict):
+        return len(base64.b64decode(values["bdata"])) // np.dtype(values["dtype"]).itemsize
+    return len(values or [])
 
 
 def csv_problem(body: bytes, shape: tuple[int, int, int]) -> str:

@@ -3,6 +3,7 @@ figure (a matrix, a stack of heads), where in a plan boxes are opened, and how `
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.io
 import pytest
 import torch
@@ -50,6 +51,17 @@ def test_a_stack_of_heads_is_one_csv_indexed_by_head_and_query():
     assert shape == (2, 3, 3)
     assert loadtest.csv_problem(csv_of(z, LABELS, LABELS), shape) == ""
     assert loadtest.csv_problem(csv_of(z[0], LABELS, LABELS), shape) != ""
+
+
+def test_a_bar_or_line_chart_csv_is_one_row_a_point_and_one_column_a_series():
+    one = F.bars(torch.tensor([0.1, 0.7, 0.2]), LABELS, title="bars")
+    two = F.grouped_bars({"a": np.ones(3), "b": np.zeros(3)}, LABELS, title="two")
+    for fig, series in ((one, 1), (two, 2)):
+        shape = loadtest.heatmap_shape(spec_of(fig))
+        assert shape == (1, 3, series)
+        body = panels.series_frame(fig).to_csv().encode("utf-8")  # what panels.plot offers
+        assert loadtest.csv_problem(body, shape) == ""
+        assert loadtest.csv_problem(body, (1, 3, series + 1)) != ""
 
 
 @pytest.mark.parametrize(
