@@ -23,6 +23,7 @@ import dataclasses
 import functools
 import inspect
 import math
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -650,8 +651,13 @@ class LineView:
         ]
 
 
+_BYTES_SHOWN = re.compile("\u27e8[^\u27e9]*\u27e9")  # "⟨D7 A9⟩": bytes of a split character
+
+
 def _token_text(label: str) -> str:
-    return label.split(": ", 1)[1] if ": " in label else label
+    """The token of a label "3: ␣the", without the hex of bytes that are part of a character."""
+    text = label.split(": ", 1)[1] if ": " in label else label
+    return _BYTES_SHOWN.sub("", text)
 
 
 def reading_direction(labels: tuple[str, ...] | list[str]) -> str:
