@@ -51,11 +51,18 @@ class Matrix:
 
     name: str
     title: str
-    expr: str  # a 2-D tensor in the snippet; {h} is the head, {lo}:{hi} its columns (wrapper)
+    # a 2-D tensor in the snippet: {h} is the head, {lo}:{hi} its columns (the wrapper's
+    # output), {k} the mask rows the page draws
+    expr: str
     of: Callable[[T.Trace, int], Tensor]  # the same matrix from the page's trace, head h
 
-    def code(self, head: int, width: int = 0) -> str:
-        return self.expr.format(h=head, lo=head * width, hi=(head + 1) * width)
+    def code(self, head: int, width: int = 0, shown: int = 0) -> str:
+        return self.expr.format(h=head, lo=head * width, hi=(head + 1) * width, k=shown)
+
+
+def mask_rows_shown(context_length: int, num_tokens: int) -> int:
+    """How much of the mask buffer page 3 draws: the tokens in use and up to 4 unused rows."""
+    return min(context_length, num_tokens + 4)
 
 
 Pick = Callable[[Tensor, int], Tensor]
@@ -83,6 +90,11 @@ def _weight(name: str) -> Callable[[T.Trace, int], Tensor]:
         return tr.params[name]
 
     return of
+
+
+def _mask_shown(tr: Any, _h: int) -> Tensor:
+    k = mask_rows_shown(tr.spec.context_length, tr.num_tokens)
+    return tr.mask[:k, :k]
 
 
 def _wrapper_head(name: str) -> Callable[[T.Trace, int], Tensor]:
@@ -144,6 +156,12 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             _view(T.unmasked_scores, _B0),
         ),
         Matrix("mask", "the mask (1: a future key)", _MASK, _view(T.causal_mask, _ALL)),
+        Matrix(
+            "mask_buffer",
+            "the mask buffer as the page draws it (rows past the text unused)",
+            "module.mask[:{k}, :{k}]",
+            _mask_shown,
+        ),
         Matrix(
             "attn_scores",
             "the masked scores",
@@ -509,9 +527,11 @@ def snippet(
     run = _run_of(page, prep, settings, variant)
     heads = run.spec.num_heads if run.spec is not None and page in ("multihead", "wrapper") else 1
     if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < heads:
-        raise ReproduceError(f"There is no head {head!r}: it must be from 0 to {heads - 1}.")
+        allowed = "there is only head 0" if heads == 1 else f"it must be from 0 to {heads - 1}"
+        raise ReproduceError(f"There is no head {head!r}: {allowed}.")
     kind = MATRICES[page][matrix]
     width = run.spec.d_out if run.spec is not None else 0
+    shown = mask_rows_shown(run.spec.context_length, prep.num_tokens) if run.spec else 0
     title = kind.title.format(h=head)
     mode = "book mode: the chapter's inputs, arguments and seeds" if prep.book else "typed text"
 
@@ -547,7 +567,8 @@ def snippet(
         parts.append(_module_block(run))
     parts += [
         "",
-        f"matrix = {kind.code(head, width)}  # {title}",
+        f"# {title}",
+        f"matrix = {kind.code(head, width, shown)}",
         "torch.set_printoptions(precision=4, sci_mode=False, linewidth=100)",
         "print(matrix)  # 4 decimals, as the page shows it",
         "print(matrix.tolist())  # every digit of each float32 value",
@@ -569,3 +590,123 @@ def expected(
 def matrices_of(page: str) -> tuple[str, ...]:
     """The matrix kinds a page can reproduce, in the order of its forward."""
     return tuple(MATRICES[page])
+
+
+# --- from a panel on the page to its snippet ------------------------------------------------------
+@dataclass(frozen=True)
+class PanelSource:
+    """Which snippet prints a panel's numbers (the panel's key is in lessons/story.toml)."""
+
+    page: str
+    matrix: str
+    lab: bool = False  # page 3's dropout lab: the causal pass in training mode
+    per_head: bool = False  # the panel stacks every head (H, rows, cols): one snippet a head
+
+
+def _sources(page: str, pairs: dict[str, str], **kw) -> dict[str, PanelSource]:
+    return {key: PanelSource(page, matrix, **kw) for key, matrix in pairs.items()}
+
+
+PANELS: dict[str, PanelSource] = {
+    **_sources(
+        "simplified",
+        {"p1_scores": "attn_scores", "p1_weights": "attn_weights", "p1_context": "context"},
+    ),
+    **_sources(
+        "trainable",
+        {
+            "p2_W_query": "W_query",
+            "p2_W_key": "W_key",
+            "p2_W_value": "W_value",
+            "p2_queries": "queries",
+            "p2_keys": "keys",
+            "p2_values": "values",
+            "p2_scores": "attn_scores",
+            "p2_scaled": "scaled_scores",
+            "p2_weights": "attn_weights",
+            "p2_context": "context",
+        },
+    ),
+    **_sources(
+        "causal",
+        {
+            "p3_mask": "mask_buffer",
+            "p3_masked": "attn_scores",
+            "p3_route1": "renormalized",
+            "p3_route2": "attn_weights",
+            "p3_step_scores": "unmasked_scores",
+            "p3_step_scaled": "scaled_scores",
+            "p3_step_dropout": "weights_dropped",
+            "p3_step_context": "context",
+        },
+    ),
+    **_sources(
+        "causal",
+        {
+            "p3_dmask": "dropout_mask",
+            "p3_dropped": "weights_dropped",
+            "p3_values": "values",
+            "p3_place_w": "context",
+        },
+        lab=True,
+    ),
+    **_sources(
+        "multihead",
+        {
+            "p4_step_split": "queries",
+            "p4_step_merged": "context",
+            "p4_step_out_proj": "output",
+            "p4_queries_heads": "queries_heads",
+            "p4_keys_heads": "keys_heads",
+            "p4_values_heads": "values_heads",
+            "p4_scores": "attn_scores",
+            "p4_weights_before": "attn_weights",
+            "p4_weights": "weights_dropped",
+            "p4_context": "context_heads",
+        },
+    ),
+    **_sources(
+        "multihead",
+        {
+            "p4_grid": "weights_dropped",
+            "p4_step_scores": "scaled_scores",
+            "p4_step_context_heads": "context_heads",
+        },
+        per_head=True,
+    ),
+}
+
+
+def _panel_settings(key: str, prep: L.Prepared, settings: Settings) -> PanelSource:
+    source = PANELS.get(key)
+    if source is None:
+        raise ReproduceError(f"The panel {key!r} has no reproduce snippet.")
+    if source.lab and prep.book:
+        raise ReproduceError(
+            "Book mode's dropout lab prints the chapter's own dropout example, not a panel."
+        )
+    return source
+
+
+def panel_snippet(
+    key: str,
+    prep: L.Prepared,
+    settings: Settings,
+    head: int = 0,
+    variant: str = "v2",
+    text: str | None = None,
+) -> str:
+    """The snippet that prints the panel ``key`` (head ``head`` of a panel stacking every head;
+    page 2's ``variant`` is the module the page shows)."""
+    source = _panel_settings(key, prep, settings)
+    s = settings.with_changes(training=True) if source.lab else settings
+    return snippet(source.page, source.matrix, prep, s, head, variant, text)
+
+
+def panel_expected(
+    key: str, prep: L.Prepared, settings: Settings, head: int = 0, variant: str = "v2"
+) -> Tensor:
+    """What :func:`panel_snippet` prints, from the page's trace."""
+    source = _panel_settings(key, prep, settings)
+    s = settings.with_changes(training=True) if source.lab else settings
+    return expected(source.page, source.matrix, prep, s, head, variant)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import io
 import math
 import re
@@ -105,7 +106,7 @@ def _pages(prep, s: Settings, heads) -> list:
 def test_every_snippet_at_the_defaults_prints_the_pages_numbers(tmp_path):
     s = Settings()
     cases = _pages(L.prepare(TEXT, s), s, heads=(1,))
-    assert len(cases) == 4 + 2 * 11 + 13 + 15 + 5
+    assert len(cases) == 4 + 2 * 11 + 14 + 15 + 5
     _run_all(tmp_path, cases)
 
 
@@ -266,3 +267,79 @@ def test_what_cannot_be_reproduced_gets_a_sentence(call, message):
     with pytest.raises(R.ReproduceError) as err:
         call(L.prepare(TEXT, s), s)
     assert str(err.value).startswith(message)
+
+
+# --- every panel the pages draw has the snippet that prints it ------------------------------------
+def _panels_of(value, found: dict) -> dict:
+    """Every Panel inside a lesson object (fields, tuples, dicts), by key."""
+    from attnviz.panel import Panel
+
+    if isinstance(value, Panel):
+        found.setdefault(value.key, value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _panels_of(v, found)
+    elif isinstance(value, tuple | list):
+        for v in value:
+            _panels_of(v, found)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _panels_of(getattr(value, f.name), found)
+    return found
+
+
+def _page_panels(prep, s: Settings) -> dict:
+    """The panels pages 1-4 draw, built by the lessons from the traces the pages use."""
+    from attnviz.lessons import causal, multihead, simplified, trainable
+
+    tr = {page: R.page_trace(page, prep, s) for page in ("simplified", "trainable", "causal")}
+    mh = R.page_trace("multihead", prep, s)
+    lab = R.page_trace("causal", prep, s.with_changes(training=True))
+    v1 = R.page_trace("trainable", prep, s, "v1")
+    found: dict = {}
+    _panels_of(simplified.simplified_lesson(tr["simplified"], prep.book), found)
+    _panels_of(trainable.trainable_lesson(tr["trainable"], v1, None, prep.book), found)
+    lesson = causal.causal_lesson(tr["causal"], lab, None, (), settings=s, book=prep.book)
+    _panels_of(lesson, found)
+    _panels_of(multihead.build(mh, None, prep.book), found)
+    for h in range(mh.num_heads):
+        _panels_of({f"head {h}": multihead.head_view(mh, h).panels}, found.setdefault(h, {}))
+    return found
+
+
+@pytest.mark.slow  # the lessons build every Plotly figure of pages 1-4 (about 3-10 s each here)
+@pytest.mark.parametrize("book", [False, True], ids=["training-mode", "book-mode"])
+def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
+    s = Settings(training=True, dropout=0.5, d_out=12, num_heads=3)
+    prep = L.prepare("", s, True) if book else L.prepare(TEXT, s)
+    found = _page_panels(prep, s)
+    heads = 2 if book else 3
+    checked = set()
+    for key, source in R.PANELS.items():
+        if source.lab and book:
+            with pytest.raises(R.ReproduceError, match="Book mode's dropout lab"):
+                R.panel_snippet(key, prep, s)
+            continue
+        per_head_views = [found[h].get(key) for h in range(heads)]
+        if key in found:
+            panel = found[key]
+            for h in range(heads if source.per_head else 1):
+                values = panel.values[h] if source.per_head else panel.values
+                want = R.panel_expected(key, prep, s, head=h)
+                assert torch.equal(values.isnan(), want.isnan()), key
+                assert torch.equal(values.nan_to_num(), want.nan_to_num()), key
+        elif all(p is None for p in per_head_views):  # not drawn at these settings
+            assert book and key == "p4_weights_before", key  # dropout 0: no "before dropout"
+            continue
+        else:  # a head view's panel: one per head
+            assert all(p is not None for p in per_head_views), key
+            for h, panel in enumerate(per_head_views):
+                assert torch.equal(panel.values, R.panel_expected(key, prep, s, head=h)), (key, h)
+        code = R.panel_snippet(key, prep, s, head=heads - 1 if source.page == "multihead" else 0)
+        assert f"matrix = {R.MATRICES[source.page][source.matrix].expr.split('{')[0]}" in code
+        checked.add(key)
+    skipped = {"p4_weights_before"} if book else set()
+    expected_keys = {k for k, v in R.PANELS.items() if not (v.lab and book)} - skipped
+    assert checked == expected_keys
+    with pytest.raises(R.ReproduceError, match="has no reproduce snippet"):
+        R.panel_snippet("p3_uniform", prep, s)
