@@ -179,11 +179,12 @@ def _check_index(name: str, value: int, size: int) -> int:
     return value
 
 
-def _head(trace: T.Trace, head: int, batch: int) -> _Head:
-    """The tensors of one head of one batch row of ``trace`` (a wrapper: its head's trace)."""
+def _head(trace: T.Trace, head: int, batch: int, full: bool = True) -> _Head:
+    """The tensors of one head of one batch row of ``trace`` (a wrapper: its head's trace).
+    ``full=False`` (the line view) skips the scores before the mask and the dropout mask."""
     if isinstance(trace, T.WrapperTrace):
         h = _check_index("head", head, len(trace.heads))
-        return _head(trace.heads[h], 0, batch)
+        return _head(trace.heads[h], 0, batch, full)
     n = trace.num_tokens
     if isinstance(trace, T.SimplifiedTrace):
         _check_index("head", head, 1)
@@ -234,32 +235,46 @@ def _head(trace: T.Trace, head: int, batch: int) -> _Head:
         )
     b = _check_index("batch row", batch, trace.inputs.shape[0])
     future = T.causal_mask(trace).bool()
-    dropping = trace.training and trace.spec.dropout > 0
-    kept_all = T.dropout_mask(trace) if dropping else None
-    unmasked = T.unmasked_scores(trace)
     if isinstance(trace, T.MultiHeadTrace):
         h = _check_index("head", head, trace.num_heads)
-        pick: Callable[[Tensor], Tensor] = lambda t: t[b, h]  # noqa: E731
+        part: tuple[slice, ...] = (slice(b, b + 1), slice(h, h + 1))  # keeps (1, 1, T, d)
         queries, keys, values = trace.queries_heads, trace.keys_heads, trace.values_heads
         context, module, kind = trace.context_heads, "MultiHeadAttention", "multihead"
     else:
         _check_index("head", head, 1)
-        pick = lambda t: t[b]  # noqa: E731
+        part = (slice(b, b + 1),)
         queries, keys, values = trace.queries, trace.keys, trace.values
         context, module, kind = trace.context, "CausalAttention", "causal"
+
+    def one(t: Tensor) -> Tensor:
+        return t[part].reshape(t.shape[-2:])
+
+    before, after = one(trace.attn_weights), one(trace.weights_dropped)
+    with torch.inference_mode():
+        # Q Kᵀ before the mask, as attnviz.trace.unmasked_scores computes it, for this head only
+        if full:
+            n = trace.num_tokens
+            unmasked = (queries[part] @ keys[part].transpose(-2, -1)).reshape(n, n)
+        else:
+            unmasked = one(trace.attn_scores)  # masked: the line view does not read it
+        kept = None
+        if full and trace.training and trace.spec.dropout > 0:
+            # the dropout mask as attnviz.trace.dropout_mask reads it off nn.Dropout's output
+            nan = torch.full_like(before, float("nan"))
+            kept = torch.where(before == 0, nan, (after != 0).to(before.dtype))
     return _Head(
         module,
         kind,
         trace.labels,
-        pick(queries),
-        pick(keys),
-        pick(values),
-        pick(unmasked),
-        pick(trace.attn_weights),
-        pick(trace.weights_dropped),
-        pick(context),
+        one(queries),
+        one(keys),
+        one(values),
+        unmasked,
+        before,
+        after,
+        one(context),
         future,
-        None if kept_all is None else pick(kept_all),
+        kept,
         scale,
         trace.spec.dropout,
         trace.training,
@@ -716,7 +731,7 @@ def line_view_of(
 ) -> LineView:
     """The line view of a trace's weights: ``after_dropout`` picks the weights the context used
     (training mode) rather than the softmax before dropout; for a multi-head trace, of ``head``."""
-    hv = _head(trace, head, batch)
+    hv = _head(trace, head, batch, full=False)
     weights = hv.used if after_dropout else hv.weights
     multi = isinstance(trace, (T.MultiHeadTrace, T.WrapperTrace))
     causal = hv.pass_kind in ("causal", "multihead")

@@ -21,6 +21,9 @@ import torch
 DECIMALS = 4
 # amsmath's matrices allow this many columns unless the counter MaxMatrixCols is raised.
 AMSMATH_MAX_COLS = 10
+# Past this many entries a matrix is no use on a slide or a page, and its LaTeX runs to megabytes
+# (a 256 x 256 map: 4 MB, half a second of the server's time): narrow the token window first.
+MAX_CELLS = 64 * 64
 
 # Characters that mean something to LaTeX, or print wrongly in its default text font, and the
 # app's markers for invisible characters (attnviz/tokens.py), each as LaTeX text.
@@ -112,6 +115,11 @@ def bmatrix(
     if values.dim() != 2:
         raise ValueError(f"bmatrix takes a (rows, cols) matrix, not shape {tuple(values.shape)}")
     n_rows, n_cols = values.shape
+    if n_rows * n_cols > MAX_CELLS:
+        raise ValueError(
+            f"A {n_rows}×{n_cols} matrix is too large for LaTeX here (at most {MAX_CELLS:,} "
+            "entries): show fewer tokens (the token window) and copy that."
+        )
     for name, labels, size in (("row", rows, n_rows), ("column", cols, n_cols)):
         if labels is not None and len(labels) != size:
             raise ValueError(f"{len(labels)} {name} labels for {size} {name}s")

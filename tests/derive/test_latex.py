@@ -100,6 +100,9 @@ def test_bmatrix_refuses_labels_that_do_not_fit():
         E.bmatrix(torch.zeros(2, 2), ["a", "b", "c"], ["a", "b"])
     with pytest.raises(ValueError, match="not shape"):
         E.bmatrix(torch.zeros(2, 2, 2))
+    with pytest.raises(ValueError, match="A 65×64 matrix is too large for LaTeX here"):
+        E.bmatrix(torch.zeros(65, 64))
+    assert E.bmatrix(torch.zeros(64, 64)).count("0.0000") == 64 * 64
 
 
 def test_a_stack_of_heads_gives_one_bmatrix_per_head():
