@@ -656,7 +656,7 @@ class LineView:
     visible: tuple[bool, ...]  # False: a future key the causal mask hides (weight 0)
     direction: str  # "ltr" or "rtl"
     head: int | None  # the head, for a multi-head trace
-    sentence: str
+    sentence: str  # holds token labels (the student's text): show it as plain text
 
     def rows(self) -> list[dict]:
         """The Numbers box: one row per key."""

@@ -53,11 +53,20 @@ _TEXT_ESCAPES = {
 }
 
 
-def escape(text: str) -> str:
+def _escape_char(ch: str, ascii_only: bool) -> str:
+    if ch in _TEXT_ESCAPES:
+        return _TEXT_ESCAPES[ch]
+    if ascii_only and not ch.isascii():
+        return rf"\ensuremath{{\langle}}U+{ord(ch):04X}\ensuremath{{\rangle}}"
+    return ch
+
+
+def escape(text: str, ascii_only: bool = False) -> str:
     """``text`` as LaTeX text: every special character escaped, the app's markers as symbols.
     Other characters are kept as they are (UTF-8: pdflatex takes Latin letters, XeLaTeX and
-    LuaLaTeX every script)."""
-    return "".join(_TEXT_ESCAPES.get(ch, ch) for ch in text)
+    LuaLaTeX every script), or with ``ascii_only`` named by their code point (⟨U+05E9⟩), which
+    any LaTeX compiles."""
+    return "".join(_escape_char(ch, ascii_only) for ch in text)
 
 
 def number(value: float, decimals: int = DECIMALS) -> str:
@@ -107,10 +116,12 @@ def bmatrix(
     rows: Sequence[str] | None = None,
     cols: Sequence[str] | None = None,
     decimals: int = DECIMALS,
+    ascii_only: bool = False,
 ) -> str:
     """A (rows, cols) matrix as a LaTeX ``bmatrix`` (math mode), with its row and column labels
-    outside the brackets when they are given. Needs ``amsmath``; past 10 columns it raises
-    amsmath's column limit itself (``\\setcounter{MaxMatrixCols}``)."""
+    outside the brackets when they are given (``ascii_only``: see :func:`escape`). Needs
+    ``amsmath``; past 10 columns it raises amsmath's column limit itself
+    (``\\setcounter{MaxMatrixCols}``)."""
     values = torch.as_tensor(values)
     if values.dim() != 2:
         raise ValueError(f"bmatrix takes a (rows, cols) matrix, not shape {tuple(values.shape)}")
@@ -128,8 +139,8 @@ def bmatrix(
     if rows is None and cols is None:
         body = " \\\\\n".join(" & ".join(row) for row in entries)
         return f"{limit}\\begin{{bmatrix}}\n{body}\n\\end{{bmatrix}}"
-    row_text = [escape(r) for r in rows] if rows is not None else None
-    col_text = [escape(c) for c in cols] if cols is not None else None
+    row_text = [escape(r, ascii_only) for r in rows] if rows is not None else None
+    col_text = [escape(c, ascii_only) for c in cols] if cols is not None else None
     # each column's width: its label's or its widest number's, whichever is wider
     phantoms = []
     for c in range(n_cols):
@@ -164,16 +175,17 @@ def bmatrices(
     rows: Sequence[str] | None = None,
     cols: Sequence[str] | None = None,
     decimals: int = DECIMALS,
+    ascii_only: bool = False,
 ) -> tuple[str, ...]:
     """One :func:`bmatrix` per matrix: a (rows, cols) matrix gives one, a stack of heads
     (H, rows, cols) one per head, each preceded by ``\\text{head h}``."""
     values = torch.as_tensor(values)
     if values.dim() == 2:
-        return (bmatrix(values, rows, cols, decimals),)
+        return (bmatrix(values, rows, cols, decimals, ascii_only),)
     if values.dim() != 3:
         raise ValueError(f"a matrix or a stack of heads, not shape {tuple(values.shape)}")
     return tuple(
-        f"\\text{{head {h}}}\\quad\n" + bmatrix(values[h], rows, cols, decimals)
+        f"\\text{{head {h}}}\\quad\n" + bmatrix(values[h], rows, cols, decimals, ascii_only)
         for h in range(values.shape[0])
     )
 

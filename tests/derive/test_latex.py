@@ -134,3 +134,18 @@ def test_latex_compiles_and_the_pdf_holds_the_numbers(tmp_path):
         assert word in text
     assert r"\setcounter{MaxMatrixCols}{12}" in latex[0]
     assert r"\setcounter{MaxMatrixCols}" not in latex[3]
+
+
+def test_ascii_only_labels_compile_for_any_script(tmp_path):
+    assert E.escape("ש", ascii_only=True) == r"\ensuremath{\langle}U+05E9\ensuremath{\rangle}"
+    assert E.escape("é␣", ascii_only=True) == (
+        r"\ensuremath{\langle}U+00E9\ensuremath{\rangle}\textvisiblespace{}"
+    )
+    s = Settings()
+    prep = L.prepare("שלום 🙂 naïve 日本", s)
+    weights = L.simplified(prep).attn_weights
+    latex = E.bmatrix(weights, prep.labels, prep.labels, ascii_only=True)
+    assert latex.isascii()
+    text = _compile(tmp_path, E.document(latex))
+    assert NUMBER.findall(text) == _printed(weights)
+    assert "U+05E9" in text  # ש, named by its code point
