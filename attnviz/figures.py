@@ -512,7 +512,7 @@ def heatmap(
     yaxis = _axis(row_name, look, type="category", autorange="reversed")
     if label_all or n_cols <= LABEL_EVERY_TOKEN_UP_TO:
         xaxis.update(_every_label(xs))
-    if label_all and n_cols > 12:  # upright labels take one line height each
+    if n_cols > 12:  # upright labels take one line height each: twice as many fit side by side
         xaxis["tickangle"] = -90
         if n_cols > 20 and look is NORMAL:
             xaxis["tickfont"] = _font(GRID_TICK_SIZE, AXIS_COLOUR)

@@ -52,6 +52,7 @@ def artifacts() -> Path:
 # single tests measured above ~3 s (``--durations``), each as a path or ``path::test`` prefix.
 SLOW = (
     "tests/browser/",
+    "tests/app/test_specs_valid.py",
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
