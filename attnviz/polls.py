@@ -538,9 +538,14 @@ class PollStore(ABC):
 
     backend: str = "abstract"
 
+    # After the store failed to answer, this long without trying again: a frozen Redis then
+    # costs one socket timeout per second in a process, not one per operation per student.
+    retry_after_seconds = 1.0
+
     def __init__(self, limits: Limits = Limits()) -> None:
         self.limits = limits
         self._down_message = UNAVAILABLE_MESSAGE
+        self._down_until = 0.0  # time.monotonic() before which the store is not tried
 
     # The storage primitives (they may raise StoreDown, or the backend's own errors listed in
     # _down_errors). A poll's fields are a flat str -> str map; answers a map per round from a
@@ -572,9 +577,12 @@ class PollStore(ABC):
 
     # --- the guard: a store that is down gives a value, not an exception --------------------------
     def _guarded(self, run: Callable[[], T]) -> T | Refused:
+        if time.monotonic() < self._down_until:
+            return Refused("unavailable", self._down_message)
         try:
             return run()
         except self._down_errors:
+            self._down_until = time.monotonic() + self.retry_after_seconds
             return Refused("unavailable", self._down_message)
 
     def _load(self, code: object) -> _Poll | Refused:
@@ -590,8 +598,16 @@ class PollStore(ABC):
             return UNKNOWN
 
     def available(self) -> bool:
-        """True when the store answers now (a page can say so before offering a poll)."""
-        return self._guarded(lambda: self._ping() or True) is True
+        """True when the store answers now (a page can say so before offering a poll). Always
+        asks the store, even within ``retry_after_seconds`` of a failure, and on an answer lets
+        the other operations try again at once."""
+        try:
+            self._ping()
+        except self._down_errors:
+            self._down_until = time.monotonic() + self.retry_after_seconds
+            return False
+        self._down_until = 0.0
+        return True
 
     # --- presenter: create ------------------------------------------------------------------------
     def create(self, question: PollQuestion) -> Created | Refused:
