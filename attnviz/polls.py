@@ -324,7 +324,8 @@ class PollQuestion:
 
     ``payload`` and ``settings`` are JSON objects a phone needs to show the same question on
     the presenter's sentence and settings (the question's own description comes from
-    ``attnviz.questions``; this module never looks inside). ``key`` is the right answer and
+    ``attnviz.questions``; this module never looks inside, so they must not carry the answer:
+    every phone receives them as they are). ``key`` is the right answer and
     ``misconceptions`` names the answers that show a known misconception: both are sealed,
     returned by no view before the reveal.
     """
