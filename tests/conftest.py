@@ -71,6 +71,7 @@ SLOW = (
     "tests/engine/test_tokenizer_loading.py::test_empty_cache_without_network_falls_back",
     "tests/test_docker.py::test_vocabulary_steps_",
     "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
+    "tests/bench/test_polls_bench.py",
 )
 
 
