@@ -18,7 +18,8 @@ from tests.support.pages import app_pages
 from tests.support.specs import as_figure
 
 from .conftest import PAGES, charts, exceptions, go, open_app
-from .test_long_texts import QUERY as LONG, RELATIVE, N
+from .test_long_texts import QUERY as LONG
+from .test_long_texts import RELATIVE, N
 
 SETTINGS = {
     "defaults": {},
