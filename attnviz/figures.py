@@ -1,4 +1,9 @@
-"""Plotly figures for every view. Pages never build a trace by hand; they call these.
+"""Every figure as a plain plotly.js spec: dicts and lists, built directly from the numbers.
+
+Nothing here builds a ``plotly.graph_objects`` object: a spec is the JSON the browser draws, put
+together in one pass (no property validation, no ``update_*`` path parsing, which cost ~75% of a
+cold page run). Plotly's own validation runs in the tests instead (``go.Figure(spec)`` over every
+panel of every page at several settings), so a misspelt property still fails, off the hot path.
 
 Rules every figure follows:
 
@@ -7,43 +12,73 @@ Rules every figure follows:
   Plotly boundary only (tables and CSV get the raw text);
 - hover comes from a ``hovertemplate`` over the axis labels (no per-cell strings): the query
   token, the key token and the value to 4 decimals;
-- data is float32 (sent as base64); at most :data:`MAX_SIDE` x :data:`MAX_SIDE` cells per heatmap,
-  larger matrices are cropped and the title says so;
-- weights use a sequential colour-blind-safe scale fixed to [0, 1] (or [0, 1/(1-p)] after dropout);
-  signed scores use a diverging scale centred at 0.
+- numbers travel as float32 base64 (``{"dtype": "f4", "bdata": ..., "shape": "r, c"}``); at most
+  :data:`MAX_SIDE` x :data:`MAX_SIDE` cells per heatmap, larger matrices are cropped and the
+  subtitle says so;
+- weights use a sequential colour-blind-safe scale fixed to [0, 1] (or [0, 1/(1-p)] after
+  dropout); signed scores use a diverging scale centred at 0;
+- every text is dark on white (above WCAG AA), a long title wraps at a word boundary, a note
+  ("tokens 3–9 of 40") is the title's subtitle, and the axes push the margins out to fit their
+  labels (``automargin``), so a phone cuts nothing;
+- a :class:`Look` sets the sizes: :data:`NORMAL` for a page, :data:`PROJECTOR` for presenter mode.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import itertools
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
-from plotly.colors import sample_colorscale
-from plotly.subplots import make_subplots
+
+Spec = dict[str, Any]
 
 MAX_SIDE = 256
 LABEL_CHARS = 18
-SEQUENTIAL = "Viridis"  # perceptually uniform and colour-blind safe
-DIVERGING = "RdBu_r"  # ColorBrewer RdBu, colour-blind safe, blue below 0 and red above
+# Colour scales written out (plotly.js names would do too, but then a test could not read them):
+# Viridis, perceptually uniform and colour-blind safe; ColorBrewer RdBu reversed, blue below 0.
+SEQUENTIAL: list[list[Any]] = [
+    [0.0, "#440154"],
+    [0.1111111111111111, "#482878"],
+    [0.2222222222222222, "#3e4989"],
+    [0.3333333333333333, "#31688e"],
+    [0.4444444444444444, "#26828e"],
+    [0.5555555555555556, "#1f9e89"],
+    [0.6666666666666666, "#35b779"],
+    [0.7777777777777778, "#6ece58"],
+    [0.8888888888888888, "#b5de2b"],
+    [1.0, "#fde725"],
+]
+DIVERGING: list[list[Any]] = [
+    [0.0, "rgb(5,48,97)"],
+    [0.1, "rgb(33,102,172)"],
+    [0.2, "rgb(67,147,195)"],
+    [0.3, "rgb(146,197,222)"],
+    [0.4, "rgb(209,229,240)"],
+    [0.5, "rgb(247,247,247)"],
+    [0.6, "rgb(253,219,199)"],
+    [0.7, "rgb(244,165,130)"],
+    [0.8, "rgb(214,96,77)"],
+    [0.9, "rgb(178,24,43)"],
+    [1.0, "rgb(103,0,31)"],
+]
 MASK_SCALE = [[0.0, "#f0f0f0"], [1.0, "#3b3b3b"]]
 OUTLINE = "#ff2b2b"  # row outlines: bright red stands out on every Viridis shade
 ANNOTATE_MAX = 12
-# No Plotly template: Streamlit's theme styles the charts, and the default template would add
-# ~6 kB to every figure and most of the cost of sending it.
-TEMPLATE = "none"
+# plotly.py's "none" template: no Plotly styling (Streamlit's theme styles the rest), and none of
+# the ~6 kB the default template would add to every figure.
+TEMPLATE: Mapping[str, Any] = {"data": {"scatter": [{"type": "scatter"}]}}
 # Text colours, set on every figure so that Streamlit's theme (12 px grey ticks, about 3.7:1 on
 # white) does not apply: both stay above the 4.5:1 that small text needs on a white page.
 TEXT_COLOUR = "#31333f"  # Streamlit's own body text: 12.5:1 on white
 AXIS_COLOUR = "#4a4d59"  # tick labels and colour-bar numbers: 8.4:1 on white
 TICK_SIZE = 12
-
-
 TITLE_SIZE = 15
 # A title longer than this many characters wraps onto more lines: about what a phone's chart
 # (358 px at 390 px wide) holds of 15 px text, less the title's left pad.
@@ -56,34 +91,59 @@ COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the w
 # meet the x axis's tick labels (however many lines those take); the top margin holds it.
 LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom")
 LEGEND_ROW = 24  # px
+GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
+# A heatmap grows 22 px a row up to 640 px (see heatmap): past (640 - 120) // 22 = 23 tokens its
+# rows shrink and Plotly would start skipping token labels, so longer texts get a token window
+# and a heads grid labels every token up to this many per head.
+LABEL_EVERY_TOKEN_UP_TO = 24
+GRID_TICK_SIZE = 10
+RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
+RATIO_NAME = "weight × visible keys"
+COLOUR_BAR = "colour bar"  # the name of the invisible marker that draws a log2 colour bar
+
 _TAG = re.compile(r"<[^>]*>")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
-def base_layout(
-    title: str, *, height: int, right: int = 10, top: int = TITLE_TOP, **layout: Any
-) -> dict[str, Any]:
-    """What every chart's layout starts from: no template, the title at ``TITLE_SIZE`` px,
-    ``height`` px tall, 10 px margins (``right`` on the right, ``top`` at the top) that
-    :func:`readable` grows to fit a wrapped title and the axes' labels. ``layout``: the rest
-    (axes, legend, annotations)."""
-    return dict(
-        template=TEMPLATE,
-        title=dict(text=title, font=dict(size=TITLE_SIZE)),
-        height=height,
-        margin=dict(l=10, r=right, t=top, b=10),
-        **layout,
-    )
+@dataclass(frozen=True)
+class Look:
+    """The sizes a figure is drawn at (px). ``title_chars``: where a title wraps."""
+
+    name: str
+    title: int = TITLE_SIZE
+    subtitle: int = 12
+    ticks: int = TICK_SIZE
+    axis_titles: int = 14
+    cells: int = 11
+    colour_bar: int = TICK_SIZE
+    heads: int = 16  # a heads grid's "head h" labels
+    min_height: int = 0
+    title_chars: int = TITLE_CHARS
+    title_line: int = TITLE_LINE
+    top: int = TITLE_TOP
 
 
-def _chart(data: list[dict], title: str, *, height: int, **layout: Any) -> go.Figure:
-    """A figure of ``data`` on :func:`base_layout`, made readable; with several series, their
-    legend above the plot (``LEGEND_ABOVE``)."""
-    if len(data) > 1:
-        layout = dict(legend=LEGEND_ABOVE, top=TITLE_TOP + LEGEND_ROW, **layout)
-    return readable(go.Figure(dict(data=data, layout=base_layout(title, height=height, **layout))))
+NORMAL = Look("normal")
+# A projector at 1920×1080 read from the back of a room: cell numbers 28 px, tick labels 22 px,
+# and the figure at least half the screen's height.
+PROJECTOR = Look(
+    "projector",
+    title=30,
+    subtitle=22,
+    ticks=22,
+    axis_titles=24,
+    cells=28,
+    colour_bar=20,
+    heads=24,
+    min_height=560,
+    title_chars=90,
+    title_line=38,
+    top=70,
+)
+LOOKS = {look.name: look for look in (NORMAL, PROJECTOR)}
 
 
+# --- text -----------------------------------------------------------------------------------
 def _shown_length(piece: str) -> int:
     """How many characters Plotly draws for ``piece``: tags take none, an entity one."""
     return len(html.unescape(_TAG.sub("", piece)))
@@ -119,70 +179,20 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     return "<br>".join(lines)
 
 
-def title_of(fig: go.Figure) -> str:
-    """The figure's title on one line: the breaks :func:`wrap_title` put in read as the spaces
+def one_line(text: str) -> str:
+    """A wrapped title on one line: the breaks :func:`wrap_title` put in read as the spaces
     they replaced."""
-    return _BREAK.sub(" ", fig.layout.title.text or "")
+    return _BREAK.sub(" ", text or "")
 
 
-def place_title(fig: go.Figure) -> go.Figure:
-    """Pin the title to the figure's top left, ``TITLE_PAD`` px from the top whatever its size
-    and number of lines: call it again after changing the title's font size. Returns ``fig``.
-
-    Plotly lowers a one-line title anchored at its top by 0.7 em, but sets the first line of a
-    wrapped one on its baseline at the pad (its top was 3 px above the figure): that line gets
-    the 0.7 em in its pad. Left-aligned: a title too long for a narrow screen loses its end,
-    not both."""
-    size = fig.layout.title.font.size or TITLE_SIZE
-    lines = len(_BREAK.findall(fig.layout.title.text or "")) + 1
-    fig.update_layout(
-        title=dict(
-            x=0.0,
-            xanchor="left",
-            xref="container",
-            y=1.0,
-            yanchor="top",
-            yref="container",
-            pad=dict(l=8, t=TITLE_PAD + (round(0.7 * size) if lines > 1 else 0)),
-        )
-    )
-    return fig
+def title_of(spec: Mapping) -> str:
+    """A spec's title on one line, without its subtitle."""
+    return one_line(spec.get("layout", {}).get("title", {}).get("text", ""))
 
 
-def readable(fig: go.Figure) -> go.Figure:
-    """Make a figure read well at every width, on every figure builder's way out. Returns ``fig``.
-
-    - dark, explicit text colours (an explicit value wins over Streamlit's template);
-    - a long title wraps at word boundaries (:func:`wrap_title`), pinned to the top left, and
-      the top margin grows by a line for each line it gained, so nothing of it is cut on a phone
-      and it never runs into the plot; calling this twice changes nothing more;
-    - the axes push the margins out to fit their tick labels and titles (``automargin``), so
-      neither is clipped at the figure's edge;
-    - colour bars are thin, so a narrow plot keeps most of its width.
-    """
-    ticks = dict(color=AXIS_COLOUR, size=TICK_SIZE)
-    fig.update_layout(font=dict(color=TEXT_COLOUR))
-    fig.update_xaxes(tickfont=ticks, title_font_color=TEXT_COLOUR, automargin=True)
-    fig.update_yaxes(tickfont=ticks, title_font_color=TEXT_COLOUR, automargin=True)
-    title = fig.layout.title.text
-    if title:
-        wrapped = wrap_title(title)
-        gained = len(_BREAK.findall(wrapped)) - len(_BREAK.findall(title))
-        top = fig.layout.margin.t if fig.layout.margin.t is not None else TITLE_TOP
-        fig.update_layout(
-            title=dict(text=wrapped, font_color=TEXT_COLOUR), margin_t=top + TITLE_LINE * gained
-        )
-        place_title(fig)
-    bar = dict(tickfont=ticks, thickness=COLOURBAR_THICKNESS)
-    if "coloraxis" in fig.layout and fig.layout.coloraxis.colorscale:
-        fig.update_layout(coloraxis_colorbar=bar)
-    for trace in fig.data:
-        if trace.type == "heatmap" and trace.showscale is not False and trace.coloraxis is None:
-            trace.update(colorbar=bar)
-        elif trace.type == "scatter" and trace.marker.showscale:
-            trace.update(marker_colorbar=bar)
-    fig.update_annotations(font_color=TEXT_COLOUR)
-    return fig
+def subtitle_of(spec: Mapping) -> str:
+    """A spec's subtitle (a note such as "tokens 3–9 of 40"), or ""."""
+    return spec.get("layout", {}).get("title", {}).get("subtitle", {}).get("text", "")
 
 
 def escape_label(label: str) -> str:
@@ -200,10 +210,39 @@ def dim_labels(n: int, prefix: str = "dim") -> list[str]:
     return [f"{prefix} {i}" for i in range(n)]
 
 
+# --- numbers --------------------------------------------------------------------------------
 def _array(z) -> np.ndarray:
     if isinstance(z, torch.Tensor):
         z = z.detach().to(torch.float32).cpu().numpy()
     return np.asarray(z, dtype=np.float32)
+
+
+_TYPED = {"int8": "i1", "int16": "i2", "int32": "i4", "uint8": "u1", "uint16": "u2", "uint32": "u4"}
+
+
+def packed(values) -> dict[str, str]:
+    """Numbers as plotly.js reads a typed array: base64, with its shape when not 1-D. Floats go
+    as float32; small integer arrays keep their type (``int8`` hover indices stay 1 byte)."""
+    a = np.asarray(values) if isinstance(values, np.ndarray) else None
+    if a is not None and a.dtype.name in _TYPED:
+        code = _TYPED[a.dtype.name]
+    else:
+        a, code = _array(values), "f4"
+    a = np.ascontiguousarray(a)
+    out = {"dtype": code, "bdata": base64.b64encode(a.tobytes()).decode("ascii")}
+    if a.ndim > 1:
+        out["shape"] = ", ".join(str(n) for n in a.shape)
+    return out
+
+
+def unpacked(obj) -> np.ndarray:
+    """The numbers of a spec's array (:func:`packed`, or a plain list)."""
+    if isinstance(obj, Mapping) and "bdata" in obj:
+        a = np.frombuffer(base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]))
+        if "shape" in obj:
+            a = a.reshape([int(n) for n in str(obj["shape"]).split(",")])
+        return a
+    return np.asarray(obj)
 
 
 def crop(z: np.ndarray, rows: list, cols: list, max_side: int = MAX_SIDE):
@@ -216,15 +255,206 @@ def crop(z: np.ndarray, rows: list, cols: list, max_side: int = MAX_SIDE):
     return z[:max_side, :max_side], rows[:max_side], cols[:max_side], ", ".join(note)
 
 
-def _colour(kind: str, z: np.ndarray, zmax: float | None):
+def blank_non_finite(z: np.ndarray) -> np.ndarray:
+    """−∞ (a masked score) and NaN drawn as blank cells."""
+    return np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+
+
+def ratio_to_uniform(weights, *, causal: bool = True) -> np.ndarray:
+    """Each weight times the number of keys its row can see: 1 is an even share, 2 twice an
+    even share. Causal weights (the default): row i sees keys 0 to i, future keys (hidden by
+    the mask) are NaN. Otherwise every row sees all T keys. ``weights``: (..., T, T)."""
+    w = _array(weights)
+    n = w.shape[-1]
+    if not causal:
+        return (w * n).astype(np.float32)
+    visible = np.tri(w.shape[-2], n, dtype=np.float32)
+    keys_seen = visible.sum(axis=-1, keepdims=True)
+    return np.where(visible > 0, w * keys_seen, np.nan).astype(np.float32)
+
+
+# --- the parts every figure shares ----------------------------------------------------------
+def _font(size: int, colour: str = TEXT_COLOUR) -> dict:
+    return {"size": size, "color": colour}
+
+
+def _title(text: str, note: str, look: Look) -> tuple[dict, int]:
+    """The title pinned to the figure's top left (a long one wrapped at a word boundary), the
+    note as its subtitle, and the top margin that holds both.
+
+    Plotly lowers a one-line title anchored at its top by 0.7 em, but sets the first line of a
+    wrapped one on its baseline at the pad (its top was 3 px above the figure): that line gets
+    the 0.7 em in its pad. Left-aligned: a title too long for a narrow screen loses its end,
+    not both."""
+    wrapped = wrap_title(text, look.title_chars)
+    lines = len(_BREAK.findall(wrapped)) + 1
+    title: dict[str, Any] = {
+        "text": wrapped,
+        "font": _font(look.title),
+        "x": 0.0,
+        "xanchor": "left",
+        "xref": "container",
+        "y": 1.0,
+        "yanchor": "top",
+        "yref": "container",
+        "pad": {"l": 8, "t": TITLE_PAD + (round(0.7 * look.title) if lines > 1 else 0)},
+    }
+    top = look.top + look.title_line * (lines - 1)
+    if note:
+        title["subtitle"] = {"text": note, "font": _font(look.subtitle, AXIS_COLOUR)}
+        top += round(1.4 * look.subtitle)
+    return title, top
+
+
+def _axis(title: str | None, look: Look, **rest: Any) -> dict:
+    """An axis: dark tick labels at the look's size, its title, room made for both."""
+    axis: dict[str, Any] = {"tickfont": _font(look.ticks, AXIS_COLOUR), "automargin": True}
+    if title is not None:
+        axis["title"] = {"text": title, "font": _font(look.axis_titles)}
+    axis.update(rest)
+    return axis
+
+
+def _colour_bar(look: Look, **rest: Any) -> dict:
+    return {
+        "thickness": COLOURBAR_THICKNESS,
+        "tickfont": _font(look.colour_bar, AXIS_COLOUR),
+        **rest,
+    }
+
+
+def base_layout(
+    title: str,
+    *,
+    height: int,
+    note: str = "",
+    right: int = 10,
+    extra_top: int = 0,
+    look: Look = NORMAL,
+    **layout: Any,
+) -> Spec:
+    """What every figure's layout starts from: no template, the title (and note), ``height`` px
+    tall, 10 px margins (``right`` on the right; the top holds the title, ``extra_top`` more
+    for a legend above the plot). ``layout``: the rest (axes, legend, annotations)."""
+    title_part, top = _title(title, note, look)
+    return {
+        "template": TEMPLATE,
+        "font": {"color": TEXT_COLOUR},
+        "title": title_part,
+        "height": max(height, look.min_height),
+        "margin": {"l": 10, "r": right, "t": top + extra_top, "b": 10},
+        **layout,
+    }
+
+
+# --- heatmaps -------------------------------------------------------------------------------
+def _log_colourscale(low: float, high: float, steps: int = 33) -> list:
+    """The diverging scale laid out so that colour follows log2 of the value on [low, high]:
+    Plotly interpolates colours linearly in z, so dense stops at log-spaced values make
+    twice and half an even share equally far from white."""
+    logs = np.linspace(math.log2(low), math.log2(high), steps)
+    positions = (2.0**logs - low) / (high - low)
+    positions[0], positions[-1] = 0.0, 1.0
+    colours = [_diverging_at(float(t)) for t in np.linspace(0.0, 1.0, steps)]
+    return [[float(p), c] for p, c in zip(positions, colours, strict=True)]
+
+
+def _diverging_at(t: float) -> str:
+    """The colour of :data:`DIVERGING` at ``t`` in [0, 1], interpolated in RGB."""
+    stops = [(pos, tuple(int(v) for v in re.findall(r"\d+", c))) for pos, c in DIVERGING]
+    for (p0, c0), (p1, c1) in itertools.pairwise(stops):
+        if t <= p1:
+            f = 0.0 if p1 == p0 else (t - p0) / (p1 - p0)
+            r, g, b = (round(a + (b_ - a) * f) for a, b_ in zip(c0, c1, strict=True))
+            return f"rgb({r},{g},{b})"
+    return DIVERGING[-1][1]
+
+
+RELATIVE_SCALE = _log_colourscale(2.0**-RATIO_RANGE, 2.0**RATIO_RANGE)
+
+
+def _log_colour_bar(x, y, look: Look) -> dict:
+    """Plotly's colour bar is linear in z: this invisible marker (at one existing cell, ``x``
+    and ``y``) draws the bar on the log2 scale instead, with evenly spaced ticks."""
+    ticks = list(range(-RATIO_RANGE, RATIO_RANGE + 1, 2))
+    return {
+        "type": "scatter",
+        "x": list(x),
+        "y": list(y),
+        "name": COLOUR_BAR,
+        "mode": "markers",
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "marker": {
+            "size": 0,
+            "opacity": 0,
+            "color": [0.0],
+            "colorscale": DIVERGING,
+            "cmin": -RATIO_RANGE,
+            "cmax": RATIO_RANGE,
+            "showscale": True,
+            "colorbar": _colour_bar(
+                look,
+                tickvals=ticks,
+                ticktext=[
+                    "even share" if t == 0 else f"{2**t}×" if t > 0 else f"1/{2**-t}×"
+                    for t in ticks
+                ],
+            ),
+        },
+    }
+
+
+def _colour(kind: str, z: np.ndarray, zmax: float | None) -> dict:
+    """The colour scale of a matrix: "weights" (0 to ``zmax`` or 1), "mask" (two shades, no
+    bar), "relative" (log2 of a ratio to an even share, its bar drawn apart) or "signed"
+    (diverging around 0, to ``zmax`` or the largest finite |value|)."""
     if kind == "weights":
-        return dict(colorscale=SEQUENTIAL, zmin=0.0, zmax=zmax or 1.0)
+        return {"colorscale": SEQUENTIAL, "zmin": 0.0, "zmax": zmax or 1.0}
     if kind == "mask":
-        return dict(colorscale=MASK_SCALE, zmin=0.0, zmax=1.0, showscale=False)
+        return {"colorscale": MASK_SCALE, "zmin": 0.0, "zmax": 1.0, "showscale": False}
+    if kind == "relative":
+        low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
+        return {"colorscale": RELATIVE_SCALE, "zmin": low, "zmax": high, "showscale": False}
     finite = z[np.isfinite(z)]
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     bound = zmax or (bound if bound > 0 else 1.0)
-    return dict(colorscale=DIVERGING, zmin=-bound, zmax=bound, zmid=0.0)
+    return {"colorscale": DIVERGING, "zmin": -bound, "zmax": bound, "zmid": 0.0}
+
+
+def relative_to_uniform(
+    weights, labels, *, title: str, causal: bool = True, look: Look = NORMAL
+) -> Spec:
+    """Weight × (number of visible keys), coloured on a log2 scale: white = an even share.
+
+    The cells hold the ratio itself, so the hover and the cell text read it from z like every
+    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it, and an
+    invisible marker draws the colour bar on that scale (:func:`_log_colour_bar`)."""
+    ratio = ratio_to_uniform(weights, causal=causal)
+    return heatmap(
+        ratio, labels, labels, title=title, kind="relative", value_name=RATIO_NAME, look=look
+    )
+
+
+def row_outline(i: int) -> dict:
+    """A rectangle around row ``i`` (a category axis puts row i at i, from i-0.5 to i+0.5)."""
+    return {
+        "type": "rect",
+        "name": f"outlined row {i}",
+        "xref": "x domain",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": i - 0.5,
+        "y1": i + 0.5,
+        "line": {"color": OUTLINE, "width": 3},
+        "fillcolor": "rgba(0,0,0,0)",
+    }
+
+
+def _every_label(labels: list[str]) -> dict:
+    """Ticks at every label (explicit, so Plotly never thins them out)."""
+    return {"tickmode": "array", "tickvals": labels, "ticktext": labels}
 
 
 def heatmap(
@@ -233,6 +463,7 @@ def heatmap(
     cols,
     *,
     title: str,
+    note: str = "",
     kind: str = "weights",
     zmax: float | None = None,
     row_name: str = "query",
@@ -241,123 +472,71 @@ def heatmap(
     height: int | None = None,
     annotate: bool = True,
     outline_rows=(),
-) -> go.Figure:
-    """One matrix as a heatmap. ``rows``/``cols`` are raw labels (escaped here).
+    label_all: bool = False,
+    look: Look = NORMAL,
+) -> Spec:
+    """One matrix as a heatmap spec. ``rows``/``cols`` are raw labels (escaped here).
 
     ``kind``: "weights" (sequential, [0, zmax or 1]), "signed" (diverging around 0), "mask"
-    (two shades). Non-finite cells (−∞ masked scores) are left blank. Small matrices get their
-    values written in the cells unless ``annotate`` is False (for figures in narrow columns).
-    ``outline_rows``: row positions drawn with a red outline (e.g. rows dropout zeroed).
+    (two shades), "relative" (a ratio to an even share, on a log2 scale). Non-finite cells
+    (−∞ masked scores) are left blank. Small matrices get their values written in the cells
+    unless ``annotate`` is False (for figures in narrow columns). ``outline_rows``: row
+    positions drawn with a red outline (e.g. rows dropout zeroed). ``label_all``: a label on
+    every row and column however many (a token window); up to LABEL_EVERY_TOKEN_UP_TO rows or
+    columns always get one each. ``note``: the subtitle (with any crop to MAX_SIDE).
     """
     z = _array(z)
     z, rows, cols, cut = crop(z, list(rows), list(cols))
-    shown = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+    shown = blank_non_finite(z)
     n_rows, n_cols = shown.shape
-    trace = dict(
-        z=shown,
-        x=axis_labels(cols),
-        y=axis_labels(rows),
-        hovertemplate=(
+    xs, ys = axis_labels(cols), axis_labels(rows)
+    gap = 1 if max(n_rows, n_cols) <= 32 else 0
+    trace: dict[str, Any] = {
+        "type": "heatmap",
+        "z": packed(shown),
+        "x": xs,
+        "y": ys,
+        "hovertemplate": (
             f"{row_name} %{{y}}<br>{col_name} %{{x}}<br>{value_name} %{{z:.4f}}<extra></extra>"
         ),
-        xgap=1 if max(n_rows, n_cols) <= 32 else 0,
-        ygap=1 if max(n_rows, n_cols) <= 32 else 0,
+        "xgap": gap,
+        "ygap": gap,
         **_colour(kind, z, zmax),
-    )
+    }
+    if trace.get("showscale", True):
+        trace["colorbar"] = _colour_bar(look)
     if annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
-        trace.update(texttemplate="%{z:.2f}", textfont=dict(size=11))
-    full_title = f"{title} <span style='font-size:12px'>({cut})</span>" if cut else title
-    side = height or int(min(640, max(260, 120 + 22 * n_rows)))
-    return readable(
-        go.Figure(
-            dict(
-                data=[dict(type="heatmap", **trace)],
-                layout=dict(
-                    template=TEMPLATE,
-                    title=dict(text=full_title, font=dict(size=15)),
-                    height=side,
-                    margin=dict(l=10, r=10, t=50, b=10),
-                    xaxis=dict(type="category", tickangle=-45, title=dict(text=col_name)),
-                    yaxis=dict(type="category", autorange="reversed", title=dict(text=row_name)),
-                    shapes=[_row_outline(i) for i in outline_rows if 0 <= i < n_rows],
-                ),
-            )
-        )
-    )
-
-
-def _row_outline(i: int) -> dict:
-    """A rectangle around row ``i`` (a category axis puts row i at i, from i-0.5 to i+0.5)."""
-    return dict(
-        type="rect",
-        name=f"outlined row {i}",
-        xref="x domain",
-        x0=0,
-        x1=1,
-        yref="y",
-        y0=i - 0.5,
-        y1=i + 0.5,
-        line=dict(color=OUTLINE, width=3),
-        fillcolor="rgba(0,0,0,0)",
-    )
-
-
-def bars(
-    values,
-    labels,
-    *,
-    title: str,
-    value_name: str = "score",
-    ymax: float | None = None,
-    highlight: int | None = None,
-) -> go.Figure:
-    """One value per token, as bars (e.g. one query's scores or weights)."""
-    v = _array(values).reshape(-1)
-    colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
-    yaxis: dict[str, Any] = dict(title=dict(text=value_name))
-    if ymax is not None:
-        yaxis["range"] = [0, ymax]
-    bar = dict(
-        type="bar",
-        x=axis_labels(labels),
-        y=v,
-        marker=dict(color=colours),
-        hovertemplate=f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
-    )
-    return _chart([bar], title, height=300, xaxis=dict(type="category", tickangle=-45), yaxis=yaxis)
-
-
-def grouped_bars(
-    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
-) -> go.Figure:
-    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
-    x = axis_labels(labels)
-    data = [
-        dict(
-            type="bar",
-            name=name,
-            x=x,
-            y=_array(values).reshape(-1),
-            hovertemplate=f"{name}<br>key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
-        )
-        for name, values in series.items()
-    ]
-    return _chart(
-        data,
+        trace["texttemplate"] = "%{z:.2f}"
+        trace["textfont"] = {"size": look.cells}
+    xaxis = _axis(col_name, look, type="category", tickangle=-45)
+    yaxis = _axis(row_name, look, type="category", autorange="reversed")
+    if label_all or n_cols <= LABEL_EVERY_TOKEN_UP_TO:
+        xaxis.update(_every_label(xs))
+    if n_cols > 12:  # upright labels take one line height each: twice as many fit side by side
+        xaxis["tickangle"] = -90
+        if n_cols > 20 and look is NORMAL:
+            xaxis["tickfont"] = _font(GRID_TICK_SIZE, AXIS_COLOUR)
+    if label_all or n_rows <= LABEL_EVERY_TOKEN_UP_TO:
+        yaxis.update(_every_label(ys))
+    if height is None:
+        per_row = 18 if label_all else 22
+        cap = 1600 if label_all else 640
+        height = int(min(cap, max(260, 120 + per_row * n_rows)))
+    if look is not NORMAL:
+        height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
+    data: list[dict] = [trace]
+    if kind == "relative":
+        data.append(_log_colour_bar(xs[:1] or [""], ys[:1] or [""], look))
+    layout = base_layout(
         title,
-        height=320,
-        barmode="group",
-        xaxis=dict(type="category", tickangle=-45),
-        yaxis=dict(title=dict(text=value_name)),
+        note=", ".join(filter(None, [note, cut])),
+        height=height,
+        look=look,
+        xaxis=xaxis,
+        yaxis=yaxis,
+        shapes=[row_outline(i) for i in outline_rows if 0 <= i < n_rows],
     )
-
-
-GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
-# A heatmap grows 22 px a row up to 640 px (see heatmap): past (640 - 120) // 22 = 23 tokens its
-# rows shrink and Plotly starts skipping token labels, so longer texts get a token window and a
-# heads grid labels every token up to this many per head.
-LABEL_EVERY_TOKEN_UP_TO = 24
-GRID_TICK_SIZE = 10
+    return {"data": data, "layout": layout}
 
 
 def heads_grid(
@@ -365,6 +544,7 @@ def heads_grid(
     labels,
     *,
     title: str,
+    note: str = "",
     zmax: float = 1.0,
     cols: int = 4,
     kind: str = "weights",
@@ -372,19 +552,19 @@ def heads_grid(
     heads=None,
     labelled: bool | None = None,
     names: tuple[str, str, str] = ("query", "key", "weight"),
-) -> go.Figure:
+    look: Look = NORMAL,
+) -> Spec:
     """Every head's matrix on one shared colour scale. ``weights``: (H, rows, cols).
 
     ``kind``: "weights" (sequential, 0 to ``zmax``), "signed" (diverging around 0, blank
-    = −∞) or "relative" (weight × visible keys on a log2 scale, as :func:`relative_to_uniform`).
+    = −∞) or "relative" (weight × visible keys on a log2 scale, as :func:`ratio_to_uniform`).
     ``labels`` name the rows (and the columns unless ``col_labels`` does); ``heads`` are the
     head numbers the subplot titles give (default 0 to H−1). ``labelled``: write every token
     on the axes (default: when a head has at most LABEL_EVERY_TOKEN_UP_TO rows and columns);
     labelled grids get fewer heads per row and taller cells so that every label has room.
     ``names``: the row, column and value names the hover gives.
     """
-    w = _array(weights)
-    w = np.where(np.isfinite(w), w, np.nan).astype(np.float32)
+    w = blank_non_finite(_array(weights))
     H, n_rows, n_cols = w.shape
     numbers = list(heads) if heads is not None else list(range(H))
     ys = axis_labels(labels)
@@ -396,66 +576,226 @@ def heads_grid(
         per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
     rows = math.ceil(H / per_row)
     cell = max(170, 14 * n_rows) if labelled else 170
+    if look is not NORMAL:
+        cell = max(cell, look.min_height // rows if rows <= 2 else 0)
     gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
     area = rows * cell + (rows - 1) * gap
-    fig = make_subplots(
-        rows=rows,
-        cols=per_row,
-        subplot_titles=[f"head {h}" for h in numbers],
-        horizontal_spacing=0.03 if not labelled else 0.08,
-        vertical_spacing=min(gap / area, 0.3) if rows > 1 else 0.0,
-    )
+    h_space = 0.08 if labelled else 0.03
+    v_space = min(gap / area, 0.3) if rows > 1 else 0.0
+    width = (1.0 - h_space * (per_row - 1)) / per_row
+    tall = (1.0 - v_space * (rows - 1)) / rows
     row_name, col_name, value_name = names
+    small = _font(GRID_TICK_SIZE if look is NORMAL else look.ticks, AXIS_COLOUR)
+    data: list[dict] = []
+    layout_axes: dict[str, Any] = {}
+    titles = []
     for i, h in enumerate(numbers):
-        fig.add_trace(
-            go.Heatmap(
-                z=w[i],
-                x=xs,
-                y=ys,
-                coloraxis="coloraxis",
-                hovertemplate=(
+        r, c = divmod(i, per_row)
+        suffix = "" if i == 0 else str(i + 1)
+        x0 = c * (width + h_space)
+        y1 = 1.0 - r * (tall + v_space)
+        data.append(
+            {
+                "type": "heatmap",
+                "z": packed(w[i]),
+                "x": xs,
+                "y": ys,
+                "coloraxis": "coloraxis",
+                "xaxis": f"x{suffix}",
+                "yaxis": f"y{suffix}",
+                "hovertemplate": (
                     f"head {h}<br>{row_name} %{{y}}<br>{col_name} %{{x}}<br>"
                     f"{value_name} %{{z:.4f}}<extra></extra>"
                 ),
-            ),
-            row=i // per_row + 1,
-            col=i % per_row + 1,
+            }
         )
-    fig.update_xaxes(type="category", showticklabels=False)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
-    if labelled:  # every token written: the columns on every head, the rows at the left
-        small = dict(size=GRID_TICK_SIZE, color=AXIS_COLOUR)
-        fig.update_xaxes(
-            showticklabels=True,
-            tickmode="array",
-            tickvals=xs,
-            ticktext=xs,
-            tickfont=small,
-            tickangle=-90,
+        xaxis = _axis(None, look, anchor=f"y{suffix}", domain=[x0, x0 + width], type="category")
+        yaxis = _axis(
+            None,
+            look,
+            anchor=f"x{suffix}",
+            domain=[max(0.0, y1 - tall), y1],
+            type="category",
+            autorange="reversed",
         )
-        fig.update_yaxes(
-            showticklabels=True, tickmode="array", tickvals=ys, ticktext=ys, tickfont=small, col=1
+        xaxis["showticklabels"] = yaxis["showticklabels"] = False
+        if labelled:  # every token written: the columns on every head, the rows at the left
+            xaxis.update(showticklabels=True, tickangle=-90, tickfont=small, **_every_label(xs))
+            if c == 0:
+                yaxis.update(showticklabels=True, tickfont=small, **_every_label(ys))
+        layout_axes[f"xaxis{suffix}"] = xaxis
+        layout_axes[f"yaxis{suffix}"] = yaxis
+        titles.append(
+            {
+                "text": f"head {h}",
+                "x": x0 + width / 2,
+                "xanchor": "center",
+                "xref": "paper",
+                "y": y1,
+                "yanchor": "bottom",
+                "yref": "paper",
+                "showarrow": False,
+                "font": _font(look.heads),
+            }
         )
     if kind == "signed":
         finite = w[np.isfinite(w)]
         top = float(np.abs(finite).max()) if finite.size else 1.0
         top = top if top > 0 else 1.0
-        colours = dict(colorscale=DIVERGING, cmin=-top, cmax=top)
+        colours: dict[str, Any] = {"colorscale": DIVERGING, "cmin": -top, "cmax": top}
     elif kind == "relative":
         low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
-        colours = dict(colorscale=_log_colourscale(low, high), cmin=low, cmax=high, showscale=False)
+        colours = {"colorscale": RELATIVE_SCALE, "cmin": low, "cmax": high, "showscale": False}
     else:
-        colours = dict(colorscale=SEQUENTIAL, cmin=0.0, cmax=zmax)
-    fig.update_layout(
-        template=TEMPLATE,
-        title=dict(text=title, font=dict(size=15)),
-        coloraxis=colours,
-        height=min(1200, 80 + 230 * rows) if not labelled else 90 + area + 110,
-        margin=dict(l=10, r=10, t=70, b=110 if labelled else 10),
-    )
+        colours = {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": zmax}
+    colours["colorbar"] = _colour_bar(look)
     if kind == "relative":
-        fig.add_trace(_log_colour_bar(xs[:1], ys[:1]), row=1, col=1)
-    return readable(fig)
+        bar = _log_colour_bar(xs[:1], ys[:1], look)
+        bar.update(xaxis="x", yaxis="y")
+        data.append(bar)
+    height = min(1200, 80 + 230 * rows) if not labelled else 90 + area + 110
+    layout = base_layout(
+        title,
+        note=note,
+        height=height,
+        look=look,
+        extra_top=20,
+        coloraxis=colours,
+        annotations=titles,
+        **layout_axes,
+    )
+    layout["margin"]["b"] = 110 if labelled else 10
+    return {"data": data, "layout": layout}
+
+
+# --- bar and line charts --------------------------------------------------------------------
+_chart_serials = itertools.count()
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a bar or line chart, as its numbers table shows it: its name, the raw
+    label (or x value) of each point, and the exact values drawn."""
+
+    name: str
+    points: tuple
+    values: np.ndarray  # read-only, float32 as drawn
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A bar or line chart: its spec (never changed once built), the text label screen readers
+    announce, and the numbers it draws (``series``, read by its "Numbers and CSV" box).
+    ``serial``: a number of its own, never reused in a process, that caches key on."""
+
+    spec: Spec
+    label: str
+    series: tuple[Series, ...]
+    point_axis: str
+    serial: int = field(default_factory=lambda: next(_chart_serials), init=False, compare=False)
+
+    @property
+    def title(self) -> str:
+        return title_of(self.spec)
+
+
+def _points(values) -> tuple:
+    return tuple(v.item() if hasattr(v, "item") else v for v in values)
+
+
+def _frozen(values) -> np.ndarray:
+    """A read-only float32 copy: a chart's numbers are shared by every session."""
+    a = np.array(values, dtype=np.float32)
+    a.flags.writeable = False
+    return a
+
+
+def _chart(
+    data: list[dict],
+    series: list[Series],
+    title: str,
+    *,
+    kind: str,
+    point_axis: str,
+    height: int,
+    **layout: Any,
+) -> Chart:
+    """A chart of ``data`` on :func:`base_layout`; with several series, their legend above the
+    plot (``LEGEND_ABOVE``). ``kind`` names it for its label ("Bar chart", "Line chart")."""
+    extra = 0
+    if len(data) > 1:
+        layout = {"legend": LEGEND_ABOVE, **layout}
+        extra = LEGEND_ROW
+    spec = {"data": data, "layout": base_layout(title, height=height, extra_top=extra, **layout)}
+    points = len(series[0].points) if series else 0
+    unit = "bars" if kind == "Bar chart" else "points"
+    shape = f"{points} {unit}" if len(series) == 1 else f"{len(series)} series of {points} {unit}"
+    label = f"{kind}: {one_line(title)}" + (f", {shape}" if series else "")
+    return Chart(spec, label, tuple(series), point_axis)
+
+
+def _xy_axes(x_name: str, y_name: str, **x: Any) -> dict[str, Any]:
+    return {"xaxis": _axis(x_name, NORMAL, **x), "yaxis": _axis(y_name, NORMAL)}
+
+
+def bars(
+    values,
+    labels,
+    *,
+    title: str,
+    value_name: str = "score",
+    ymax: float | None = None,
+    highlight: int | None = None,
+) -> Chart:
+    """One value per token, as bars (e.g. one query's scores or weights)."""
+    v = _array(values).reshape(-1)
+    colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
+    axes = _xy_axes("", value_name, type="category", tickangle=-45)
+    del axes["xaxis"]["title"]
+    if ymax is not None:
+        axes["yaxis"]["range"] = [0, ymax]
+    bar = {
+        "type": "bar",
+        "x": axis_labels(labels),
+        "y": packed(v),
+        "marker": {"color": colours},
+        "hovertemplate": f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+    }
+    series = [Series(value_name, tuple(str(lab) for lab in labels), _frozen(v))]
+    return _chart([bar], series, title, kind="Bar chart", point_axis="point", height=300, **axes)
+
+
+def grouped_bars(
+    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
+) -> Chart:
+    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
+    x = axis_labels(labels)
+    raw = tuple(str(lab) for lab in labels)
+    data, table = [], []
+    for name, values in series.items():
+        v = _array(values).reshape(-1)
+        data.append(
+            {
+                "type": "bar",
+                "name": name,
+                "x": x,
+                "y": packed(v),
+                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+            }
+        )
+        table.append(Series(name, raw, _frozen(v)))
+    axes = _xy_axes("", value_name, type="category", tickangle=-45)
+    del axes["xaxis"]["title"]
+    return _chart(
+        data,
+        table,
+        title,
+        kind="Bar chart",
+        point_axis="point",
+        height=320,
+        barmode="group",
+        **axes,
+    )
 
 
 def lines(
@@ -468,193 +808,36 @@ def lines(
     log_x: bool = False,
     markers: bool = True,
     y_range: tuple[float, float] | None = None,
-) -> go.Figure:
+) -> Chart:
     """A few curves against one x axis (e.g. entropy against d_k, loss against steps).
 
     ``markers=False`` for long curves (one point per training step); ``y_range`` fixes the
     y axis (e.g. [0, 1] for an accuracy)."""
-    data = [
-        dict(
-            type="scatter",
-            x=np.asarray(x),
-            y=_array(y),
-            mode="lines+markers" if markers else "lines",
-            name=name,
-            hovertemplate=f"{name}<br>{x_name} %{{x}}<br>{y_name} %{{y:.4f}}<extra></extra>",
+    xs = np.asarray(x)
+    x_values = _points(xs)
+    data, table = [], []
+    for name, y in series.items():
+        v = _array(y).reshape(-1)
+        data.append(
+            {
+                "type": "scatter",
+                "x": packed(xs) if xs.dtype.kind == "f" else list(x_values),
+                "y": packed(v),
+                "mode": "lines+markers" if markers else "lines",
+                "name": name,
+                "hovertemplate": f"{name}<br>{x_name} %{{x}}<br>{y_name} %{{y:.4f}}<extra></extra>",
+            }
         )
-        for name, y in series.items()
-    ]
-    return _chart(
-        data,
-        title,
-        height=320,
-        xaxis=dict(title=dict(text=x_name), type="log" if log_x else "linear"),
-        yaxis=dict(title=dict(text=y_name), **({"range": list(y_range)} if y_range else {})),
-    )
-
-
-def ratio_to_uniform(weights, *, causal: bool = True) -> np.ndarray:
-    """Each weight times the number of keys its row can see: 1 is an even share, 2 twice an
-    even share. Causal weights (the default): row i sees keys 0 to i, future keys (hidden by
-    the mask) are NaN. Otherwise every row sees all T keys. ``weights``: (..., T, T)."""
-    w = _array(weights)
-    n = w.shape[-1]
-    if not causal:
-        return (w * n).astype(np.float32)
-    visible = np.tril(np.ones((n, n), dtype=np.float32))
-    keys_seen = visible.sum(axis=-1, keepdims=True)
-    return np.where(visible > 0, w * keys_seen, np.nan).astype(np.float32)
-
-
-RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
-RATIO_NAME = "weight × visible keys"
-COLOUR_BAR = "colour bar"  # the name of the invisible marker that draws a log2 colour bar
-
-
-def _log_colourscale(low: float, high: float, steps: int = 33) -> list:
-    """The diverging scale laid out so that colour follows log2 of the value on [low, high]:
-    Plotly interpolates colours linearly in z, so dense stops at log-spaced values make
-    twice and half an even share equally far from white."""
-    logs = np.linspace(math.log2(low), math.log2(high), steps)
-    positions = (2.0**logs - low) / (high - low)
-    positions[0], positions[-1] = 0.0, 1.0
-    colours = sample_colorscale(DIVERGING, list(np.linspace(0.0, 1.0, steps)))
-    return [[float(p), c] for p, c in zip(positions, colours, strict=True)]
-
-
-def _log_colour_bar(x, y) -> go.Scatter:
-    """Plotly's colour bar is linear in z: this invisible marker (at one existing cell, ``x``
-    and ``y``) draws the bar on the log2 scale instead, with evenly spaced ticks."""
-    ticks = list(range(-RATIO_RANGE, RATIO_RANGE + 1, 2))
-    return go.Scatter(
-        x=x,
-        y=y,
-        name=COLOUR_BAR,
-        mode="markers",
-        hoverinfo="skip",
-        showlegend=False,
-        marker=dict(
-            size=0,
-            opacity=0,
-            color=[0.0],
-            colorscale=DIVERGING,
-            cmin=-RATIO_RANGE,
-            cmax=RATIO_RANGE,
-            showscale=True,
-            colorbar=dict(
-                tickvals=ticks,
-                ticktext=[
-                    "even share" if t == 0 else f"{2**t}×" if t > 0 else f"1/{2**-t}×"
-                    for t in ticks
-                ],
-            ),
-        ),
-    )
-
-
-def _relative_colours(fig: go.Figure) -> None:
-    """Colour the figure's heatmap by log2 of its z (a ratio to an even share), hover that
-    ratio by name, and add the log2 colour bar."""
-    heat = next(t for t in fig.data if t.type == "heatmap")
-    low, high = 2.0**-RATIO_RANGE, 2.0**RATIO_RANGE
-    front = (heat.hovertemplate or "").rsplit("<br>", 1)[0]
-    heat.update(
-        colorscale=_log_colourscale(low, high),
-        zmin=low,
-        zmax=high,
-        zmid=None,
-        showscale=False,
-        hovertemplate=f"{front}<br>{RATIO_NAME} %{{z:.4f}}<extra></extra>",
-    )
-    first_x = list(heat.x[:1]) if heat.x is not None else []
-    first_y = list(heat.y[:1]) if heat.y is not None else []
-    fig.add_trace(_log_colour_bar(first_x or [""], first_y or [""]))
-
-
-def relative_to_uniform(weights, labels, *, title: str, causal: bool = True) -> go.Figure:
-    """Weight x (number of visible keys), coloured on a log2 scale: white = an even share.
-
-    The cells hold the ratio itself, so the hover and the cell text read it from z like every
-    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it, and an
-    invisible marker draws the colour bar on that scale (:func:`_log_colour_bar`).
-    """
-    ratio = ratio_to_uniform(weights, causal=causal)
-    fig = heatmap(ratio, labels, labels, title=title, kind="signed", value_name=RATIO_NAME)
-    _relative_colours(fig)
-    return readable(fig)
-
-
-def _base_title(text: str) -> str:
-    """A heatmap's title without the small note in brackets that :func:`heatmap` adds."""
-    return re.sub(r"\s*<span style='font-size:12px'>.*</span>$", "", text or "")
-
-
-def viewed_heatmap(
-    fig: go.Figure,
-    z,
-    rows,
-    cols,
-    *,
-    note: str = "",
-    label_rows: bool = False,
-    label_cols: bool = False,
-    relative: bool = False,
-    first_row: int = 0,
-) -> go.Figure:
-    """A copy of a :func:`heatmap` figure showing ``z`` (e.g. a token window of its matrix, or
-    its weights relative to an even share) over ``rows`` x ``cols``; ``fig`` is not changed.
-
-    ``label_rows`` / ``label_cols``: write every label on that axis (explicit ticks, no
-    thinning), with room for each row. ``relative``: colour on the log2 scale of
-    :func:`relative_to_uniform`. ``note`` joins the title's note in brackets (with any crop to
-    MAX_SIDE). ``first_row``: the first row shown, so row outlines move with the window.
-    """
-    new = go.Figure(fig)
-    z = _array(z)
-    z, rows, cols, cut = crop(z, list(rows), list(cols))
-    shown = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
-    n_rows, n_cols = shown.shape
-    ys, xs = axis_labels(rows), axis_labels(cols)
-    new.data = [t for t in new.data if t.name != COLOUR_BAR]
-    heat = next(t for t in new.data if t.type == "heatmap")
-    gap = 1 if max(n_rows, n_cols) <= 32 else 0
-    heat.update(z=shown, x=xs, y=ys, xgap=gap, ygap=gap)
-    if label_cols:  # upright labels take one line height each: about twice as many fit
-        new.update_xaxes(tickmode="array", tickvals=xs, ticktext=xs)
-        if n_cols > 12:
-            new.update_xaxes(tickangle=-90, tickfont_size=GRID_TICK_SIZE if n_cols > 20 else None)
-    if label_rows:
-        new.update_yaxes(tickmode="array", tickvals=ys, ticktext=ys)
-        new.update_layout(height=int(min(1600, max(260, 120 + 18 * n_rows))))
-    outlines = []
-    for shape in new.layout.shapes:
-        found = re.fullmatch(r"outlined row (\d+)", shape.name or "")
-        if found is None:
-            outlines.append(shape)
-        elif 0 <= int(found[1]) - first_row < n_rows:
-            i = int(found[1]) - first_row
-            outlines.append(_row_outline(i) | dict(name=shape.name))
-    new.layout.shapes = outlines
-    if relative:
-        _relative_colours(new)
-    elif any(t.type == "scatter" for t in fig.data if t.name == COLOUR_BAR):
-        new.add_trace(_log_colour_bar(xs[:1], ys[:1]))  # a ratio figure keeps its colour bar
-    notes = ", ".join(filter(None, [note, cut]))
-    title = _base_title(new.layout.title.text)
-    new.update_layout(
-        title_text=f"{title} <span style='font-size:12px'>({notes})</span>" if notes else title
-    )
-    return readable(new)
-
-
-def figure_bytes(fig: go.Figure) -> int:
-    """What the figure costs to send: the size of its JSON."""
-    return len(fig.to_json())
+        table.append(Series(name, x_values, _frozen(v)))
+    axes = _xy_axes(x_name, y_name, type="log" if log_x else "linear")
+    if y_range:
+        axes["yaxis"]["range"] = list(y_range)
+    return _chart(data, table, title, kind="Line chart", point_axis=x_name, height=320, **axes)
 
 
 def histograms(
     series: Mapping[str, Any], *, title: str, x_name: str = "value", bins: int = 40
-) -> go.Figure:
+) -> Chart:
     """Overlaid histograms (e.g. the initial weights of SelfAttention_v1 against v2).
 
     Binned here, on shared bin edges, so a figure of millions of values sends only the counts.
@@ -664,27 +847,30 @@ def histograms(
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     edges = np.linspace(low, high if high > low else low + 1.0, bins + 1)
     centres = ((edges[:-1] + edges[1:]) / 2).astype(np.float32)
-    data = []
+    data, table = [], []
     for name, values in arrays.items():
         counts, _ = np.histogram(values[np.isfinite(values)], bins=edges)
         data.append(
-            dict(
-                type="bar",
-                x=centres,
-                y=counts.astype(np.float32),
-                width=float(edges[1] - edges[0]),
-                name=name,
-                opacity=0.6,
-                hovertemplate=f"{name}<br>{x_name} ≈ %{{x:.4f}}<br>count %{{y}}<extra></extra>",
-            )
+            {
+                "type": "bar",
+                "x": packed(centres),
+                "y": packed(counts),
+                "width": float(edges[1] - edges[0]),
+                "name": name,
+                "opacity": 0.6,
+                "hovertemplate": f"{name}<br>{x_name} ≈ %{{x:.4f}}<br>count %{{y}}<extra></extra>",
+            }
         )
+        table.append(Series(name, _points(centres), _frozen(counts)))
     return _chart(
         data,
+        table,
         title,
+        kind="Bar chart",
+        point_axis=x_name,
         height=320,
         barmode="overlay",
-        xaxis=dict(title=dict(text=x_name)),
-        yaxis=dict(title=dict(text="count")),
+        **_xy_axes(x_name, "count"),
     )
 
 
@@ -697,7 +883,7 @@ def timing_bars(
     low_ms=None,
     high_ms=None,
     highlight: set[int] | None = None,
-) -> go.Figure:
+) -> Chart:
     """Horizontal bars of median times, in the order given (put the fastest first), each with its
     ratio to the fastest ("×1.00", "×2.31") in a column at the right, clear of the whiskers that
     run from ``low_ms`` to ``high_ms`` (e.g. the quartiles) when given. Bars whose index is in
@@ -706,49 +892,89 @@ def timing_bars(
     ratio = _array(ratios).reshape(-1)
     names = [html.escape(str(label), quote=False) for label in labels]  # full names, not cut
     colours = ["#fde725" if i in (highlight or set()) else "#3b528b" for i in range(len(ms))]
-    bar = dict(
-        type="bar",
-        orientation="h",
-        x=ms,
-        y=names,
-        customdata=ratio,
-        marker=dict(color=colours),
-        hovertemplate="%{y}<br>median %{x:.4g} ms<br>×%{customdata:.2f} the fastest<extra></extra>",
-    )
+    bar: dict[str, Any] = {
+        "type": "bar",
+        "orientation": "h",
+        "x": packed(ms),
+        "y": names,
+        "customdata": packed(ratio),
+        "marker": {"color": colours},
+        "hovertemplate": "%{y}<br>median %{x:.4g} ms<br>×%{customdata:.2f} the fastest<extra></extra>",
+    }
     if low_ms is not None and high_ms is not None:
         low, high = _array(low_ms).reshape(-1), _array(high_ms).reshape(-1)
-        bar["error_x"] = dict(
-            type="data",
-            symmetric=False,
-            array=np.maximum(high - ms, 0).astype(np.float32),
-            arrayminus=np.maximum(ms - low, 0).astype(np.float32),
-            color="#555555",
-            thickness=1,
-            width=3,
-        )
+        bar["error_x"] = {
+            "type": "data",
+            "symmetric": False,
+            "array": packed(np.maximum(high - ms, 0)),
+            "arrayminus": packed(np.maximum(ms - low, 0)),
+            "color": "#555555",
+            "thickness": 1,
+            "width": 3,
+        }
     top = float(ms.max()) if ms.size else 1.0
     if high_ms is not None:
         top = max(top, float(_array(high_ms).max(initial=0.0)))
     ratio_labels = [
-        dict(
-            x=1.0,
-            xref="paper",
-            xanchor="left",
-            y=name,
-            yref="y",
-            text=f"×{r:.2f}",
-            showarrow=False,
-            font=dict(size=13),
-        )
+        {
+            "x": 1.0,
+            "xref": "paper",
+            "xanchor": "left",
+            "y": name,
+            "yref": "y",
+            "text": f"×{r:.2f}",
+            "showarrow": False,
+            "font": _font(13),
+        }
         for name, r in zip(names, ratio, strict=True)
     ]
+    x_name = "median time per forward pass (ms)"
+    series = [Series(x_name, tuple(str(lab) for lab in labels), _frozen(ms))]
+    axes = _xy_axes(x_name, "", range=[0, top * 1.05])
+    del axes["yaxis"]["title"]
+    axes["yaxis"].update(type="category", autorange="reversed")
     return _chart(
         [bar],
+        series,
         title,
+        kind="Bar chart",
+        point_axis="",
         height=int(110 + 42 * max(len(ms), 1)),
         right=70,
         annotations=ratio_labels,
-        xaxis=dict(title=dict(text="median time per forward pass (ms)"), range=[0, top * 1.05]),
-        yaxis=dict(type="category", autorange="reversed"),
         showlegend=False,
+        **axes,
     )
+
+
+# --- what a figure costs and says ------------------------------------------------------------
+def shape_words(spec: Mapping) -> str:
+    """The drawn data's shape: "6 × 6" for one matrix, "3 heads of 6 × 6" for a grid."""
+    heat = [t for t in spec.get("data", ()) if t.get("type") == "heatmap"]
+    if not heat:
+        return ""
+    rows, cols = unpacked(heat[0]["z"]).shape[:2]
+    size = f"{rows} × {cols}"
+    return size if len(heat) == 1 else f"{len(heat)} heads of {size}"
+
+
+def heatmap_label(spec: Mapping) -> str:
+    """A text label for a heatmap: its title, its shape, and its axes, e.g. "Heatmap: Attention
+    weights A, 6 × 6 (query by key)". Screen readers announce it (the chart's alt)."""
+    label = f"Heatmap: {_TAG.sub('', title_of(spec)).strip() or 'chart'}"
+    shape = shape_words(spec)
+    if shape:
+        label += f", {shape}"
+    layout = spec.get("layout", {})
+    rows = layout.get("yaxis", {}).get("title", {}).get("text")
+    cols = layout.get("xaxis", {}).get("title", {}).get("text")
+    if rows and cols:
+        label += f" ({rows} by {cols})"
+    return label
+
+
+def figure_bytes(spec: Mapping) -> int:
+    """What the figure costs to send: the size of its JSON."""
+    import json
+
+    return len(json.dumps(spec, separators=(",", ":")))

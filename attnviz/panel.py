@@ -12,13 +12,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-import plotly.graph_objects as go
 import torch
 
 from . import figures as F
 
 # Every panel gets its own number when it is made, never reused in a process: caches of a
-# panel's views key on it (a plain value) instead of on the panel or its tensors.
+# panel's views and drawn specs key on it (a plain value) instead of on the panel or its tensors.
 _serials = itertools.count()
 
 # What a panel's numbers are, for the page's colour switch: attention weights where every row
@@ -28,24 +27,51 @@ CAUSAL_WEIGHTS = "causal weights"
 
 
 @dataclass(frozen=True)
+class Style:
+    """How a panel's matrix is drawn: its colour scale (``colour``: "weights", "signed",
+    "mask" or "relative", as :func:`attnviz.figures.heatmap` takes them) and its top
+    (``zmax``), the names its hover gives the rows, columns and values, whether the cells
+    carry their numbers (``annotate``), rows outlined in red, a fixed height, and for a stack
+    of heads whether every token is labelled (``labelled``; None: when they fit)."""
+
+    colour: str = "weights"
+    zmax: float | None = None
+    row_name: str = "query"
+    col_name: str = "key"
+    value_name: str = "weight"
+    annotate: bool = True
+    outline_rows: tuple[int, ...] = ()
+    height: int | None = None
+    labelled: bool | None = None
+
+
+@dataclass(frozen=True)
 class Panel:
-    """One matrix as the page draws it.
+    """One matrix as the page draws it, as data: the figure is drawn from it
+    (:func:`draw`), never stored.
 
     ``values`` holds the exact numbers the figure shows: (rows, cols), or (heads, rows, cols)
-    for a stack of heads. ``key`` is stable across reruns: it names the widgets and the CSV.
-    ``formula`` (LaTeX) and ``sentence`` are the one-line story the presenter's stepper tells.
+    for a stack of heads (``heads`` names them; default 0 to H−1). ``key`` is stable across
+    reruns: it names the widgets and the CSV. ``title`` heads the figure and ``note`` is its
+    subtitle ("tokens 3–9 of 40"). ``formula`` (LaTeX) and ``sentence`` are the one-line
+    story the presenter's stepper tells. ``kind`` is WEIGHTS, CAUSAL_WEIGHTS or "" (not
+    attention weights): the page's colour switch applies to weights only.
     """
 
     key: str
-    figure: go.Figure
     values: torch.Tensor
     rows: tuple[str, ...]
     cols: tuple[str, ...]
+    title: str = ""
     caption: str = ""
     formula: str = ""
     sentence: str = ""
-    # WEIGHTS, CAUSAL_WEIGHTS, or "" to read it from the figure and the numbers (weights_kind)
     kind: str = ""
+    style: Style = Style()
+    note: str = ""
+    heads: tuple[int, ...] | None = None
+    # Label every token on both axes however many there are (a token window does).
+    label_all: bool = False
     serial: int = field(default_factory=lambda: next(_serials), init=False, compare=False)
 
     @property
@@ -54,22 +80,76 @@ class Panel:
 
     @property
     def weights_kind(self) -> str:
-        """WEIGHTS, CAUSAL_WEIGHTS or "" (not attention weights). Unless ``kind`` says it, a
-        panel holds weights when its figure draws them as weights (a heatmap from 0 with a
-        colour bar, :func:`attnviz.figures.heatmap`'s "weights", whose hover names its value
-        "weight") over tokens by the same tokens; they are causal when every weight above the
-        diagonal is 0."""
-        if self.kind:
-            return self.kind
-        heat = [t for t in self.figure.data if t.type == "heatmap"]
-        if not heat or self.rows != self.cols or not is_token_axis(self.rows):
-            return ""
-        first = heat[0]
-        if first.zmin != 0 or first.zmid is not None or first.showscale is False:
-            return ""
-        if "<br>weight %{z" not in (first.hovertemplate or ""):  # e.g. a dropout mask: "kept"
-            return ""
-        return CAUSAL_WEIGHTS if _future_is_zero(self.values, None) else WEIGHTS
+        """WEIGHTS, CAUSAL_WEIGHTS or "" (not attention weights): the panel's ``kind``."""
+        return self.kind
+
+    @property
+    def figure(self) -> F.Spec:
+        """The panel drawn at the page's size (a new spec each time: pages draw through the
+        shared cache instead, ``ui.charts``)."""
+        return draw(self)
+
+
+def draw(panel: Panel, look: F.Look = F.NORMAL) -> F.Spec:
+    """The plotly.js spec of ``panel``, built from its data in one pass: a heatmap for a
+    matrix, a heads grid for a stack of heads."""
+    s = panel.style
+    if panel.values.dim() == 3:
+        heads = panel.heads if panel.heads is not None else tuple(range(panel.values.shape[0]))
+        return F.heads_grid(
+            panel.values[list(heads)],
+            panel.rows,
+            title=title_of(panel),
+            note=panel.note,
+            zmax=s.zmax or 1.0,
+            kind=s.colour,
+            col_labels=panel.cols,
+            heads=heads,
+            labelled=True if panel.label_all else s.labelled,
+            names=(s.row_name, s.col_name, s.value_name),
+            look=look,
+        )
+    return F.heatmap(
+        panel.values,
+        panel.rows,
+        panel.cols,
+        title=panel.title,
+        note=panel.note,
+        kind=s.colour,
+        zmax=s.zmax,
+        row_name=s.row_name,
+        col_name=s.col_name,
+        value_name=s.value_name,
+        height=s.height,
+        annotate=s.annotate,
+        outline_rows=s.outline_rows,
+        label_all=panel.label_all,
+        look=look,
+    )
+
+
+def title_of(panel: Panel) -> str:
+    """The panel's title as drawn: for a stack of heads, "{heads}" in it says which heads are
+    drawn ("all 8 heads", "the first 3 heads", "3 of 8 heads")."""
+    if panel.values.dim() == 3:
+        return panel.title.replace("{heads}", heads_words(panel.heads, panel.values.shape[0]))
+    return panel.title
+
+
+def chart_label(panel: Panel) -> str:
+    """A text label for a panel's figure, from its data: what it is, its title and its shape,
+    e.g. "Heatmap: Attention weights A, 6 × 6 (query by key)", or "Heatmap: Attention weights
+    of all 2 heads, 2 heads of 6 × 6 (query by key)". Screen readers announce it."""
+    rows, cols = min(len(panel.rows), F.MAX_SIDE), min(len(panel.cols), F.MAX_SIDE)
+    size = f"{rows} × {cols}"
+    if panel.values.dim() == 3:
+        drawn = panel.values.shape[0] if panel.heads is None else len(panel.heads)
+        size = f"{drawn} heads of {size}"
+    title = re.sub(r"<[^>]+>", "", F.one_line(title_of(panel))).strip() or "chart"
+    label = f"Heatmap: {title}, {size}"
+    if panel.values.dim() == 2:
+        label += f" ({panel.style.row_name} by {panel.style.col_name})"
+    return label
 
 
 def _rows(values: torch.Tensor) -> torch.Tensor:
@@ -237,12 +317,12 @@ def viewed(panel: Panel, view: View) -> Panel | None:
     """The panel as ``view`` shows it, or None when the view changes nothing in it.
 
     The window crops every token axis (dimension axes stay whole) and labels every token
-    shown; the relative scale applies to attention weights only (:attr:`Panel.weights_kind`)
-    and is computed on the whole matrix before the window, so row i still counts its i + 1
-    visible keys. The new panel's values are what its figure shows, so its numbers table and
-    CSV follow the view."""
-    kind = panel.weights_kind
-    relative = view.relative and bool(kind)
+    shown; the relative scale applies to attention weights only (``Panel.kind``) and is
+    computed on the whole matrix before the window, so row i still counts its i + 1 visible
+    keys; for a stack of heads, ``view.heads`` picks the heads drawn. The new panel's values
+    are what its figure shows, so its numbers table and CSV follow the view. Nothing is read
+    back from a drawn figure: the view transforms the data, and the figure is drawn anew."""
+    relative = view.relative and panel.kind in (WEIGHTS, CAUSAL_WEIGHTS)
     rows_span = _span(view.window, len(panel.rows)) if is_token_axis(panel.rows) else None
     cols_span = _span(view.window, len(panel.cols)) if is_token_axis(panel.cols) else None
     stack = panel.values.dim() == 3
@@ -250,8 +330,10 @@ def viewed(panel: Panel, view: View) -> Panel | None:
     if not relative and rows_span is None and cols_span is None and heads is None:
         return None
     values = panel.values
+    style = panel.style
     if relative:
-        values = torch.from_numpy(F.ratio_to_uniform(values, causal=kind == CAUSAL_WEIGHTS))
+        values = torch.from_numpy(F.ratio_to_uniform(values, causal=panel.kind == CAUSAL_WEIGHTS))
+        style = replace(style, colour="relative", zmax=None, value_name=F.RATIO_NAME)
     r0, r1 = rows_span or (0, len(panel.rows) - 1)
     c0, c1 = cols_span or (0, len(panel.cols) - 1)
     values = values[..., r0 : r1 + 1, c0 : c1 + 1].contiguous().clone()
@@ -263,54 +345,28 @@ def viewed(panel: Panel, view: View) -> Panel | None:
         notes.append(f"tokens {span[0]}–{span[1]} of {total}")
     if relative:
         notes.append("relative to an even share")
-    note = ", ".join(notes)
-    if stack:
-        windowed = span is not None
-        figure = _grid_view(panel, values, rows, cols, heads, note, relative, windowed)
-    else:
-        figure = F.viewed_heatmap(
-            panel.figure,
-            values,
-            rows,
-            cols,
-            note=note,
-            label_rows=rows_span is not None,
-            label_cols=cols_span is not None,
-            relative=relative,
-            first_row=r0,
-        )
-    return replace(panel, figure=figure, values=values, rows=rows, cols=cols)
-
-
-def _grid_view(panel, values, rows, cols, heads, note, relative, windowed) -> go.Figure:
-    """A stack of heads redrawn as a heads grid: the chosen heads, the window, the scale."""
-    H = values.shape[0]
-    chosen = list(heads) if heads is not None else list(range(H))
-    layout = panel.figure.layout
-    title = re.sub(r"\s*<span style='font-size:12px'>.*</span>$", "", layout.title.text or "")
-    if relative:  # the grid's own note on its 0-to-1 scale no longer applies
-        title = re.sub(r"\s*\([^()]*\)$", "", title)
-    which = f"all {H} heads" if len(chosen) == H else f"{len(chosen)} of {H} heads"
-    title = re.sub(r"\b(all|the first) \d+ heads", which, title)
-    if note:
-        title = f"{title} <span style='font-size:12px'>({note})</span>"
-    if relative:
-        kind = "relative"
-    elif layout.coloraxis.cmin is not None and layout.coloraxis.cmin < 0:
-        kind = "signed"
-    else:
-        kind = "weights"
-    return F.heads_grid(
-        values[chosen],
-        rows,
-        title=title,
-        zmax=float(layout.coloraxis.cmax or 1.0),
-        kind=kind,
-        col_labels=cols,
-        heads=chosen,
-        labelled=True if windowed else None,
-        names=("query", "key", F.RATIO_NAME if relative else "weight"),
+    # A window moves the outlined rows with it; rows it leaves out lose their outline.
+    outlines = tuple(i - r0 for i in style.outline_rows if r0 <= i <= r1)
+    style = replace(style, outline_rows=outlines)
+    return replace(
+        panel,
+        values=values,
+        rows=rows,
+        cols=cols,
+        style=style,
+        note=", ".join(([panel.note] if panel.note and not relative else []) + notes),
+        heads=heads if heads is not None else panel.heads,
+        label_all=panel.label_all or span is not None,
     )
+
+
+def heads_words(heads: tuple[int, ...] | None, total: int) -> str:
+    """Which heads a grid draws, in words: "all 8 heads", "the first 3 heads", "3 of 8 heads"."""
+    if heads is None or tuple(heads) == tuple(range(total)):
+        return f"all {total} heads"
+    if tuple(heads) == tuple(range(len(heads))):
+        return f"the first {len(heads)} heads"
+    return f"{len(heads)} of {total} heads"
 
 
 def heads_that_fit(rows: int, cols: int) -> int:

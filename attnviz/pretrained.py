@@ -26,7 +26,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -573,12 +573,13 @@ def block_shapes(cfg: GPT2Config, tokens: int) -> list[dict[str, str]]:
 
 
 def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected=None):
-    """Every head's pooled weights as one tiled heatmap: layers down, heads across.
+    """Every head's pooled weights as one tiled heatmap: layers down, heads across (a
+    :class:`attnviz.figures.Chart`, its spec built directly).
 
     ``thumbs``: (layers, heads, s, s) pooled weights; ``shown``: a boolean (layers, heads)
     array, heads left blank when False (the filter); ``selected``: (layer, head) outlined.
     """
-    import plotly.graph_objects as go
+    from . import figures as F
 
     L, H, s, _ = thumbs.shape
     gap = 1 if s > 2 else 0
@@ -596,52 +597,58 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
             if shown[layer, head]:
                 z[r : r + s, c : c + s] = t[layer, head]
     centres = [i * step + (s - 1) / 2 for i in range(max(L, H))]
-    fig = go.Figure(
-        dict(
-            data=[
-                dict(
-                    type="heatmap",
-                    z=z,
-                    customdata=np.stack([layer_of, head_of], axis=-1),
-                    colorscale="Viridis",
-                    zmin=0.0,
-                    zmax=1.0,
-                    hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>"
-                    "pooled weight %{z:.3f}<extra></extra>",
-                    colorbar=dict(title=dict(text="weight")),
-                )
-            ],
-            layout=dict(
-                template="none",
-                title=dict(text=title, font=dict(size=15)),
-                height=640,
-                margin=dict(l=10, r=10, t=50, b=10),
-                xaxis=dict(
-                    tickvals=centres[:H],
-                    ticktext=[f"head {h}" for h in range(H)],
-                    tickangle=-45,
-                    showgrid=False,
-                    zeroline=False,
-                ),
-                yaxis=dict(
-                    tickvals=centres[:L],
-                    ticktext=[f"layer {layer}" for layer in range(L)],
-                    autorange="reversed",
-                    showgrid=False,
-                    zeroline=False,
-                ),
-            ),
-        )
-    )
+    trace = {
+        "type": "heatmap",
+        "z": F.packed(z),
+        "customdata": F.packed(np.stack([layer_of, head_of], axis=-1)),
+        "colorscale": F.SEQUENTIAL,
+        "zmin": 0.0,
+        "zmax": 1.0,
+        "hovertemplate": "layer %{customdata[0]}, head %{customdata[1]}<br>"
+        "pooled weight %{z:.3f}<extra></extra>",
+        "colorbar": {
+            "title": {"text": "weight"},
+            "thickness": F.COLOURBAR_THICKNESS,
+            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+        },
+    }
+    shapes = []
     if selected is not None:
         layer, head = selected
-        fig.add_shape(
-            type="rect",
-            name="selected head",
-            x0=head * step - 0.5 - gap / 2,
-            x1=head * step + s - 0.5 + gap / 2,
-            y0=layer * step - 0.5 - gap / 2,
-            y1=layer * step + s - 0.5 + gap / 2,
-            line=dict(color="#ff2b2b", width=2),
+        shapes.append(
+            {
+                "type": "rect",
+                "name": "selected head",
+                "x0": head * step - 0.5 - gap / 2,
+                "x1": head * step + s - 0.5 + gap / 2,
+                "y0": layer * step - 0.5 - gap / 2,
+                "y1": layer * step + s - 0.5 + gap / 2,
+                "line": {"color": "#ff2b2b", "width": 2},
+            }
         )
-    return fig
+    axes: dict[str, Any] = {
+        "xaxis": {
+            "tickvals": centres[:H],
+            "ticktext": [f"head {h}" for h in range(H)],
+            "tickangle": -45,
+            "showgrid": False,
+            "zeroline": False,
+            "automargin": True,
+            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+        },
+        "yaxis": {
+            "tickvals": centres[:L],
+            "ticktext": [f"layer {layer}" for layer in range(L)],
+            "autorange": "reversed",
+            "showgrid": False,
+            "zeroline": False,
+            "automargin": True,
+            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+        },
+    }
+    spec = {
+        "data": [trace],
+        "layout": F.base_layout(title, height=640, shapes=shapes, **axes),
+    }
+    label = f"Heatmap: {F.one_line(title)}, {L} layers × {H} heads of {s} × {s}"
+    return F.Chart(spec, label, (), "")

@@ -145,15 +145,15 @@ def _install_leak() -> None:
     """The deliberate regression (``ATTNVIZ_SOAK_LEAK=1``, ``bench/soak.py --leak``): every
     chart a run sends is also kept, as its JSON's bytes, in a module list that only grows."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from ui import panels
+    from ui import charts
 
-    send = panels.send_plotly_spec
+    send = charts.send_plotly_spec
 
     def leaking(dg, spec, *args, **kwargs):
         LEAKED.append(spec.encode())
         return send(dg, spec, *args, **kwargs)
 
-    panels.send_plotly_spec = leaking
+    charts.send_plotly_spec = leaking
 
 
 def main() -> None:

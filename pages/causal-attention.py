@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import cache, panels, present, state
+from ui import breakit, cache, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -39,14 +39,16 @@ if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
 numbers = panels.show_numbers_toggle()
-page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
+panel_view = page_view.controls(
+    len(trace.labels)
+)  # colour scale and token window, for every panel below
 st.code(L.constructor, language="python")
 if L.book_note:
     st.caption(L.book_note)
 
 # --- the mask ----------------------------------------------------------------------------------
 st.header("The mask is a buffer")
-panels.show(L.mask, numbers=numbers)
+panels.show(L.mask, numbers=numbers, view=panel_view)
 st.write(L.mask_sentence)
 st.dataframe(L.buffers, hide_index=True)
 
@@ -57,8 +59,8 @@ st.write(
     "Route 2 (what the module does): put −∞ on the future scores, then one softmax. The result "
     "is the same, and route 2 does less work and never divides 0 by 0."
 )
-panels.show(L.masked_scores, numbers=numbers)
-panels.beside(L.route1, L.route2, numbers=numbers)
+panels.show(L.masked_scores, numbers=numbers, view=panel_view)
+panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view)
 panels.claims(L.route_claims)
 for claim in L.mode_claims:
     st.caption(md_escape(claim.text))
@@ -69,7 +71,7 @@ st.write(
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "
     "shows how much more (or less) than an even share each key receives:"
 )
-panels.show(L.uniform, numbers=numbers)
+panels.show(L.uniform, numbers=numbers, view=panel_view)
 
 if cfg.book:
     st.subheader("The chapter's masking walkthrough")
@@ -96,12 +98,12 @@ if lab is not None and lab.printouts:
     for p in lab.printouts:
         panels.book_beside(p.title, p.tensor, p.name)
 elif lab is not None and lab.dropped is not None:
-    panels.beside(lab.mask, lab.dropped, numbers=numbers)
+    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=panel_view)
     st.caption(lab.sums)
     if lab.zero_rows:
         st.warning(md_escape(lab.zero_rows))
     panels.claims(lab.claims)
-    panels.beside(lab.values, lab.context, numbers=numbers)
+    panels.beside(lab.values, lab.context, numbers=numbers, view=panel_view)
     st.write(
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
@@ -111,7 +113,7 @@ elif lab is not None and lab.dropped is not None:
         with left:
             st.write(lab.placement)
         with right:
-            panels.show(lab.context_dropout, numbers=numbers)
+            panels.show(lab.context_dropout, numbers=numbers, view=panel_view)
 
 # --- batch -------------------------------------------------------------------------------------
 st.header("A batch of two texts")
@@ -120,7 +122,7 @@ if L.batch is None:
     st.info("One of the two texts is empty, so there is no batch to show.")
 else:
     st.write(L.batch.shape_sentence)
-    panels.beside(*L.batch.panels, numbers=numbers)
+    panels.beside(*L.batch.panels, numbers=numbers, view=panel_view)
     panels.claims(L.batch.claims)
     panels.badge(L.batch.check)
     if L.batch.printout is not None:
@@ -133,6 +135,6 @@ panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------
 if L.batch is not None and bt is not None:
-    panels.break_it(
+    breakit.break_it(
         "causal", bt.inputs, bt.spec, L.batch.hidden, L.batch.labels, key=bargs, book=cfg.book
     )

@@ -10,7 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import speed
 from attnviz.lessons import multihead as ML
-from ui import cache, panels, present, state
+from ui import breakit, cache, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -70,12 +70,14 @@ with st.expander("Presets", expanded=False):
 
 trace, view = lesson()
 numbers = panels.show_numbers_toggle()
-page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
+panel_view = page_view.controls(
+    len(trace.labels)
+)  # colour scale and token window, for every panel below
 
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")
 st.write(md_escape(view.weights_note))
-panels.show(view.grid, numbers=numbers)
+panels.show(view.grid, numbers=numbers, view=panel_view)
 if view.grid_note:
     st.info(view.grid_note)
 panels.claims(view.claims_for(view.grid.key))
@@ -84,7 +86,7 @@ st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="p4_head")
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
-panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers)
+panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)
 st.caption(view.scale_note)  # about the scores, drawn next
 # Training mode adds the weights before dropout: two rows of two, the context beside the
 # weights it used; eval mode: scores and weights, then the context.
@@ -96,6 +98,7 @@ for row in rows:
     panels.beside(
         *(head.panels[key] for key in row),
         numbers=numbers,
+        view=panel_view,
         below=lambda panel: panels.claims(head.claims_for(panel.key)),
     )
 panels.badge(head.product)
@@ -143,6 +146,6 @@ if view.checks_note:
     st.caption(view.checks_note)
 panels.source(M.MultiHeadAttention, M.MultiHeadAttentionWrapper)
 
-panels.break_it(
+breakit.break_it(
     "multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args, book=book
 )

@@ -9,7 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import cache, panels, present, state
+from ui import breakit, cache, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -28,7 +28,7 @@ if cfg.present:
     st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
-page_view.controls(n)  # colour scale and token window, for every panel below
+panel_view = page_view.controls(n)  # colour scale and token window, for every panel below
 
 
 def claims(panel: str) -> None:
@@ -90,7 +90,7 @@ st.write(
     f"z for query {query} (`context[{query}]`, the book's {L.book_name('z', query)}) is the "
     "weighted sum of all input vectors, each scaled by its weight."
 )
-panels.show(view.context_walk, numbers=numbers)
+panels.show(view.context_walk, numbers=numbers, view=panel_view)
 if view.book_blocks:
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
     book_blocks(view.book_blocks)
@@ -102,7 +102,7 @@ panels.formula(
     r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), \qquad Z = A X"
 )
 for name in ("scores", "weights", "context"):
-    panels.show(lesson.panels[name], numbers=numbers)
+    panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
     claims(name)
 book_blocks(lesson.book_blocks)
 
@@ -126,4 +126,4 @@ panels.source(
 
 
 # --- break it ----------------------------------------------------------------------------------
-panels.break_it("simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book)
+breakit.break_it("simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book)

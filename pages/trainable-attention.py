@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import cache, panels, present, state
+from ui import breakit, cache, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -46,7 +46,9 @@ if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
 numbers = panels.show_numbers_toggle()
-page_view.controls(len(trace.labels))  # colour scale and token window, for every panel below
+panel_view = page_view.controls(
+    len(trace.labels)
+)  # colour scale and token window, for every panel below
 
 
 # The lesson's claims name a panel by its place in lesson.panels.
@@ -59,7 +61,7 @@ def captions(panel) -> None:
 
 
 def show(name: str) -> None:
-    panels.show(lesson.panels[name], numbers=numbers)
+    panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
     captions(lesson.panels[name])
 
 
@@ -123,7 +125,7 @@ st.write(
 )
 # The same map at the wider d_out beside it, when that trace exists; else a note why not.
 changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
-panels.beside(*changes, numbers=numbers, below=captions)
+panels.beside(*changes, numbers=numbers, view=panel_view, below=captions)
 if "wide_change" not in lesson.panels:
     st.caption(md_escape(lesson.scaling_note))
 
@@ -155,7 +157,7 @@ panels.source(M.SelfAttention_v1, M.SelfAttention_v2)
 
 
 # --- break it ----------------------------------------------------------------------------------
-panels.break_it(
+breakit.break_it(
     "trainable",
     trace.inputs,
     trace.spec,

@@ -9,9 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from attnviz import bugs as B
-from attnviz import figures as F
 from attnviz import pretrained as P
 from attnviz.lesson import EMPTY_MESSAGE
+from attnviz.panel import View
 from ui import cache, panels, state, trained
 from ui.text import md_escape
 
@@ -53,11 +53,13 @@ if problem or folder is None:
     rand = trained.random_head(cfg.text, rand_settings, len(labels))
     st.subheader("Meanwhile: the chapter's random head on your text")
     head = st.selectbox("Random head", range(rand.shape[0]), key="t_rand_head")
-    fig = cache.lesson_of(  # built once per text, seeds and head, shared by every session
-        ("trained-random-figure", cfg.text, rand_settings, len(labels), head),
-        lambda: F.heatmap(rand[head], labels, labels, title=f"Random head {head} (untrained)"),
+    panel = cache.lesson_of(  # made once per text, seeds and head, shared by every session
+        ("trained-random-panel", cfg.text, rand_settings, len(labels), head),
+        lambda: trained.head_panel(
+            "t_rand_only", rand[head], labels, f"Random head {head} (untrained)"
+        ),
     )
-    panels.matrix(fig, rand[head], labels, labels, key="t_rand_only", numbers=False)
+    panels.show(panel, numbers=False)
     st.stop()
 
 try:
@@ -104,7 +106,7 @@ def head_name(choice):
 
 layer, head = st.selectbox("Open a head", choices, format_func=head_name, key="t_open")
 grid = trained.grid(folder, ids, wanted, (layer, head))
-st.plotly_chart(grid, config=panels.PLOT_CONFIG, key="t_grid", alt=panels.chart_label(grid))
+panels.chart(grid, key="t_grid")
 side = view.thumbs.shape[-1]
 st.caption(
     f"Each thumbnail is {side} × {side}: the tokens are cut into {side} consecutive blocks and a "
@@ -132,15 +134,14 @@ for column, weights, title, key in (
     (right, rand[head], f"Random head {head}, same width, same text", "t_random"),
 ):
     with column:
-
-        def build(weights=weights, title=title):
-            if scale.startswith("weights"):
-                return F.heatmap(weights, labels, labels, title=title, annotate=False)
-            return F.relative_to_uniform(weights, labels, title=title)
-
-        figure_key = (folder, ids, layer, head, scale, cfg.text, rand_settings, key)
-        fig = cache.lesson_of(("trained-figure", *figure_key), build)
-        panels.matrix(fig, weights, labels, labels, key=key, numbers=numbers)
+        panel_key = (folder, ids, layer, head, cfg.text, rand_settings, key)
+        panel = cache.lesson_of(
+            ("trained-panel", *panel_key),
+            lambda weights=weights, title=title, key=key: trained.head_panel(
+                key, weights, labels, title
+            ),
+        )
+        panels.show(panel, numbers=numbers, view=View(relative=not scale.startswith("weights")))
 st.caption(
     f"The random head is the chapter's MultiHeadAttention({config.emb_dim}, {config.emb_dim}, "
     f"num_heads={H}, qkv_bias=True) on random embeddings of the same tokens (embedding seed "

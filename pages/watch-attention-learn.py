@@ -109,7 +109,7 @@ def snapshots(snaps: tuple[lessons.SnapshotView, ...], steps: int) -> None:
     grid = st.columns(2)
     for i, panel in enumerate(snap.panels):
         tail = panel.key.rsplit("_", 1)[-1]  # the head (or "expected"): stable across steps
-        panels.chart(panel.figure, key=f"fig_p5_snap_{tail}", container=grid[i % 2])
+        panels.chart(panel, key=f"fig_p5_snap_{tail}", container=grid[i % 2])
 
 
 st.header("Watch the weights change")

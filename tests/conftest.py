@@ -52,6 +52,7 @@ def artifacts() -> Path:
 # single tests measured above ~3 s (``--durations``), each as a path or ``path::test`` prefix.
 SLOW = (
     "tests/browser/",
+    "tests/app/test_specs_valid.py",
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
@@ -70,6 +71,7 @@ SLOW = (
     "tests/engine/test_tokenizer_loading.py::test_empty_cache_without_network_falls_back",
     "tests/test_docker.py::test_vocabulary_steps_",
     "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
+    "tests/bench/test_polls_bench.py",
 )
 
 

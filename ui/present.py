@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz import figures as F
 from attnviz.panel import Panel
 
-from . import panels, state
+from . import state
+from .charts import chart
 from .text import md_escape
 
 PRESENT_KEY = "present"
@@ -116,27 +116,6 @@ def style() -> None:
     st.html(_CSS)
 
 
-def _big(fig: go.Figure) -> go.Figure:
-    """A larger copy of a shared figure, for a projector: taller, with larger title, tick
-    labels and cell numbers. Built once per figure and kept on it (the shared figure itself is
-    never changed, as panels.chart keeps its JSON)."""
-    big = getattr(fig, "_attnviz_present", None)
-    if big is None:
-        big = go.Figure(fig)
-        height = fig.layout.height if isinstance(fig.layout.height, (int, float)) else 450
-        big.update_layout(height=max(FIGURE_HEIGHT, height), font={"size": 18})
-        F.place_title(big.update_layout(title_font_size=24))  # a wrapped title's pad grows
-        big.update_xaxes(tickfont_size=18, title_font_size=18)
-        big.update_yaxes(tickfont_size=18, title_font_size=18)
-        big.update_traces(textfont_size=20, selector={"type": "heatmap"})
-        big.update_traces(colorbar_tickfont_size=16, selector={"type": "heatmap"})
-        big.update_annotations(font_size=18)  # the heads' subplot titles
-        if big.layout.coloraxis.colorscale is not None:  # a grid's shared colour bar
-            big.update_layout(coloraxis_colorbar_tickfont_size=16)
-        fig._attnviz_present = big
-    return big
-
-
 def step_from_url(count: int, *, quiet: bool = False) -> int:
     """The 0-based step the URL asks for (``step`` is 1-based). read_url already dropped a
     value that is not a whole number in 1–MAX_STEP; one past this pass's last step is named in
@@ -201,7 +180,7 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
         st.latex(step.formula)
     if step.sentence:
         st.write(md_escape(step.sentence))
-    panels.chart(_big(step.figure), key=f"present_{step.key}")
+    chart(step, key=f"present_{step.key}", look=F.PROJECTOR)  # drawn for a projector
     return index
 
 

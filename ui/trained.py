@@ -16,6 +16,7 @@ import torch
 
 from attnviz import budget
 from attnviz import pretrained as P
+from attnviz.panel import CAUSAL_WEIGHTS, Panel, Style
 from attnviz.settings import GPT2_SMALL, Settings
 from attnviz.tokens import Tokens, get_tokenizer, tokenize
 
@@ -149,6 +150,20 @@ def _grid(folder, ids, wanted, selected):
     if wanted:
         title = f"{int(shown.sum())} of {L * H} heads: {' or '.join(wanted)}"
     return P.grid_figure(v.thumbs, shown, title=title, selected=selected)
+
+
+def head_panel(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
+    """One head's causal weights as a panel (numbers too many for the cells at GPT-2's width:
+    the hover and the "Numbers and CSV" box give them)."""
+    return Panel(
+        key,
+        weights,
+        tuple(labels),
+        tuple(labels),
+        title=title,
+        kind=CAUSAL_WEIGHTS,
+        style=Style(annotate=False),
+    )
 
 
 def head_table(v: TrainedView, layer: int, head: int, random_weights: torch.Tensor) -> list[dict]:

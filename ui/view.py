@@ -1,7 +1,7 @@
 """The page's view of its matrices: one colour switch and one token window for every panel.
 
-A pass page calls :func:`controls` once near its top; :func:`ui.panels.show` then draws every
-panel of that page through the view (``attnviz.panel.viewed``): attention weights on the 0-1
+A pass page calls :func:`controls` once near its top and passes the view it returns to
+:func:`ui.panels.show` (and ``beside``), which draws every panel of that page through it (``attnviz.panel.viewed``): attention weights on the 0-1
 scale or relative to an even share, and every token axis cut to the window, with a label on
 each token shown. Stacks of heads past the heads grid's budget get a "Heads to show" picker
 (:func:`heads_picker`). The defaults (0 to 1, every token) draw the panels exactly as built.
@@ -10,7 +10,6 @@ each token shown. Stacks of heads past the heads grid's budget get a "Heads to s
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from attnviz import figures as F
 from attnviz.panel import Panel, View, heads_that_fit
@@ -21,16 +20,11 @@ SCALES = ("weights 0 to 1", "relative to an even share (log)")
 # Up to this many tokens every token already has its own labelled row (figures.py says why):
 # a window is offered only past it.
 WINDOW_FROM = F.LABEL_EVERY_TOKEN_UP_TO
-_CURRENT = "_attnviz_view"  # (the page's script hash, its View) in the session's state
-
-
-def _page() -> str:
-    ctx = get_script_run_ctx()
-    return ctx.page_script_hash if ctx is not None else ""
 
 
 def controls(num_tokens: int) -> View:
-    """Draw the page's view controls and make them apply to every panel the page shows."""
+    """Draw the page's view controls; the page passes the view they set to every panel it
+    shows."""
     scale = st.radio(
         "Colour",
         SCALES,
@@ -50,21 +44,13 @@ def controls(num_tokens: int) -> View:
         )
         if (first, end) != (0, last):
             window = (int(first), int(end))
-    view = View(relative=scale == SCALES[1], window=window)
-    st.session_state[_CURRENT] = (_page(), view)
-    return view
+    return View(relative=scale == SCALES[1], window=window)
 
 
-def current() -> View:
-    """The view this page's controls set in this run (the default on a page without them)."""
-    page, view = st.session_state.get(_CURRENT, ("", View()))
-    return view if page == _page() else View()
-
-
-def heads_picker(panel: Panel, view: View) -> tuple[int, ...] | None:
+def heads_picker(panel: Panel, view: View) -> tuple[int, ...]:
     """For a (heads, rows, cols) panel past the grid's budget at this window, a "Heads to
     show" multiselect (at most as many heads as fit; at first heads 0 onward) and the heads
-    chosen. None when every head fits."""
+    chosen; every head when all of them fit (no picker then)."""
     H, rows, cols = panel.values.shape
     if view.window is not None:
         first, last = view.window
@@ -72,7 +58,7 @@ def heads_picker(panel: Panel, view: View) -> tuple[int, ...] | None:
         cols = len(panel.cols[first : last + 1]) or cols
     fit = heads_that_fit(rows, cols)
     if fit >= H:
-        return None
+        return tuple(range(H))
     default = list(range(fit))
     chosen = st.multiselect(
         "Heads to show",

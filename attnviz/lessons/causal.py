@@ -24,7 +24,7 @@ from .. import checks as C
 from .. import figures as F
 from .. import trace as T
 from ..checks import CheckResult
-from ..panel import Claim, Panel
+from ..panel import Claim, Panel, Style
 from ..seeding import seeded
 from ..settings import Settings
 from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
@@ -144,7 +144,7 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
         tr.mask[:k, :k],
         pos,
         pos,
-        kind="mask",
+        colour="mask",
         row_name="query position",
         col_name="key position",
         value_name="mask",
@@ -171,19 +171,20 @@ def _routes(tr: T.CausalTrace, training: bool):
     after = " (before dropout)" if training else ""
     before = {"before": after}
     masked = scores_panel("p3_masked", tr.attn_scores[0], labels)
-    route1 = weights_panel("p3_route1", T.renormalized_weights(tr)[0], labels, fill=before)
-    route2 = weights_panel("p3_route2", tr.attn_weights[0], labels, fill=before)
+    route1 = weights_panel(
+        "p3_route1", T.renormalized_weights(tr)[0], labels, causal=True, fill=before
+    )
+    route2 = weights_panel("p3_route2", tr.attn_weights[0], labels, causal=True, fill=before)
     ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
     uniform = Panel(
         "p3_uniform",
-        F.relative_to_uniform(
-            tr.attn_weights[0], labels, title=f"Each weight relative to uniform{after}"
-        ),
         ratio,
         tuple(labels),
         tuple(labels),
+        title=f"Each weight relative to uniform{after}",
         formula=r"a_{ij} \cdot (i + 1)",
         sentence="1 is an even share of the keys a row can see; 2 is twice that.",
+        style=Style(colour="relative", value_name=F.RATIO_NAME),
     )
     claims = [
         Claim(
@@ -229,6 +230,7 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
         "p3_step_dropout",
         tr.weights_dropped[0],
         labels,
+        causal=True,
         zmax=1 / (1 - p) if training else None,
         story="p3_step_dropout" if training else "p3_step_dropout_identity",
         fill=said,
@@ -278,11 +280,12 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
     n = len(labels)
     zero_rows = [i for i in range(n) if float(after[i].abs().sum()) == 0.0]
     outlined = " · outlined: rows dropped to zero" if zero_rows else ""
-    mask = weights_panel("p3_dmask", T.dropout_mask(tr)[0], labels, value_name="kept")
+    mask = matrix_panel("p3_dmask", T.dropout_mask(tr)[0], labels, labels, value_name="kept")
     dropped = weights_panel(
         "p3_dropped",
         after,
         labels,
+        causal=True,
         zmax=scale,
         outline_rows=zero_rows,
         fill={"scale": f"{scale:.3g}", "outlined": outlined},
@@ -383,6 +386,7 @@ def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -
             f"p3_batch{i}",
             bt.weights_dropped[i],
             labels[i],
+            causal=True,
             zmax=1 / (1 - bt.spec.dropout) if dropped else None,
             story="p3_batch",
             fill={"i": i, "after": after},

@@ -1,5 +1,5 @@
-"""How every lesson draws a matrix: one :class:`Panel` whose heatmap and exact numbers share
-their rows and columns, for the three kinds of matrix every pass has (token by token scores,
+"""How every lesson makes a matrix: one :class:`Panel`, the data its heatmap is drawn from, whose
+figure and exact numbers share their rows and columns, for the three kinds of matrix every pass has (token by token scores,
 token by token weights, one vector per token). What a panel says (its title, formula,
 sentence and caption) is in ``story.toml`` beside this file, by panel key."""
 
@@ -13,8 +13,7 @@ from types import MappingProxyType
 
 import torch
 
-from .. import figures as F
-from ..panel import Panel
+from ..panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style
 
 PARTS = ("title", "formula", "sentence", "caption")
 
@@ -41,29 +40,41 @@ def matrix_panel(
     *,
     story: str | None = None,
     fill: Mapping[str, object] | None = None,
-    **heatmap,
+    kind: str = "",
+    note: str = "",
+    colour: str = "weights",
+    **style,
 ) -> Panel:
-    """``values`` (rows, cols) drawn by :func:`attnviz.figures.heatmap` (its options in
-    ``heatmap``), beside the same numbers and labels. The words are story ``story`` (default:
-    the panel's key) with the fields in ``fill`` and ``$shape``, the shape of ``values``."""
+    """``values`` (rows, cols) as a panel: the same numbers and labels its heatmap will show,
+    drawn on the ``colour`` scale with the rest of its :class:`attnviz.panel.Style` in
+    ``style``. The words are story ``story`` (default: the panel's key) with the fields in
+    ``fill`` and ``$shape``, the shape of ``values``. ``kind``: WEIGHTS or CAUSAL_WEIGHTS for
+    attention weights (the page's colour switch applies to them), else ""."""
     text = told(story or key, shape=tuple(values.shape), **(fill or {}))
-    figure = F.heatmap(values, rows, cols, title=text["title"], **heatmap)
+    if "outline_rows" in style:
+        style["outline_rows"] = tuple(style["outline_rows"])
     return Panel(
         key,
-        figure,
         values,
         tuple(rows),
         tuple(cols),
-        text["caption"],
-        text["formula"],
-        text["sentence"],
+        title=text["title"],
+        caption=text["caption"],
+        formula=text["formula"],
+        sentence=text["sentence"],
+        kind=kind,
+        style=Style(colour=colour, **style),
+        note=note,
     )
 
 
-def weights_panel(key: str, weights: torch.Tensor, labels: Sequence[str], **kw) -> Panel:
+def weights_panel(
+    key: str, weights: torch.Tensor, labels: Sequence[str], *, causal: bool, **kw
+) -> Panel:
     """Attention weights (T, T): a query per row, a key per column, on a 0-to-1 scale (or
-    ``zmax``, after dropout's scaling)."""
-    return matrix_panel(key, weights, labels, labels, **kw)
+    ``zmax``, after dropout's scaling). ``causal``: row i sees keys 0 to i (passes 3 and 4)."""
+    kind = CAUSAL_WEIGHTS if causal else WEIGHTS
+    return matrix_panel(key, weights, labels, labels, kind=kind, **kw)
 
 
 def scores_panel(
@@ -75,7 +86,7 @@ def scores_panel(
     **kw,
 ) -> Panel:
     """Attention scores (T, T), signed; a masked score (−∞) is left blank."""
-    return matrix_panel(key, scores, labels, labels, kind="signed", value_name=value_name, **kw)
+    return matrix_panel(key, scores, labels, labels, colour="signed", value_name=value_name, **kw)
 
 
 def vectors_panel(
@@ -94,7 +105,7 @@ def vectors_panel(
         vectors,
         labels,
         cols,
-        kind="signed",
+        colour="signed",
         row_name=row_name,
         col_name=col_name,
         value_name="value",

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import torch
 
 from .. import figures as F
 from .. import learn
-from ..panel import Claim, Panel
+from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style
 
 SHARP = 0.9  # a head "found" the pattern when this share of its attention is on the right key
 NEARLY_EVEN = 0.1  # step-0 rows within this of an even share are called "nearly uniform"
@@ -49,7 +48,7 @@ class LearnLesson:
     metrics: tuple[tuple[str, str], ...]  # (label, value)
     shares: tuple[tuple[str, bool], ...]  # one badge per head: (text, reached SHARP)
     share_note: str  # what the badges mean at these numbers ("" when nothing to add)
-    curves: tuple[tuple[str, go.Figure], ...]  # (key, figure): loss and accuracy per step
+    curves: tuple[tuple[str, F.Chart], ...]  # (key, figure): loss and accuracy per step
     snapshots: tuple[SnapshotView, ...]  # step 0 .. the last step
     compare: tuple[Panel, ...]  # the expected pattern, then each head after training
     claims: tuple[Claim, ...]
@@ -88,9 +87,19 @@ def task_view(cfg: learn.LearnConfig) -> TaskView:
     return TaskView(sentence, table)
 
 
-def _panel(key: str, weights: torch.Tensor, labels, title: str, **kw) -> Panel:
-    fig = F.heatmap(weights, labels, labels, title=title, **kw)
-    return Panel(key, fig, weights, tuple(labels), tuple(labels), formula=r"A_h", sentence=title)
+def _panel(key: str, weights: torch.Tensor, labels, title: str, **style) -> Panel:
+    """One head's causal weights after training (or the expected pattern), as a panel."""
+    return Panel(
+        key,
+        weights,
+        tuple(labels),
+        tuple(labels),
+        title=title,
+        formula=r"A_h",
+        sentence=title,
+        kind=CAUSAL_WEIGHTS if "value_name" not in style else "",
+        style=Style(**style),
+    )
 
 
 def _largest_gap_from_even(weights: torch.Tensor) -> float:
@@ -161,7 +170,7 @@ def _claims(res: learn.LearnResult, snapshots: tuple[SnapshotView, ...]) -> tupl
     return tuple(claims)
 
 
-def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> go.Figure:
+def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> F.Chart:
     """One value per training step, as a line (markers while the steps are few enough to
     see); an accuracy is drawn on a fixed 0-1 axis."""
     steps = res.config.steps

@@ -12,7 +12,7 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import pandas as pd
@@ -24,7 +24,7 @@ from .. import checks as C
 from .. import figures as F
 from .. import modules as M
 from .. import trace as T
-from ..panel import CAUSAL_WEIGHTS, Claim, Panel, heads_that_fit
+from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
 from .common import scores_panel, vectors_panel, weights_panel
 
@@ -328,34 +328,28 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
     what = f"after dropout, scale 0 to {_factor(p)}" if after else "one shared scale"
     fit = heads_that_fit(n, n)
     note = None
-    if fit >= H:
-        heads = f"all {H} heads"
-    else:
-        heads = f"the first {fit} heads"
+    if fit < H:
         note = (
             f"{H} heads × {n}×{n} = {shown.numel():,} cells is past this page's figure budget "
             f"({GRID_CELL_BUDGET:,}), which keeps the browser responsive: {fit} of the {H} "
             f"heads fit at {n} tokens. Pick the heads to draw in “Heads to show” above the "
             "grid, or narrow the token window to fit more."
         )
-    figure = F.heads_grid(
-        shown[: min(fit, H)],
-        trace.labels,
-        title=f"Attention weights of {heads} ({what})",
-        zmax=zmax,
-    )
     formula = (
         r"A_h = \mathrm{softmax}\!\left(\frac{Q_h K_h^\top}{\sqrt{d_{\text{head}}}} + M\right)"
     )
     panel = Panel(
         "p4_grid",
-        figure,
         shown,
         trace.labels,
         trace.labels,
+        title="Attention weights of {heads}",
+        note=what,
         formula=rf"\mathrm{{dropout}}({formula})" if after else formula,
         sentence="Each head attends over the same tokens with its own pattern.",
         kind=CAUSAL_WEIGHTS,
+        style=Style(zmax=zmax),
+        heads=None if fit >= H else tuple(range(fit)),
     )
     return panel, note
 
@@ -478,21 +472,23 @@ def build(
 # --- presenter steps ----------------------------------------------------------------------------
 def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
     """A (H, rows, cols) panel: every head, or head 0 alone past the grid's budget."""
+    style = Style(colour="signed", row_name="row", col_name="column", value_name="value")
     if values.numel() > GRID_CELL_BUDGET:
         title = f"{title}: head 0 of {values.shape[0]} (all heads are past the figure budget)"
         values = values[0]
-        figure = F.heatmap(values, rows, cols, title=title, kind="signed", annotate=False)
+        style = replace(style, annotate=False)
     else:
-        figure = F.heads_grid(
-            values,
-            rows,
-            title=title,
-            kind="signed",
-            col_labels=cols,
-            labelled=True,
-            names=("row", "column", "value"),
-        )
-    return Panel(key, figure, values, tuple(rows), tuple(cols), "", formula, sentence)
+        style = replace(style, labelled=True)
+    return Panel(
+        key,
+        values,
+        tuple(rows),
+        tuple(cols),
+        title=title,
+        formula=formula,
+        sentence=sentence,
+        style=style,
+    )
 
 
 def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
@@ -573,12 +569,18 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     before = trace.attn_weights[0, h]
     shown = trace.weights_dropped[0, h] if after else before
     if after:  # training mode: the softmax, then what dropout left of it
-        found.append(weights_panel("p4_weights_before", before, labels, fill=said))
+        found.append(weights_panel("p4_weights_before", before, labels, causal=True, fill=said))
         weights = weights_panel(
-            "p4_weights", shown, labels, zmax=1 / (1 - p), story="p4_weights_dropped", fill=said
+            "p4_weights",
+            shown,
+            labels,
+            causal=True,
+            zmax=1 / (1 - p),
+            story="p4_weights_dropped",
+            fill=said,
         )
     else:
-        weights = weights_panel("p4_weights", shown, labels, fill=said)
+        weights = weights_panel("p4_weights", shown, labels, causal=True, fill=said)
     context = trace.context_heads[0, h]
     found += [
         weights,

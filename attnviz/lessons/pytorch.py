@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from .. import checks as C
 from .. import figures as F
@@ -165,7 +164,12 @@ def head_panels(les: PytorchLesson, head: int) -> tuple[Panel, ...]:
         fill = {"name": name, "head": head}
         found.append(
             weights_panel(
-                f"p6_{key}_{head}", weights[0, head], labels, story="p6_head_weights", fill=fill
+                f"p6_{key}_{head}",
+                weights[0, head],
+                labels,
+                causal=True,
+                story="p6_head_weights",
+                fill=fill,
             )
         )
     return tuple(found)
@@ -174,7 +178,7 @@ def head_panels(les: PytorchLesson, head: int) -> tuple[Panel, ...]:
 # --- speed --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SpeedView:
-    figure: go.Figure | None
+    figure: F.Chart | None
     sentences: str  # what the measurement shows, in words
     table: pd.DataFrame
     caption: str

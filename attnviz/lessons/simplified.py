@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import plotly.graph_objects as go
 import torch
 
 from .. import bugs as B
@@ -71,8 +70,8 @@ class QueryView:
     """One query's walk: its scores, three ways to normalise them, and its context vector."""
 
     query: int
-    scores_figure: go.Figure
-    walk_figure: go.Figure
+    scores_figure: F.Chart
+    walk_figure: F.Chart
     walk_check: C.CheckResult
     walk_caption: str  # the scores the walk used and the sums it gives, computed
     context_walk: Panel  # rows: alpha_qj * x_j for each token j, then their sum z
@@ -82,7 +81,7 @@ class QueryView:
 def _panels(tr: T.SimplifiedTrace) -> dict[str, Panel]:
     lab, dims = tr.labels, tuple(F.dim_labels(tr.inputs.shape[1]))
     scores = scores_panel("p1_scores", tr.attn_scores, lab)
-    weights = weights_panel("p1_weights", tr.attn_weights, lab)
+    weights = weights_panel("p1_weights", tr.attn_weights, lab, causal=False)
     context = vectors_panel(
         "p1_context", tr.context, lab, dims, row_name="query", col_name="dimension"
     )

@@ -12,7 +12,6 @@ import functools
 from dataclasses import dataclass
 from typing import cast
 
-import plotly.graph_objects as go
 import torch
 
 from .. import book as BK
@@ -51,11 +50,11 @@ class TrainableLesson:
     book_blocks: tuple[BookBlock, ...]
     wide_d_out: int | None  # the d_out of the "wide" panel, when there is one
     scaling_note: str  # where to look when there is no wide panel ("" when there is one)
-    entropy_figure: go.Figure
-    gradient_figure: go.Figure
+    entropy_figure: F.Chart
+    gradient_figure: F.Chart
     study_caption: str
-    weights_histogram: go.Figure
-    scores_histogram: go.Figure
+    weights_histogram: F.Chart
+    scores_histogram: F.Chart
     hidden: dict[str, str | None]
 
     def claims_on(self, panel: str) -> tuple[Claim, ...]:
@@ -108,7 +107,7 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
             weight_matrix(tr, name),
             dims_in,
             dims_out,
-            kind="signed",
+            colour="signed",
             row_name="input dim",
             col_name="output dim",
             value_name="weight",
@@ -134,7 +133,7 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
     out["scaled"] = scores_panel(
         "p2_scaled", tr.scaled_scores, lab, value_name="scaled score", fill=root
     )
-    out["weights"] = weights_panel("p2_weights", tr.attn_weights, lab)
+    out["weights"] = weights_panel("p2_weights", tr.attn_weights, lab, causal=False)
     out["context"] = vectors_panel("p2_context", tr.context, lab, dims_out, col_name="output dim")
     out["change"] = _change_panel(tr, "p2_unscaled_change")
     if wide is not None:
@@ -181,7 +180,7 @@ def _scaling_note(tr: T.TrainableTrace, wide: T.TrainableTrace | None, book: boo
 
 
 @functools.lru_cache(maxsize=1)
-def _study_figures() -> tuple[go.Figure, go.Figure, str]:
+def _study_figures() -> tuple[F.Chart, F.Chart, str]:
     """The why-scale curves: the same for every input (shared, read-only)."""
     study = scaling.scaling_study()
     x = study.d_ks

@@ -94,8 +94,12 @@ def chart_specs(at: AppTest) -> list[dict]:
 
 
 def chart_title(spec: dict) -> str:
-    """The chart's title on one line (a long title is wrapped with ``<br>``, at a space)."""
-    return spec.get("layout", {}).get("title", {}).get("text", "").replace("<br>", " ")
+    """The chart's title on one line (a long title is wrapped with ``<br>``, at a space), then
+    its subtitle in brackets when it has one (a note: "tokens 10–20 of 60")."""
+    title = spec.get("layout", {}).get("title", {})
+    text = title.get("text", "").replace("<br>", " ")
+    note = title.get("subtitle", {}).get("text", "")
+    return f"{text} ({note})" if note else text
 
 
 def chart(at: AppTest, title_prefix: str) -> dict:

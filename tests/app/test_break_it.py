@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from attnviz import bugs as B
-from ui.panels import NONE
+from ui.breakit import NONE
 
 from .conftest import (
     PASS_PAGES,

@@ -21,6 +21,7 @@ from .conftest import (
     assert_sidebar,
     badges,
     chart,
+    chart_title,
     charts,
     exceptions,
     go,
@@ -114,10 +115,6 @@ def test_the_dropout_lab_states_its_factor_and_seed_and_colours_up_to_it(p, fact
     assert kept.any() and (dropped[np.tri(6) > 0] == 0).any()
     # every survivor is its weight times the factor
     np.testing.assert_allclose(dropped[kept], weights[kept] * factor, rtol=1e-6)
-
-
-def chart_title(spec: dict) -> str:
-    return spec["layout"]["title"]["text"].replace("<br>", " ")  # a long title wraps at a space
 
 
 def test_rows_that_dropout_zeroes_are_outlined_in_the_figure():

@@ -13,11 +13,12 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from attnviz import bugs as B
 from attnviz import figures as F
 from attnviz.settings import Settings
 from attnviz.tokens import tokenize
 from tests.engine.test_lessons_causal import DEFAULT_TEXT, DEFAULT_TEXT2, page3
-from ui import cache, panels
+from ui import cache, numbers
 
 from .conftest import BOOK_TEXT, chart, exceptions, open_app
 from .test_content_late import (
@@ -39,7 +40,7 @@ def media(monkeypatch):
     files: dict[str, tuple[str | None, str, bytes]] = {}
     built: list[tuple[int, ...]] = []
     add = MediaFileManager.add
-    to_csv = panels._csv
+    to_csv = numbers._csv
 
     def spy(self, data, mimetype, coordinates, file_name=None, is_for_static_download=False):
         url = add(self, data, mimetype, coordinates, file_name, is_for_static_download)
@@ -51,7 +52,7 @@ def media(monkeypatch):
         return to_csv(df)
 
     monkeypatch.setattr(MediaFileManager, "add", spy)
-    monkeypatch.setattr(panels, "_csv", counting)
+    monkeypatch.setattr(numbers, "_csv", counting)
     return files, built
 
 
@@ -216,7 +217,7 @@ def test_break_it_figures_have_their_numbers_and_csv(media):
     files, built = media
     cache.clear_all()  # the correct weights may have been built as another page's CSV
     at = open_app(page="causal")
-    title = next(b.title for b in panels.B.bugs_for("causal") if b.key == "mask_with_zero")
+    title = next(b.title for b in B.bugs_for("causal") if b.key == "mask_with_zero")
     at.selectbox(key="bug_causal").set_value(title).run()
     assert [b for b in at.get("download_button")] == []  # closed boxes
     open_numbers(at, "bug_w_mask_with_zero", "bug_r_mask_with_zero")

@@ -53,21 +53,20 @@ def test_every_intro_belongs_to_a_registered_page_and_carries_its_title():
 
 
 def _side_by_side(count: int, with_figure: bool) -> None:
-    import plotly.graph_objects as go
     import streamlit as st
     import torch
 
+    from attnviz import figures as F
     from attnviz.panel import Panel
     from ui import panels
 
     def panel(key: str) -> Panel:
         values = torch.arange(4.0).reshape(2, 2)
-        figure = go.Figure(go.Heatmap(z=values.tolist()), layout={"title": {"text": key}})
-        return Panel(key, figure, values, ("a", "b"), ("x", "y"))
+        return Panel(key, values, ("a", "b"), ("x", "y"), title=key)
 
     items: list = [panel(f"p{i}") for i in range(count)]
     if with_figure:
-        items.append(go.Figure(go.Bar(y=[1, 2]), layout={"title": {"text": "bars"}}))
+        items.append(F.bars([1, 2], ["0: a", "1: b"], title="bars"))
     panels.beside(*items, numbers=False, below=lambda p: st.caption(f"under {p.key}"))
 
 

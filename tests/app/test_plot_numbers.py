@@ -8,7 +8,7 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
-from ui import panels
+from ui import numbers
 
 from .conftest import chart_specs, chart_title, open_app, spec_array
 
@@ -17,7 +17,7 @@ LABELS = ["0: <b>", "1: ␣cat", "2: 1"]
 
 def test_bars_give_one_row_per_token_with_the_raw_label_and_the_exact_value():
     values = np.array([0.125, 1 / 3, 2.5], dtype=np.float32)
-    frame = panels.series_frame(F.bars(values, LABELS, title="Scores", value_name="score"))
+    frame = numbers.series_frame(F.bars(values, LABELS, title="Scores", value_name="score"))
     assert list(frame.index) == LABELS  # the raw text, not Plotly's escaped "&lt;b&gt;"
     assert list(frame.columns) == ["score"]
     assert frame["score"].dtype == np.float32
@@ -26,7 +26,7 @@ def test_bars_give_one_row_per_token_with_the_raw_label_and_the_exact_value():
 
 def test_grouped_bars_and_lines_give_one_column_per_series():
     series = {"divide by sum": [0.2, 0.3, 0.5], "softmax": [0.1, 0.2, 0.7]}
-    frame = panels.series_frame(F.grouped_bars(series, LABELS, title="t"))
+    frame = numbers.series_frame(F.grouped_bars(series, LABELS, title="t"))
     assert list(frame.columns) == list(series) and list(frame.index) == LABELS
     np.testing.assert_allclose(frame.to_numpy().T, np.float32(list(series.values())))
     curve = F.lines(
@@ -36,14 +36,14 @@ def test_grouped_bars_and_lines_give_one_column_per_series():
         x_name="d_k",
         y_name="entropy",
     )
-    frame = panels.series_frame(curve)
+    frame = numbers.series_frame(curve)
     assert frame.index.name == "d_k" and list(frame.index) == [1, 4, 16]
     np.testing.assert_array_equal(frame["raw"].to_numpy(), np.float32([1.0, 0.5, 0.1]))
 
 
 def test_horizontal_timing_bars_read_the_times_against_the_names():
     fig = F.timing_bars(["fused <SDPA>", "ours"], [0.5, 1.25], [1.0, 2.5], title="t")
-    frame = panels.series_frame(fig)
+    frame = numbers.series_frame(fig)
     assert list(frame.index) == ["fused <SDPA>", "ours"]
     assert list(frame.columns) == ["median time per forward pass (ms)"]
     np.testing.assert_array_equal(frame.iloc[:, 0].to_numpy(), np.float32([0.5, 1.25]))
@@ -51,7 +51,7 @@ def test_horizontal_timing_bars_read_the_times_against_the_names():
 
 def test_histograms_give_the_counts_at_each_bin_centre():
     fig = F.histograms({"v1": np.arange(8.0), "v2": np.zeros(8)}, title="t", bins=4)
-    frame = panels.series_frame(fig)
+    frame = numbers.series_frame(fig)
     assert list(frame.columns) == ["v1", "v2"] and len(frame) == 4
     assert frame["v1"].sum() == 8 and frame["v2"].sum() == 8
 

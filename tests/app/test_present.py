@@ -277,4 +277,4 @@ def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
         "Scores: head 0 of 4 (all heads are past the figure budget)"
     )
     small = ML._per_head("k", values[:, :6, :6], labels[:6], labels[:6], "Scores", "", "")
-    assert small.shape == (4, 6, 6) and len(small.figure.data) == 4
+    assert small.shape == (4, 6, 6) and len(small.figure["data"]) == 4

@@ -3,24 +3,26 @@ figure (a matrix, a stack of heads), where in a plan boxes are opened, and how `
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
-import plotly.io
 import pytest
 import torch
 
 from attnviz import figures as F
 from bench import loadtest
-from ui import panels
+from ui import numbers
 
 LABELS = ["0: One", "1: ␣two", "2: ␣three"]
 
 
 def spec_of(fig) -> str:
-    return plotly.io.to_json(fig, validate=False)
+    """The JSON the page sends for a figure (a spec, or a chart's spec)."""
+    return json.dumps(fig.spec if isinstance(fig, F.Chart) else fig)
 
 
 def csv_of(z: torch.Tensor, rows, cols) -> bytes:
-    return panels._csv(panels.frame(z, rows, cols))
+    return numbers._csv(numbers.frame(z, rows, cols))
 
 
 def test_a_matrix_csv_has_the_shape_of_its_figure():
@@ -59,7 +61,7 @@ def test_a_bar_or_line_chart_csv_is_one_row_a_point_and_one_column_a_series():
     for fig, series in ((one, 1), (two, 2)):
         shape = loadtest.heatmap_shape(spec_of(fig))
         assert shape == (1, 3, series)
-        body = panels.series_frame(fig).to_csv().encode("utf-8")  # what panels.plot offers
+        body = numbers.series_frame(fig).to_csv().encode("utf-8")  # what numbers.plot offers
         assert loadtest.csv_problem(body, shape) == ""
         assert loadtest.csv_problem(body, (1, 3, series + 1)) != ""
 

@@ -23,12 +23,13 @@ from tests.support.pages import ROOT
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "compose.yaml"
 KUBERNETES = DEPLOY / "kubernetes" / "attnviz.yaml"
+KUBERNETES_REDIS = DEPLOY / "kubernetes" / "redis.yaml"
 HAPROXY = DEPLOY / "haproxy.cfg"
 GIB = 1024**3
 
 
-def kube_documents() -> dict[str, dict]:
-    docs = [d for d in yaml.safe_load_all(KUBERNETES.read_text()) if d]
+def kube_documents(path: Path = KUBERNETES) -> dict[str, dict]:
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     return {d["kind"]: d for d in docs}
 
 
@@ -100,6 +101,63 @@ def test_kubernetes_probes_affinity_secret_and_resources():
     assert backend["name"] == docs["Service"]["metadata"]["name"]
 
 
+def test_compose_runs_redis_for_the_polls_and_every_replica_points_at_it():
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    redis = services["redis"]
+    assert redis["image"].split("/")[-1].startswith("redis:")  # the official image
+    assert "ports" not in redis  # reachable from the replicas' network only
+    assert redis["read_only"] is True and "/data" in redis["tmpfs"]
+    command = redis["command"]
+    # Nothing written to disk: no snapshots, no append-only file.
+    assert command[0] == "redis-server"
+    assert command[command.index("--save") + 1] == ""
+    assert command[command.index("--appendonly") + 1] == "no"
+    assert command[command.index("--maxmemory-policy") + 1] == "noeviction"
+    assert "redis-cli" in redis["healthcheck"]["test"]
+    replicas = {n: s for n, s in services.items() if n.startswith("replica-")}
+    for replica in replicas.values():
+        url = replica["environment"]["ATTNVIZ_REDIS_URL"]
+        host, port = re.fullmatch(r"redis://([\w.-]+):(\d+)/\d+", url).groups()
+        assert host == "redis" and port == "6379"
+        assert set(replica["networks"]) <= set(redis["networks"])
+        # The lessons do not wait for Redis: polls report it missing, the pages keep working.
+        assert "redis" not in replica.get("depends_on", {})
+
+
+def test_kubernetes_redis_serves_only_the_app_and_the_app_points_at_it():
+    app = kube_documents()
+    docs = kube_documents(KUBERNETES_REDIS)
+    assert set(docs) == {"Deployment", "Service", "NetworkPolicy"}
+    (container,) = app["Deployment"]["spec"]["template"]["spec"]["containers"]
+    url = {e["name"]: e for e in container["env"]}["ATTNVIZ_REDIS_URL"]["value"]
+    host, port = re.fullmatch(r"redis://([\w.-]+):(\d+)/\d+", url).groups()
+    service = docs["Service"]
+    assert service["metadata"]["name"] == host
+    assert service["spec"]["ports"][0]["port"] == int(port)
+    deployment = docs["Deployment"]["spec"]
+    pod_labels = deployment["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    assert deployment["selector"]["matchLabels"].items() <= pod_labels.items()
+    # The app's Service must not send students to Redis, nor Redis's to the app.
+    assert not app["Service"]["spec"]["selector"].items() <= pod_labels.items()
+    app_labels = app["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    policy = docs["NetworkPolicy"]["spec"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    (rule,) = policy["ingress"]
+    (source,) = rule["from"]
+    assert source["podSelector"]["matchLabels"].items() <= app_labels.items()
+    assert rule["ports"] == [{"port": int(port), "protocol": "TCP"}]
+    pod = deployment["template"]["spec"]
+    assert deployment["replicas"] == 1
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    (redis,) = pod["containers"]
+    args = redis["args"]
+    assert args[args.index("--save") + 1] == "" and args[args.index("--appendonly") + 1] == "no"
+    assert redis["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {m["mountPath"] for m in redis["volumeMounts"]} == {"/data"}
+    assert quantity_bytes(redis["resources"]["limits"]["memory"]) >= 2 * 256 * 1024**2
+
+
 # --- schema validation with the tools ----------------------------------------------------------
 def tool(name: str) -> str:
     folder = os.environ.get("ATTNVIZ_DEPLOY_TOOLS")
@@ -130,6 +188,16 @@ def test_kubernetes_manifests_pass_kubernetes_validate(tmp_path):
     assert run([binary, "--strict", str(broken)]).returncode != 0
 
 
+def test_kubernetes_redis_manifests_pass_kubernetes_validate(tmp_path):
+    binary = tool("kubernetes-validate")
+    result = run([binary, "--strict", str(KUBERNETES_REDIS)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("passed") == 3, result.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(KUBERNETES_REDIS.read_text().replace("policyTypes:", "policyType:"))
+    assert run([binary, "--strict", str(broken)]).returncode != 0
+
+
 def test_compose_file_passes_the_compose_specification_schema(tmp_path):
     binary = tool("check-jsonschema")
     result = run([binary, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)])
@@ -146,9 +214,10 @@ def test_podman_compose_resolves_the_file_and_needs_the_cookie_secret():
     assert ok.returncode == 0, ok.stdout + ok.stderr
     resolved = yaml.safe_load(ok.stdout)
     for name in ("replica-a", "replica-b"):
-        assert resolved["services"][name]["environment"]["STREAMLIT_SERVER_COOKIE_SECRET"] == (
-            "s3cret"
-        )
+        environment = resolved["services"][name]["environment"]
+        assert environment["STREAMLIT_SERVER_COOKIE_SECRET"] == "s3cret"
+        assert environment["ATTNVIZ_REDIS_URL"] == "redis://redis:6379/0"
+    assert resolved["services"]["redis"]["command"][:3] == ["redis-server", "--save", ""]
     env = {k: v for k, v in os.environ.items() if k != "ATTNVIZ_COOKIE_SECRET"}
     missing = subprocess.run(
         [binary, "-f", "compose.yaml", "config"],

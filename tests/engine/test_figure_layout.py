@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attnviz import figures as F
+from tests.support.specs import as_figure
 
 LONG = "Scores of query 2 against every key in the sentence, before the softmax"
 
@@ -54,29 +55,38 @@ def test_entities_count_as_one_character_and_a_long_word_keeps_its_own_line():
     assert lines_of(F.wrap_title(f"a {word} b")) == ["a", word, "b"]
 
 
-def test_the_top_margin_grows_a_line_per_line_the_title_gained_once():
-    fig = F.bars([1.0, 2.0, 3.0], ["0: a", "1: b", "2: c"], title=LONG)
+def test_the_top_margin_grows_a_line_per_line_the_title_takes():
+    fig = as_figure(F.bars([1.0, 2.0, 3.0], ["0: a", "1: b", "2: c"], title=LONG))
     assert fig.layout.title.text == F.wrap_title(LONG)
     assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
-    F.readable(fig)  # a second pass (as relative_to_uniform does) adds nothing
-    assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
-    assert F.title_of(fig) == LONG
+    assert F.one_line(fig.layout.title.text) == LONG
     # Plotly sets a wrapped title's first line on its baseline at the pad: 0.7 em more of it
     assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.TITLE_SIZE)
-    short = F.bars([1.0], ["0: a"], title="Scores")
+    short = as_figure(F.bars([1.0], ["0: a"], title="Scores"))
     assert short.layout.margin.t == F.TITLE_TOP
     assert short.layout.title.pad.t == F.TITLE_PAD
     assert (short.layout.title.yanchor, short.layout.title.yref) == ("top", "container")
 
 
+def test_a_note_is_the_subtitle_and_the_top_margin_holds_it():
+    labels = [f"{i}: t" for i in range(4)]
+    z = torch.zeros(4, 4)
+    plain = as_figure(F.heatmap(z, labels, labels, title="Weights"))
+    noted = as_figure(F.heatmap(z, labels, labels, title="Weights", note="tokens 1–4 of 9"))
+    assert noted.layout.title.text == "Weights"
+    assert noted.layout.title.subtitle.text == "tokens 1–4 of 9"
+    assert noted.layout.margin.t > plain.layout.margin.t
+    assert noted.layout.title.subtitle.font.color == F.AXIS_COLOUR
+
+
 def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     z = torch.rand(4, 4, generator=torch.Generator().manual_seed(0))
     labels = [f"{i}: t" for i in range(4)]
-    fig = F.heatmap(z, labels, labels, title=LONG)
+    fig = as_figure(F.heatmap(z, labels, labels, title=LONG))
     assert len(lines_of(fig.layout.title.text)) == 2
     assert fig.layout.margin.t == 50 + F.TITLE_LINE
     assert fig.data[0].colorbar.thickness == F.COLOURBAR_THICKNESS
-    grid = F.heads_grid(torch.stack([z, z]), labels, title="heads")
+    grid = as_figure(F.heads_grid(torch.stack([z, z]), labels, title="heads"))
     assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
 
 
@@ -94,9 +104,9 @@ def every_builder():
 
 @pytest.mark.parametrize("name", list(every_builder()))
 def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(name):
-    fig = every_builder()[name]
+    fig = as_figure(every_builder()[name])
     layout = fig.layout
-    assert layout.template.layout.to_plotly_json() == {}  # TEMPLATE "none": no Plotly styling
+    assert layout.template.layout.to_plotly_json() == {}  # no Plotly styling
     assert layout.title.font.size == F.TITLE_SIZE
     several = len(fig.data) > 1
     top = F.TITLE_TOP + (F.LEGEND_ROW if several else 0)
@@ -109,6 +119,7 @@ def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(na
         )
     assert layout.xaxis.automargin is True and layout.yaxis.automargin is True
     assert layout.title.font.color == F.TEXT_COLOUR
+    assert layout.xaxis.tickfont.color == layout.yaxis.tickfont.color == F.AXIS_COLOUR
 
 
 def test_base_layout_passes_the_rest_through():
@@ -117,8 +128,10 @@ def test_base_layout_passes_the_rest_through():
     assert layout["barmode"] == "group"
 
 
-def test_a_wrapped_title_set_larger_gets_a_pad_for_its_new_size():
-    fig = F.bars([1.0], ["0: a"], title=LONG)
-    F.place_title(fig.update_layout(title_font_size=24))  # as presenter mode does
-    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * 24)
+def test_a_wrapped_title_drawn_larger_gets_a_pad_for_its_size():
+    labels = [f"{i}: t" for i in range(3)]
+    long = LONG + " and after the scaling by the square root of d_k, for every head"
+    fig = as_figure(F.heatmap(torch.eye(3), labels, labels, title=long, look=F.PROJECTOR))
+    assert "<br>" in fig.layout.title.text
+    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.PROJECTOR.title)
     assert (fig.layout.title.x, fig.layout.title.xanchor) == (0.0, "left")

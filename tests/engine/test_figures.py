@@ -1,4 +1,5 @@
-"""Figures: escaped category labels, 4-decimal hover, float32 data, cropping."""
+"""Figures: escaped category labels, 4-decimal hover, float32 data, cropping. Every spec here
+also passes Plotly's own validation (``as_figure``)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,18 @@ from hypothesis import strategies as st
 
 from attnviz import figures as F
 from attnviz.tokens import tokenize
+from tests.support.specs import as_figure
 
 
-def _heatmap_trace(fig: go.Figure):
-    return fig.data[0]
+def _heatmap_trace(spec) -> go.Heatmap:
+    return as_figure(spec).data[0]
 
 
 def test_heatmap_labels_are_escaped_categories_with_one_row_per_position():
     toks = tokenize("<b>1</b> 1 <b>")
     z = torch.eye(len(toks))
-    fig = F.heatmap(z, toks.labels, toks.labels, title="weights")
-    trace = _heatmap_trace(fig)
+    fig = as_figure(F.heatmap(z, toks.labels, toks.labels, title="weights"))
+    trace = fig.data[0]
     assert len(trace.y) == len(toks) == len(set(trace.y))
     assert all("<" not in label for label in trace.x)
     assert any("&lt;" in label for label in trace.x)
@@ -48,12 +50,15 @@ def test_weights_use_a_fixed_zero_to_one_scale():
     assert _heatmap_trace(after_dropout).zmax == 2.0
 
 
-def test_large_matrices_are_cropped_and_the_title_says_so():
+def test_large_matrices_are_cropped_and_the_subtitle_says_so():
     n = F.MAX_SIDE + 4
     labels = [f"{i}: t" for i in range(n)]
-    fig = F.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
-    assert np.asarray(_heatmap_trace(fig).z).shape == (F.MAX_SIDE, 3)
-    assert f"rows 0–{F.MAX_SIDE - 1} of {n}" in fig.layout.title.text
+    spec = F.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
+    assert np.asarray(_heatmap_trace(spec).z).shape == (F.MAX_SIDE, 3)
+    assert F.subtitle_of(spec) == f"rows 0–{F.MAX_SIDE - 1} of {n}"
+    assert F.title_of(spec) == "big"
+    noted = F.heatmap(torch.zeros(n, 3), labels, list("abc"), title="big", note="a note")
+    assert F.subtitle_of(noted) == f"a note, rows 0–{F.MAX_SIDE - 1} of {n}"
 
 
 def test_escape_label_shortens_long_tokens():
@@ -71,10 +76,15 @@ def test_escaped_token_labels_stay_unique(text):
 
 def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
     w = torch.softmax(torch.randn(3, 4, 4, generator=torch.Generator().manual_seed(0)), -1)
-    fig = F.heads_grid(w, ["a", "b", "c", "d"], title="heads")
+    fig = as_figure(F.heads_grid(w, ["a", "b", "c", "d"], title="heads"))
     assert len(fig.data) == 3
     assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2"]
     assert all(t.coloraxis == "coloraxis" for t in fig.data)
+    # one subplot per head, side by side, none overlapping another
+    domains = [fig.layout[f"xaxis{i or ''}"].domain for i in (0, 2, 3)]
+    assert all(a[1] < b[0] for a, b in zip(domains, domains[1:], strict=False))
+    assert [t.xaxis for t in fig.data] == ["x", "x2", "x3"]
+    np.testing.assert_array_equal(np.asarray(fig.data[2].z), w[2].numpy())
 
 
 def test_relative_to_uniform_is_one_for_uniform_causal_weights():
@@ -89,8 +99,8 @@ def test_relative_to_uniform_is_one_for_uniform_causal_weights():
 
 def test_relative_to_uniform_hovers_the_ratio_from_z_without_per_cell_strings():
     w = torch.tensor([[1.0, 0.0, 0.0], [0.8, 0.2, 0.0], [0.5, 0.25, 0.25]])
-    fig = F.relative_to_uniform(w, ["0: <b>", "1: a", "2: b"], title="r")
-    trace = _heatmap_trace(fig)
+    fig = as_figure(F.relative_to_uniform(w, ["0: <b>", "1: a", "2: b"], title="r"))
+    trace = fig.data[0]
     # row 2 sees 3 keys: 0.5 * 3 = 1.5 times an even share; row 1: 0.8 * 2 = 1.6
     assert np.asarray(trace.z)[2, 0] == np.float32(1.5)
     assert np.asarray(trace.z)[1, 0] == np.float32(1.6)
@@ -109,15 +119,16 @@ def test_relative_to_uniform_hovers_the_ratio_from_z_without_per_cell_strings():
 
 
 def test_outlined_rows_get_one_rectangle_each():
-    fig = F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="w", outline_rows=[0, 2])
-    rects = [(s.y0, s.y1) for s in fig.layout.shapes]
+    spec = F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="w", outline_rows=[0, 2])
+    rects = [(s.y0, s.y1) for s in as_figure(spec).layout.shapes]
     assert rects == [(-0.5, 0.5), (1.5, 2.5)]
-    assert F.heatmap(torch.zeros(2, 2), list("ab"), list("ab"), title="w").layout.shapes == ()
+    plain = F.heatmap(torch.zeros(2, 2), list("ab"), list("ab"), title="w")
+    assert as_figure(plain).layout.shapes == ()
 
 
 def test_bars_highlight_one_token():
-    fig = F.bars(torch.tensor([0.1, 0.7, 0.2]), ["0: a", "1: b", "2: c"], title="q", highlight=1)
-    colours = list(fig.data[0].marker.color)
+    chart = F.bars(torch.tensor([0.1, 0.7, 0.2]), ["0: a", "1: b", "2: c"], title="q", highlight=1)
+    colours = list(as_figure(chart).data[0].marker.color)
     assert colours[1] != colours[0] == colours[2]
 
 
@@ -126,3 +137,25 @@ def test_figure_bytes_grows_with_the_matrix():
     labels = [str(i) for i in range(64)]
     large = F.figure_bytes(F.heatmap(torch.zeros(64, 64), labels, labels, title="s"))
     assert 0 < small < large
+
+
+def test_the_projector_look_draws_larger_text_and_a_taller_figure():
+    labels = [f"{i}: t" for i in range(6)]
+    z = torch.rand(6, 6, generator=torch.Generator().manual_seed(1))
+    normal = as_figure(F.heatmap(z, labels, labels, title="w"))
+    big = as_figure(F.heatmap(z, labels, labels, title="w", look=F.PROJECTOR))
+    assert big.data[0].textfont.size == F.PROJECTOR.cells >= 28 > normal.data[0].textfont.size
+    assert big.layout.xaxis.tickfont.size == F.PROJECTOR.ticks >= 22
+    assert big.layout.yaxis.tickfont.size >= 22 and big.layout.title.font.size > 24
+    assert big.layout.height >= 540 > normal.layout.height
+    np.testing.assert_array_equal(np.asarray(big.data[0].z), np.asarray(normal.data[0].z))
+
+
+def test_numbers_travel_as_float32_base64_and_come_back_exactly():
+    z = torch.tensor([[0.1234567, -2.5], [float("nan"), 3.0]])
+    packed = F.packed(z)
+    assert packed["dtype"] == "f4" and packed["shape"] == "2, 2"
+    back = F.unpacked(packed)
+    np.testing.assert_array_equal(back, z.numpy())  # NaN compares equal here
+    small = F.packed(np.array([[1, -2]], dtype=np.int8))
+    assert small["dtype"] == "i1" and F.unpacked(small).tolist() == [[1, -2]]

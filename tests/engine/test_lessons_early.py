@@ -16,6 +16,7 @@ from attnviz.lessons import home, simplified, trainable
 from attnviz.panel import Claim
 from attnviz.settings import GPT2_SMALL, Settings
 from attnviz.tokens import tokenize
+from tests.support.specs import z_of
 
 DEFAULT_TEXT = "Your journey starts with one step"
 GPT2_TEXT_TOKENS = 64
@@ -94,7 +95,7 @@ def test_every_panel_holds_the_shape_its_labels_name(case):
         for key, panel in panels.items():
             assert panel.shape[-2:] == (len(panel.rows), len(panel.cols)), (name, key)
             assert torch.isfinite(panel.values).all(), (name, key)
-            z = panel.figure.data[0].z
+            z = z_of(panel)
             # The figure draws the same matrix, cropped to MAX_SIDE per side.
             assert tuple(z.shape) == tuple(min(n, F.MAX_SIDE) for n in panel.shape[-2:])
             assert panel.formula and panel.sentence, (name, key)

@@ -12,6 +12,7 @@ from attnviz import figures as F
 from attnviz.lessons import multihead as ML
 from attnviz.settings import GPT2_SMALL, Settings, mha_parameter_count
 from attnviz.tokens import tokenize
+from tests.support.specs import as_figure, words_of
 
 DEFAULT_TEXT = "Your journey starts with one step"
 GPT2 = Settings(
@@ -105,8 +106,8 @@ def test_training_mode_draws_the_weights_after_dropout_and_says_so(built, size):
     assert not torch.equal(grid, trace.attn_weights[0])
     sums = grid.sum(dim=-1)
     assert ((sums - 1).abs() > 1e-3).any()  # where dropout struck, rows no longer sum to 1
-    assert float(grid.max()) > 1.0 and view.grid.figure.layout.coloraxis.cmax == 2.0
-    assert "after dropout" in F.title_of(view.grid.figure)
+    assert float(grid.max()) > 1.0 and as_figure(view.grid).layout.coloraxis.cmax == 2.0
+    assert "after dropout" in words_of(view.grid)
     (rows,) = [c for c in view.claims if c.prop == "some_row_sum_differs"]
     assert rows.text.startswith("All heads: ") and "no longer sum to 1 after dropout" in rows.text
     assert view.weights_note.startswith("Training mode, dropout p = 0.5: these are the weights")

@@ -10,8 +10,9 @@ from attnviz import figures as F
 from attnviz import lesson
 from attnviz.lessons.causal import causal_lesson
 from attnviz.lessons.simplified import simplified_lesson
-from attnviz.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, View, is_token_axis, viewed
+from attnviz.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, is_token_axis, viewed
 from attnviz.settings import Settings
+from tests.support.specs import as_figure, z_of
 
 TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps on the mat. " * 2
 
@@ -48,7 +49,7 @@ def test_token_axes_are_labels_that_start_with_their_own_position():
 def test_the_default_view_and_dimension_only_panels_stay_as_built():
     values = torch.arange(16, dtype=torch.float32).reshape(4, 4) / 16
     dims = tuple(F.dim_labels(4))
-    panel = Panel("w", F.heatmap(values, dims, dims, title="W"), values, dims, dims)
+    panel = Panel("w", values, dims, dims, title="W")
     assert viewed(panel, View()) is None
     assert viewed(panel, View(relative=True, window=(1, 2))) is None
 
@@ -63,11 +64,15 @@ def test_the_relative_scale_counts_the_keys_of_the_whole_row_before_the_window()
     expected = np.where(np.tri(n) > 0, weights * seen, np.nan)[10:21, 10:21]
     np.testing.assert_allclose(shown.values.numpy(), expected, rtol=1e-6)
     assert shown.rows == shown.cols == L.route2.rows[10:21]
-    z = np.asarray(shown.figure.data[0].z)
+    z = z_of(shown)
     np.testing.assert_array_equal(z, shown.values.numpy())
-    title = F.title_of(shown.figure)
-    assert f"(tokens 10–20 of {n}, relative to an even share)" in title
-    assert L.route2.figure.data[0].z.shape == (n, n)  # the shared panel is left alone
+    spec = shown.figure
+    assert F.title_of(spec) == F.one_line(L.route2.title)
+    assert F.subtitle_of(spec) == f"tokens 10–20 of {n}, relative to an even share"
+    fig = as_figure(spec)  # Plotly accepts the view's spec
+    assert fig.data[0].hovertemplate.endswith(f"{F.RATIO_NAME} %{{z:.4f}}<extra></extra>")
+    assert list(fig.layout.yaxis.ticktext) == [F.escape_label(r) for r in L.route2.rows[10:21]]
+    assert z_of(L.route2).shape == (n, n)  # the shared panel is left alone
 
 
 def test_a_window_past_a_short_axis_leaves_that_axis_whole():
@@ -80,9 +85,8 @@ def test_a_window_past_a_short_axis_leaves_that_axis_whole():
 def test_row_outlines_move_with_the_window():
     values = torch.zeros(8, 8)
     labels = tuple(f"{i}: t" for i in range(8))
-    figure = F.heatmap(values, labels, labels, title="A", outline_rows=(1, 5))
-    panel = Panel("a", figure, values, labels, labels)
+    panel = Panel("a", values, labels, labels, title="A", style=Style(outline_rows=(1, 5)))
     shown = viewed(panel, View(window=(4, 7)))
     assert shown is not None
-    outlines = [(s.name, s.y0, s.y1) for s in shown.figure.layout.shapes]
-    assert outlines == [("outlined row 5", 0.5, 1.5)]  # row 5 is the window's second row
+    outlines = [(s.y0, s.y1) for s in as_figure(shown).layout.shapes]
+    assert outlines == [(0.5, 1.5)]  # row 5 is the window's second row

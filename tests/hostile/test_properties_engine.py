@@ -26,6 +26,7 @@ from attnviz import trace as T
 from attnviz.seeding import rng_lock_held_by_me
 from attnviz.settings import BOUNDS, Settings
 from attnviz.tokens import tokenize
+from tests.support.specs import as_figure
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
 OK = {"pass", "documented", "n/a"}
@@ -38,6 +39,7 @@ FIGURE_FUNCTIONS = (
     "axis_labels",
     "bars",
     "base_layout",
+    "blank_non_finite",
     "crop",
     "dim_labels",
     "escape_label",
@@ -45,15 +47,19 @@ FIGURE_FUNCTIONS = (
     "grouped_bars",
     "heads_grid",
     "heatmap",
+    "heatmap_label",
     "histograms",
     "lines",
-    "place_title",
+    "one_line",
+    "packed",
     "ratio_to_uniform",
-    "readable",
     "relative_to_uniform",
+    "row_outline",
+    "shape_words",
+    "subtitle_of",
     "timing_bars",
     "title_of",
-    "viewed_heatmap",
+    "unpacked",
     "wrap_title",
 )
 
@@ -133,16 +139,21 @@ def _labels_are_escaped_and_one_per_position(axis, n: int) -> None:
     assert not any("<" in label for label in axis)  # every "<" arrives as &lt;
 
 
-def _heatmap_matches(fig: go.Figure, n_rows: int, n_cols: int) -> None:
+def _heatmap_matches(spec, n_rows: int, n_cols: int) -> go.Figure:
+    """The spec passes Plotly's validation and draws an (n_rows, n_cols) matrix with one
+    escaped label per position; returns the validated figure."""
+    fig = as_figure(spec)
     trace = fig.data[0]
     assert np.asarray(trace.z).shape == (n_rows, n_cols)
     _labels_are_escaped_and_one_per_position(trace.y, n_rows)
     _labels_are_escaped_and_one_per_position(trace.x, n_cols)
+    return fig
 
 
 def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tensor, scores) -> None:
     """Every public function of attnviz.figures on this example's numbers. ``weights`` (n, n)
-    causal, ``heads`` (H, n, n), ``scores`` (n, n) with -inf above the diagonal."""
+    causal, ``heads`` (H, n, n), ``scores`` (n, n) with -inf above the diagonal. Every spec
+    built goes through Plotly's own validation (``as_figure``)."""
     n = len(labels)
 
     def call(name, *args, **kwargs):
@@ -150,15 +161,19 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
         return getattr(F, name)(*args, **kwargs)
 
     for kind, z in (("weights", weights), ("signed", scores), ("mask", (weights == 0).float())):
-        fig = call("heatmap", z, labels, labels, title="t", kind=kind)
-        _heatmap_matches(fig, n, n)
-        if kind == "weights":
-            fig_w = fig
-        assert call("figure_bytes", fig) > 0
-    fig = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
-    _heatmap_matches(fig, n, 1)
-    assert call("readable", fig) is fig and fig.layout.xaxis.tickfont.color == F.AXIS_COLOUR
-    _heatmap_matches(fig, n, 1)  # styling leaves the data alone
+        spec = call("heatmap", z, labels, labels, title="t", kind=kind)
+        _heatmap_matches(spec, n, n)
+        assert call("figure_bytes", spec) > 0
+        assert call("heatmap_label", spec) == f"Heatmap: t, {n} × {n} (query by key)"
+        assert call("shape_words", spec) == f"{n} × {n}"
+    spec = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
+    fig = _heatmap_matches(spec, n, 1)
+    assert fig.layout.xaxis.tickfont.color == F.AXIS_COLOUR
+    assert fig.layout.shapes[0].to_plotly_json()["y0"] == call("row_outline", 0)["y0"]
+    blank = call("blank_non_finite", scores.numpy())
+    assert np.isnan(blank[~torch.isfinite(scores).numpy()]).all()
+    packed = call("packed", scores)
+    np.testing.assert_array_equal(call("unpacked", packed), scores.numpy())
 
     ratio = call("ratio_to_uniform", weights)
     assert ratio.shape == (n, n)
@@ -168,48 +183,50 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
 
     half = list(labels)[n // 2 :]
     zoom = call(
-        "viewed_heatmap",
-        fig_w,
+        "heatmap",
         ratio[n // 2 :, n // 2 :],
         half,
         half,
+        title="t",
         note="w",
-        relative=True,
-        label_rows=True,
-        label_cols=True,
-        first_row=n // 2,
+        kind="relative",
+        label_all=True,
     )
-    _heatmap_matches(zoom, len(half), len(half))
-    _labels_are_escaped_and_one_per_position(zoom.layout.yaxis.ticktext, len(half))
-    assert np.asarray(fig_w.data[0].z).shape == (n, n)  # the figure it came from is unchanged
+    fig = _heatmap_matches(zoom, len(half), len(half))
+    _labels_are_escaped_and_one_per_position(fig.layout.yaxis.ticktext, len(half))
+    assert call("subtitle_of", zoom) == "w"
 
-    grid = call("heads_grid", heads, labels, title="h")
+    grid = as_figure(call("heads_grid", heads, labels, title="h"))
     grids = [t for t in grid.data if t.type == "heatmap"]
     assert len(grids) == heads.shape[0]
     for trace in grids:
         assert np.asarray(trace.z).shape == (n, n)
         _labels_are_escaped_and_one_per_position(trace.x, n)
 
-    bar = call("bars", weights[-1], labels, title="b", highlight=n - 1).data[0]
+    bar = as_figure(call("bars", weights[-1], labels, title="b", highlight=n - 1)).data[0]
     assert len(bar.y) == n
     _labels_are_escaped_and_one_per_position(bar.x, n)
     series = {"softmax": weights[-1].numpy(), "<i>naive</i>": weights[0].numpy()}
-    grouped = call("grouped_bars", series, labels, title="g")
+    grouped = as_figure(call("grouped_bars", series, labels, title="g"))
     assert len(grouped.data) == 2
     for trace in grouped.data:
         assert len(trace.y) == n
         _labels_are_escaped_and_one_per_position(trace.x, n)
 
-    line = call(
-        "lines", list(range(n)), {"w": weights[-1].numpy()}, title="l", x_name="key", y_name="w"
+    line = as_figure(
+        call(
+            "lines", list(range(n)), {"w": weights[-1].numpy()}, title="l", x_name="key", y_name="w"
+        )
     )
     assert len(line.data[0].x) == len(line.data[0].y) == n
-    hist = call("histograms", {"weights": weights.numpy(), "scores": scores.numpy()}, title="h")
+    hist = as_figure(
+        call("histograms", {"weights": weights.numpy(), "scores": scores.numpy()}, title="h")
+    )
     finite = int(torch.isfinite(scores).sum())
     assert [int(np.asarray(t.y).sum()) for t in hist.data] == [n * n, finite]
-    timing = call("timing_bars", labels, np.arange(1, n + 1), np.ones(n), title="t").data[0]
-    assert len(timing.y) == len(set(timing.y)) == n
-    assert not any("<" in y for y in timing.y)
+    timing = as_figure(call("timing_bars", labels, np.arange(1, n + 1), np.ones(n), title="t"))
+    assert len(timing.data[0].y) == len(set(timing.data[0].y)) == n
+    assert not any("<" in y for y in timing.data[0].y)
 
     assert call("axis_labels", labels) == [call("escape_label", lab) for lab in labels]
     assert call("dim_labels", n) == [f"dim {i}" for i in range(n)]
@@ -221,10 +238,11 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     text = " ".join(call("axis_labels", labels)) or "t"
     wrapped = call("wrap_title", text)
     assert call("wrap_title", wrapped) == wrapped
-    titled = go.Figure(layout=call("base_layout", wrapped, height=300))
+    layout = call("base_layout", wrapped, height=300)
+    titled = go.Figure(layout=layout)
     assert titled.layout.height == 300
-    assert call("place_title", titled) is titled
-    assert call("title_of", titled) == " ".join(text.split(" "))
+    assert call("title_of", {"layout": layout}) == " ".join(text.split(" "))
+    assert call("one_line", wrapped) == " ".join(text.split(" "))
 
 
 # --- the property -------------------------------------------------------------------------

@@ -12,7 +12,9 @@ import psutil
 import pytest
 import torch
 
+from attnviz import figures as F
 from attnviz import pretrained as P
+from tests.support.specs import as_figure
 
 from .conftest import TINY
 
@@ -135,12 +137,13 @@ def test_the_grid_sends_thumbnails_not_every_weight():
     thumbs = P.pool(torch.rand(12, 12, 256, 256))
     shown = np.ones((12, 12), dtype=bool)
     shown[0, 1] = False
-    fig = P.grid_figure(thumbs, shown, title="grid", selected=(3, 4))
+    chart = P.grid_figure(thumbs, shown, title="grid", selected=(3, 4))
+    fig = as_figure(chart)  # Plotly accepts the spec
     z = np.asarray(fig.data[0].z)
     assert z.shape == (12 * 17 - 1, 12 * 17 - 1)
     assert np.isnan(z[0:16, 17:33]).all()  # the filtered head is blank
     assert not np.isnan(z[0:16, 0:16]).any()
-    assert len(fig.to_json()) < 1_000_000  # 144 heads x 256^2 floats would be 150 MB of JSON
+    assert F.figure_bytes(chart.spec) < 1_000_000  # 144 heads x 256^2 floats: 150 MB of JSON
     assert fig.layout.shapes[0].name == "selected head"
 
 
