@@ -307,7 +307,6 @@ def _page_panels(prep, s: Settings) -> dict:
     return found
 
 
-@pytest.mark.slow  # the lessons build every Plotly figure of pages 1-4 (about 3-10 s each here)
 @pytest.mark.parametrize("book", [False, True], ids=["training-mode", "book-mode"])
 def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
     s = Settings(training=True, dropout=0.5, d_out=12, num_heads=3)
