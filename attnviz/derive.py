@@ -726,6 +726,15 @@ def line_view(
     )
 
 
+def weights_of(
+    trace: T.Trace, head: int = 0, batch: int = 0, after_dropout: bool = False
+) -> tuple[Tensor, tuple[str, ...]]:
+    """One head's (T, T) weights of one batch row of ``trace`` and its token labels: the
+    softmax (``after_dropout``: what the context used), as :func:`derivation` reads them."""
+    hv = _head(trace, head, batch, full=False)
+    return (hv.used if after_dropout else hv.weights), hv.labels
+
+
 def line_view_of(
     trace: T.Trace, query: int, head: int = 0, batch: int = 0, after_dropout: bool = True
 ) -> LineView:

@@ -718,19 +718,26 @@ def _chart(
     kind: str,
     point_axis: str,
     height: int,
+    note: str = "",
     **layout: Any,
 ) -> Chart:
     """A chart of ``data`` on :func:`base_layout`; with several series, their legend above the
-    plot (``LEGEND_ABOVE``). ``kind`` names it for its label ("Bar chart", "Line chart")."""
+    plot (``LEGEND_ABOVE``). ``kind`` names it for its label ("Bar chart", "Line chart");
+    ``note`` is the title's subtitle."""
     extra = 0
-    if len(data) > 1:
+    if len(data) > 1 and layout.get("showlegend", True) and "legend" not in layout:
         layout = {"legend": LEGEND_ABOVE, **layout}
         extra = LEGEND_ROW
-    spec = {"data": data, "layout": base_layout(title, height=height, extra_top=extra, **layout)}
+    spec = {
+        "data": data,
+        "layout": base_layout(title, height=height, extra_top=extra, note=note, **layout),
+    }
     points = len(series[0].points) if series else 0
     unit = "bars" if kind == "Bar chart" else "points"
     shape = f"{points} {unit}" if len(series) == 1 else f"{len(series)} series of {points} {unit}"
-    label = f"{kind}: {one_line(title)}" + (f", {shape}" if series else "")
+    # a screen reader's text: the title without its tags (<sub>), entities as the characters
+    words = html.unescape(_TAG.sub("", one_line(title)))
+    label = f"{kind}: {words}" + (f", {shape}" if series else "")
     return Chart(spec, label, tuple(series), point_axis)
 
 
@@ -944,6 +951,356 @@ def timing_bars(
         annotations=ratio_labels,
         showlegend=False,
         **axes,
+    )
+
+
+# --- one cell, every number: the derivation's charts, and the line view ---------------------
+POSITIVE = "#2166ac"  # ColorBrewer RdBu's blue: a term that raises the score
+NEGATIVE = "#b2182b"  # and its red: a term that lowers it
+TOTAL = "#31333f"
+MARKED = "#fde725"  # the cell explained, as bars() highlights a token (Viridis' top)
+PLAIN = "#3b528b"
+SIZE = "#35b779"  # a context term's size
+MASKED = "#b8b8b8"
+TEXT_ON_BARS_UP_TO = 24  # more bars than this and their numbers would overlap: hover instead
+
+
+def _sub(name: str, index: int | str) -> str:
+    return f"{name}<sub>{index}</sub>"
+
+
+def score_terms(
+    q,
+    k,
+    *,
+    query: int,
+    key: int,
+    score: float,
+    names: tuple[str, str] = ("q", "k"),
+    title: str = "",
+    note: str = "",
+) -> Chart:
+    """A score q_i · k_j as a waterfall: one bar per dimension d of the head, the term
+    q_i[d]·k_j[d] (blue when it raises the score, red when it lowers it), each starting where
+    the one before ended, then the sum, the score, as a bar from 0. ``score`` is the score the
+    module computed (the total bar is Plotly's running sum of the terms, equal to it within
+    float32). ``names``: what q and k are called (pass 1: x and x)."""
+    qv, kv = _array(q).reshape(-1), _array(k).reshape(-1)
+    terms = qv.astype(np.float64) * kv.astype(np.float64)
+    d = len(terms)
+    dims = [f"dim {n}" for n in range(d)]
+    qn, kn = _sub(names[0], query), _sub(names[1], key)
+    custom = np.concatenate([np.stack([qv, kv], axis=1), np.full((1, 2), np.nan)])
+    hover = [
+        f"{x}<br>{qn}[{n}] × {kn}[{n}]<br>%{{customdata[0]:.4f}} × %{{customdata[1]:.4f}}"
+        f" = %{{delta:.4f}}<br>running sum %{{final:.4f}}<extra></extra>"
+        for n, x in enumerate(dims)
+    ] + [f"{qn} · {kn}: the sum of the {d} terms, %{{final:.4f}}<extra></extra>"]
+    trace = {
+        "type": "waterfall",
+        "x": [*dims, "sum"],
+        "y": packed(np.append(terms, score)),
+        "measure": ["relative"] * d + ["total"],
+        "customdata": packed(custom),
+        "hovertemplate": hover,
+        "increasing": {"marker": {"color": POSITIVE}},
+        "decreasing": {"marker": {"color": NEGATIVE}},
+        "totals": {"marker": {"color": TOTAL}},
+        "connector": {"line": {"color": "#888888", "width": 1}},
+    }
+    axes = _xy_axes("", "running sum", type="category", tickangle=-45)
+    del axes["xaxis"]["title"]
+    title = title or f"{qn} · {kn} = {score:.4f}: the sum of {d} terms {qn}[d] × {kn}[d]"
+    points = tuple(dims)
+    series = [
+        Series(f"{names[0]}_{query}[d]", points, _frozen(qv)),
+        Series(f"{names[1]}_{key}[d]", points, _frozen(kv)),
+        Series("term", (*points, "sum"), _frozen(np.append(terms, score))),
+    ]
+    return _chart(
+        [trace],
+        series,
+        title,
+        kind="Waterfall chart",
+        point_axis="dimension",
+        height=320,
+        note=note,
+        showlegend=False,
+        **axes,
+    )
+
+
+def _marked_colours(n: int, marked: int, visible) -> list[str]:
+    return [MARKED if j == marked else PLAIN if visible[j] else MASKED for j in range(n)]
+
+
+def softmax_row(
+    scaled,
+    exps,
+    weights,
+    labels,
+    *,
+    query: int,
+    key: int,
+    row_sum: float,
+    shift: float = 0.0,
+    visible=None,
+    title: str = "",
+    note: str = "",
+) -> Chart:
+    """One row's softmax: a bar per key, its weight exp(s_j) / Σ exp (the cell explained
+    marked in yellow, a key the mask hides in grey), with each key's scaled score and exp on
+    hover and in the numbers. ``shift``: the exps are exp(s_j − shift) when the row's scores
+    are too large for exp (the weights are the same)."""
+    w = _array(weights).reshape(-1)
+    n = len(w)
+    visible = [True] * n if visible is None else [bool(v) for v in visible]
+    e = _array(exps).reshape(-1)
+    sc = _array(scaled).reshape(-1)
+    exp_name = f"exp(s − {shift:.4g})" if shift else "exp(s)"
+    bar: dict[str, Any] = {
+        "type": "bar",
+        "x": axis_labels(labels),
+        "y": packed(w),
+        "customdata": packed(np.stack([sc, e], axis=1)),
+        "marker": {"color": _marked_colours(n, key, visible)},
+        "hovertemplate": (
+            "key %{x}<br>scaled score s %{customdata[0]:.4f}<br>"
+            f"{exp_name} %{{customdata[1]:.4f}}<br>weight %{{y:.4f}}<extra></extra>"
+        ),
+    }
+    if n <= TEXT_ON_BARS_UP_TO:
+        bar.update(texttemplate="%{y:.2f}", textposition="outside", cliponaxis=False)
+    axes = _xy_axes("", "weight", type="category", tickangle=-45)
+    del axes["xaxis"]["title"]
+    axes["yaxis"]["range"] = [0, max(1.0, float(np.nanmax(w, initial=0.0))) * 1.12]
+    title = title or (
+        f"Softmax of row {query}: weight = {exp_name} ÷ {row_sum:.4f}, the row's sum of exps"
+    )
+    raw = tuple(str(lab) for lab in labels)
+    series = [
+        Series("scaled score s", raw, _frozen(sc)),
+        Series(exp_name, raw, _frozen(e)),
+        Series("weight", raw, _frozen(w)),
+    ]
+    return _chart(
+        [bar], series, title, kind="Bar chart", point_axis="key", height=320, note=note, **axes
+    )
+
+
+def context_terms(
+    weights, sizes, labels, *, query: int, key: int, value: str = "v", title: str = "", note=""
+) -> Chart:
+    """The context row Σ_j α_ij v_j, one pair of bars per key j: its weight α_ij and, beside
+    it, the size ‖α_ij v_j‖ of its term (the key explained outlined)."""
+    w, size = _array(weights).reshape(-1), _array(sizes).reshape(-1)
+    n = len(w)
+    outline = {"color": TOTAL, "width": [3 if j == key else 0 for j in range(n)]}
+    x = axis_labels(labels)
+    a, t = f"α<sub>{query},j</sub>", f"‖α<sub>{query},j</sub> {value}<sub>j</sub>‖"
+    data = [
+        {
+            "type": "bar",
+            "name": f"weight {a}",
+            "x": x,
+            "y": packed(w),
+            "marker": {"color": PLAIN, "line": outline},
+            "hovertemplate": f"key %{{x}}<br>weight {a} %{{y:.4f}}<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "name": f"size of its term {t}",
+            "x": x,
+            "y": packed(size),
+            "marker": {"color": SIZE, "line": outline},
+            "hovertemplate": f"key %{{x}}<br>size {t} %{{y:.4f}}<extra></extra>",
+        },
+    ]
+    axes = _xy_axes("", "", type="category", tickangle=-45)
+    del axes["xaxis"]["title"], axes["yaxis"]["title"]
+    title = title or (
+        f"Context row {query} = Σ<sub>j</sub> α<sub>{query},j</sub> {value}<sub>j</sub>: "
+        "each term's size beside its weight"
+    )
+    raw = tuple(str(lab) for lab in labels)
+    series = [
+        Series(f"weight α_{query},j", raw, _frozen(w)),
+        Series(f"size ‖α_{query},j {value}_j‖", raw, _frozen(size)),
+    ]
+    return _chart(
+        data,
+        series,
+        title,
+        kind="Bar chart",
+        point_axis="key",
+        height=340,
+        note=note,
+        barmode="group",
+        **axes,
+    )
+
+
+def row_change(before, after, labels, *, key: int, title: str, note: str = "") -> Chart:
+    """A row's weights before and after a change (the slider on one component of q_i), side by
+    side per key; the key explained outlined."""
+    b, a = _array(before).reshape(-1), _array(after).reshape(-1)
+    n = len(b)
+    outline = {"color": TOTAL, "width": [3 if j == key else 0 for j in range(n)]}
+    x = axis_labels(labels)
+    data = [
+        {
+            "type": "bar",
+            "name": name,
+            "x": x,
+            "y": packed(v),
+            "marker": {"color": colour, "line": outline},
+            "hovertemplate": f"key %{{x}}<br>{name} %{{y:.4f}}<extra></extra>",
+        }
+        for name, v, colour in (("weight now", b, PLAIN), ("after the change", a, MARKED))
+    ]
+    axes = _xy_axes("", "weight", type="category", tickangle=-45)
+    del axes["xaxis"]["title"]
+    top = max(1.0, float(np.nanmax(np.concatenate([a, b]), initial=0.0)))
+    axes["yaxis"]["range"] = [0, top * 1.05]
+    raw = tuple(str(lab) for lab in labels)
+    series = [Series("weight now", raw, _frozen(b)), Series("after the change", raw, _frozen(a))]
+    return _chart(
+        data,
+        series,
+        title,
+        kind="Bar chart",
+        point_axis="key",
+        height=320,
+        note=note,
+        barmode="group",
+        **axes,
+    )
+
+
+LINE_WIDEST = 14.0  # px: the line of the largest weight a line view can hold
+LINE_NUMBERS_UP_TO = 16  # keys whose weights are written under them; more would overlap
+
+
+def attention_lines(
+    weights,
+    labels,
+    query: int,
+    *,
+    visible=None,
+    direction: str = "ltr",
+    title: str = "",
+    note: str = "",
+    value_name: str = "weight",
+    top: float | None = None,
+) -> Chart:
+    """One query's weights as lines to every key: the query above, the keys in a row below in
+    the order the text reads (right to left when ``direction`` is "rtl"), each line as thick as
+    its weight (``top``, default the larger of 1 and the largest weight, gets the widest line).
+    Keys the causal mask hides (``visible`` False) are grey and get no line. The numbers are
+    on hover, written under each key when there are few, and in the chart's series."""
+    w = _array(weights).reshape(-1)
+    n = len(w)
+    visible = [True] * n if visible is None else [bool(v) for v in visible]
+    if not 0 <= query < n:
+        raise ValueError(f"query {query} of {n} keys")
+    top = top or max(1.0, float(np.nanmax(w, initial=0.0)))
+    names = axis_labels(labels)
+    data: list[dict] = []
+    for j in range(n):
+        if not visible[j] or not w[j] > 0:
+            continue
+        share = min(1.0, float(w[j]) / top)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [query, j],
+                "y": [1, 0],
+                "line": {"width": round(0.5 + LINE_WIDEST * share, 2), "color": PLAIN},
+                "opacity": round(0.35 + 0.65 * share, 3),
+                "hoverinfo": "skip",
+                "showlegend": False,
+            }
+        )
+    shown = n <= LINE_NUMBERS_UP_TO
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers+text" if shown else "markers",
+            "x": list(range(n)),
+            "y": [0] * n,
+            "hovertext": names,
+            "customdata": packed(w),
+            "marker": {
+                "size": 10,
+                "color": [SIZE if v else MASKED for v in visible],
+                "line": {"color": TOTAL, "width": 1},
+            },
+            "hovertemplate": f"key %{{hovertext}}<br>{value_name} %{{customdata:.4f}}<extra></extra>",
+            "showlegend": False,
+            **(
+                {
+                    "text": [
+                        f"{v:.2f}" if vis else "masked" for v, vis in zip(w, visible, strict=True)
+                    ],
+                    "textposition": "top center",
+                    "textfont": _font(11, AXIS_COLOUR),
+                }
+                if shown
+                else {}
+            ),
+        }
+    )
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [query],
+            "y": [1],
+            "hovertext": [names[query]],
+            "marker": {"size": 16, "color": MARKED, "line": {"color": TOTAL, "width": 2}},
+            "hovertemplate": "query %{hovertext}<extra></extra>",
+            "showlegend": False,
+        }
+    )
+    xaxis = _axis(
+        None,
+        NORMAL,
+        tickmode="array",
+        tickvals=list(range(n)),
+        ticktext=names,
+        tickangle=-45 if n <= 12 else -90,
+        range=[-0.6, n - 0.4] if direction != "rtl" else [n - 0.4, -0.6],
+        showgrid=False,
+        zeroline=False,
+    )
+    yaxis = _axis(None, NORMAL, visible=False, range=[-0.35, 1.35], fixedrange=True)
+    query_label = {
+        "x": query,
+        "y": 1,
+        "xref": "x",
+        "yref": "y",
+        "yshift": 16,
+        "yanchor": "bottom",
+        "text": f"query {names[query]}",
+        "showarrow": False,
+        "font": _font(13),
+    }
+    title = title or f"Query {names[query]}: a line to every key, as thick as its {value_name}"
+    series = [Series(value_name, tuple(str(lab) for lab in labels), _frozen(w))]
+    return _chart(
+        data,
+        series,
+        title,
+        kind="Line view",
+        point_axis="key",
+        height=300,
+        note=note,
+        showlegend=False,
+        hovermode="closest",
+        xaxis=xaxis,
+        yaxis=yaxis,
+        annotations=[query_label],
     )
 
 
