@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, explain, panels, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -39,6 +39,7 @@ if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
 numbers = panels.show_numbers_toggle()
+slides.use(args)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below
@@ -72,6 +73,8 @@ st.write(
     "shows how much more (or less) than an even share each key receives:"
 )
 panels.show(L.uniform, numbers=numbers, view=panel_view)
+sources = {"": explain.Source(trace, ("causal", *args))}
+explain.lines(sources[""], page="p3", window=panel_view.window, numbers=numbers)
 
 if cfg.book:
     st.subheader("The chapter's masking walkthrough")
@@ -131,6 +134,11 @@ else:
         st.caption(L.batch.shape_caption)
 
 panels.badges([*L.route_checks, *L.checks])
+if lab_trace is not None:
+    sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
+if bt is not None:
+    sources["batch"] = explain.Source(bt, ("batch", *bargs), explain.BATCH)
+explain.block(sources, explain.causal_panels(sources), window=panel_view.window, numbers=numbers)
 panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import speed
 from attnviz.lessons import multihead as ML
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, explain, panels, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -70,6 +70,7 @@ with st.expander("Presets", expanded=False):
 
 trace, view = lesson()
 numbers = panels.show_numbers_toggle()
+slides.use(args)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below
@@ -81,9 +82,12 @@ panels.show(view.grid, numbers=numbers, view=panel_view)
 if view.grid_note:
     st.info(view.grid_note)
 panels.claims(view.claims_for(view.grid.key))
+source = explain.Source(trace, ("multihead", *args))
+explain.lines(source, page="p4", window=panel_view.window, numbers=numbers)
 
 st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="p4_head")
+slides.use(args, head=h)
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
 panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)
@@ -102,6 +106,8 @@ for row in rows:
         below=lambda panel: panels.claims(head.claims_for(panel.key)),
     )
 panels.badge(head.product)
+explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_view.window,
+              numbers=numbers)  # fmt: skip
 
 # --- reshape walk ------------------------------------------------------------------------------
 st.header("The reshape walk")

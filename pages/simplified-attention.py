@@ -9,7 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, explain, panels, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -28,6 +28,7 @@ if cfg.present:
     st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
+slides.use(args)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(n)  # colour scale and token window, for every panel below
 
 
@@ -105,6 +106,10 @@ for name in ("scores", "weights", "context"):
     panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
     claims(name)
 book_blocks(lesson.book_blocks)
+source = explain.Source(trace, ("simplified", *args))
+explain.lines(source, page="p1", window=panel_view.window, numbers=numbers)
+explain.block({"": source}, dict.fromkeys(("p1_scores", "p1_weights"), ("", 0, 0)),
+              window=panel_view.window, numbers=numbers)  # fmt: skip
 
 # --- loop against matrix ----------------------------------------------------------------------
 st.header("Loops against one matrix product")

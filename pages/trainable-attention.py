@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, explain, panels, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -46,6 +46,7 @@ if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
 numbers = panels.show_numbers_toggle()
+slides.use(args, variant=version)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below
@@ -93,6 +94,10 @@ for group in (("W_query", "W_key", "W_value"), ("queries", "keys", "values")):
 st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):
     show(name)
+source = explain.Source(trace, ("trainable", *args, version))
+explain.lines(source, page="p2", window=panel_view.window, numbers=numbers)
+explain.block({"": source}, dict.fromkeys(("p2_scores", "p2_scaled", "p2_weights"), ("", 0, 0)),
+              window=panel_view.window, numbers=numbers)  # fmt: skip
 
 if lesson.book_blocks:
     st.subheader("The chapter's numbers")

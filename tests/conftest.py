@@ -72,6 +72,7 @@ SLOW = (
     "tests/test_docker.py::test_vocabulary_steps_",
     "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
     "tests/bench/test_polls_bench.py",
+    "tests/app/test_slides.py::test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers",
 )
 
 

@@ -7,8 +7,10 @@ button carrying its bytes, built once per distinct matrix and shared by every se
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -116,17 +118,35 @@ def numbers_and_csv(z, rows, cols, *, key: str) -> None:
     )
 
 
-def numbers_box(z, rows, cols, *, key: str, numbers: bool) -> None:
+SLIDES_LABEL = "For slides: SVG, PNG, LaTeX, Reproduce"
+
+
+def numbers_box(
+    z, rows, cols, *, key: str, numbers: bool, extras: Callable[[], None] | None = None
+) -> None:
     """What goes under a figure: with ``numbers`` (the page's "show the exact numbers" toggle)
     the table and its CSV button; otherwise one closed "Numbers and CSV" expander that builds
     them only when opened, so a rerun pays for no table, no CSV and no media file nobody asked
-    for."""
+    for. ``extras`` (the figure's downloads for slides, its LaTeX, its snippet: ``ui/slides.py``)
+    is drawn in the opened box after the CSV, or, with the toggle on, in a closed box of its own:
+    either way only when opened."""
     if numbers:
         numbers_and_csv(z, rows, cols, key=key)
+        _slides_box(key, extras)
         return
     with st.expander(NUMBERS_LABEL, key=f"numbers_{key}", on_change="rerun") as box:
         if box.open:
             numbers_and_csv(z, rows, cols, key=key)
+            if extras is not None:
+                extras()
+
+
+def _slides_box(key: str, extras: Callable[[], None] | None) -> None:
+    if extras is None:
+        return
+    with st.expander(SLIDES_LABEL, key=f"slides_{key}", on_change="rerun") as box:
+        if box.open:
+            extras()
 
 
 # --- bar and line charts: the numbers they draw ------------------------------------------------
@@ -162,6 +182,8 @@ def series_table(frame: pd.DataFrame, key: str) -> None:
 
 
 def plot(item: F.Chart, *, key: str, numbers: bool, container=None) -> None:
+    from . import slides
+
     """A bar or line chart and, like a matrix, its exact numbers: under the chart when
     ``numbers`` (the page's toggle) is on, else in a "Numbers and CSV" expander that builds the
     table and the CSV only when opened. The values are the chart's own (``Chart.series``), so
@@ -169,9 +191,12 @@ def plot(item: F.Chart, *, key: str, numbers: bool, container=None) -> None:
     default where ``st`` draws now."""
     with container.container() if container is not None else st.container():
         chart(item, key=f"fig_{key}")
+        save = functools.partial(slides.downloads, f"fig_{key}", key)
         if numbers:
             series_table(series_frame(item), key)
+            _slides_box(key, save)
             return
         with st.expander(NUMBERS_LABEL, key=f"numbers_{key}", on_change="rerun") as box:
             if box.open:
                 series_table(series_frame(item), key)
+                save()

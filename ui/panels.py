@@ -39,13 +39,25 @@ def notes(messages) -> None:
         st.info(md_escape(message))
 
 
-def matrix(panel: Panel, *, numbers: bool) -> None:
+def matrix(panel: Panel, *, numbers: bool, viewed: bool = False) -> None:
     """A panel's figure and, under it, its caption and its exact numbers and CSV (see
-    :func:`ui.numbers.numbers_box`); a (heads, rows, cols) stack's CSV holds every head."""
-    chart(panel, key=f"fig_{panel.key}")
+    :func:`ui.numbers.numbers_box`); a (heads, rows, cols) stack's CSV holds every head. The
+    opened box also holds the figure's downloads for slides, its LaTeX and its snippet
+    (:func:`ui.slides.box`; ``viewed``: the panel is the page's view of a larger one)."""
+    from . import slides
+
+    key = f"fig_{panel.key}"
+    chart(panel, key=key)
     if panel.caption:
         st.caption(panel.caption)
-    numbers_box(panel.values, panel.rows, panel.cols, key=panel.key, numbers=numbers)
+    numbers_box(
+        panel.values,
+        panel.rows,
+        panel.cols,
+        key=panel.key,
+        numbers=numbers,
+        extras=lambda: slides.box(panel, chart_key=key, viewed=viewed),
+    )
 
 
 def show(panel: Panel, *, numbers: bool, view: View = View()) -> None:
@@ -60,9 +72,8 @@ def show(panel: Panel, *, numbers: bool, view: View = View()) -> None:
         heads = page_view.heads_picker(panel, view)
         if heads != (panel.heads or tuple(range(panel.values.shape[0]))):
             view = replace(view, heads=heads)
-    if not view.is_default:
-        panel = cache.panel_view(panel, view) or panel
-    matrix(panel, numbers=numbers)
+    shown = cache.panel_view(panel, view) if not view.is_default else None
+    matrix(shown or panel, numbers=numbers, viewed=shown is not None)
 
 
 _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {

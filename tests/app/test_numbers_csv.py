@@ -165,8 +165,9 @@ def test_the_toggle_puts_a_table_and_a_csv_under_every_matrix(media):
     at.toggle(key="show_numbers").set_value(True).run()
     heatmaps = heatmap_keys(at)
     lesson = page3(DEFAULT_TEXT, DEFAULT_TEXT2, Settings(), False)
-    assert len(at.dataframe) == 1 + len(heatmaps)  # one per matrix, and the buffers table
-    assert len(at.get("download_button")) == len(heatmaps)
+    assert set(chart_keys(at)) - set(heatmaps) == {"lines_p3"}  # and the line view's numbers
+    assert len(at.dataframe) == 2 + len(heatmaps)  # one per matrix, and the buffers table
+    assert len(at.get("download_button")) == 1 + len(heatmaps)
     checked = 0
     for key in heatmaps:
         csv = parse(csv_button(at, key, files, inside_box=False))
@@ -187,7 +188,7 @@ def test_a_matrix_wider_than_a_figure_is_cropped_in_its_table_and_whole_in_its_c
     table = table_in(at, "p2_W_query")
     assert table.shape == (F.MAX_SIDE, 8)
     np.testing.assert_array_equal(table.to_numpy(dtype=np.float32), z_of(spec))
-    notes = [c.value for c in numbers_box(at, "p2_W_query").caption]
+    notes = [c.value for c in numbers_box(at, "p2_W_query").caption if "table" in c.value]
     assert notes == [
         f"The table shows only rows 0–{F.MAX_SIDE - 1} of 300; the CSV has every value."
     ]

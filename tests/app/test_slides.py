@@ -1,0 +1,126 @@
+"""For slides, in each matrix's opened "Numbers and CSV" box: the LaTeX shown is
+``export.bmatrix`` of the very numbers and labels the box's table holds (the figure's), and the
+"Reproduce" snippet shown, run in a separate ``python -I``, prints exactly those numbers (every
+float32 digit) — at the defaults, with page 2's v1 module, in training mode (the dropout lab) and
+for a chosen head of page 4. A closed box builds none of it. (The SVG and PNG downloads are drawn
+in the browser: tests/browser/test_cells_in_chromium.py.)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from attnviz import export
+from tests.derive.test_reproduce import DRIVER, _numbers
+
+from .conftest import exceptions, open_app
+from .test_content_late import numbers_box, open_numbers, table_in
+
+TRAIN = {"train": "true", "dropout": "0.5", "dseed": "7"}
+
+
+def codes(at, key: str, language: str) -> list[str]:
+    return [c.value for c in numbers_box(at, key).code if c.language == language]
+
+
+def test_a_closed_box_builds_no_latex_snippet_or_download():
+    at = open_app(page="causal")
+    assert not [c for c in at.code if c.language == "latex"]
+    assert not [c for c in at.code if c.value.startswith("# attnviz, ")]
+    names = {c.proto.component_name for c in at.get("bidi_component")}
+    assert "attnviz_figure_export" not in names
+
+
+@pytest.mark.parametrize(
+    "page, query, key",
+    [
+        ("simplified", {}, "p1_weights"),
+        ("causal", {}, "p3_masked"),  # −∞ above the diagonal
+        ("causal", {"text": "a_b & 50% <b>$x$</b> {y} ~z^"}, "p3_route2"),  # LaTeX specials
+    ],
+)
+def test_the_latex_shown_is_the_bmatrix_of_the_figures_numbers_and_labels(page, query, key):
+    at = open_numbers(open_app(query, page), key)
+    assert not exceptions(at)
+    table = table_in(at, key)
+    (latex,) = codes(at, key, "latex")
+    values = torch.from_numpy(table.to_numpy(dtype=np.float32))
+    assert latex == export.bmatrix(values, list(table.index), list(table.columns))
+    if key == "p3_masked":
+        assert r"-\infty" in latex
+
+
+def test_the_latex_of_the_heads_grid_has_one_bmatrix_per_head():
+    at = open_numbers(open_app({"d_out": "12", "heads": "3"}, "multihead"), "p4_grid")
+    table = table_in(at, "p4_grid")
+    (latex,) = codes(at, "p4_grid", "latex")
+    stack = torch.from_numpy(table.to_numpy(dtype=np.float32)).reshape(3, 6, 6)
+    labels = list(table.columns)
+    assert latex == "\n\n".join(export.bmatrices(stack, labels, labels))
+    assert [line for line in latex.splitlines() if line.startswith(r"\text{head")] == [
+        rf"\text{{head {h}}}\quad" for h in range(3)
+    ]
+
+
+def run_snippets(tmp_path, snippets: list[str]) -> list[list[float]]:
+    """Run each snippet as its own __main__ in one fresh ``python -I``; the numbers of each one's
+    last line (its ``.tolist()``: every digit)."""
+    paths = []
+    for k, code in enumerate(snippets):
+        path = tmp_path / f"snippet{k}.py"
+        path.write_text(code, encoding="utf-8")
+        paths.append(str(path))
+    driver = tmp_path / "driver.py"
+    driver.write_text(DRIVER, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-I", str(driver), *paths],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    sections = run.stdout.split("=== ")[1:]
+    assert len(sections) == len(snippets)
+    return [_numbers(s.strip().splitlines()[-1]) for s in sections]
+
+
+def snippet_and_numbers(at, key: str, head: int | None = None) -> tuple[str, np.ndarray]:
+    """The box's Reproduce snippet and the numbers its table holds (of ``head`` for a stack)."""
+    (code,) = [c for c in codes(at, key, "python") if c.startswith("# attnviz, ")]
+    table = table_in(at, key).to_numpy(dtype=np.float32)
+    if head is not None:
+        n = table.shape[1]
+        table = table[head * n : (head + 1) * n]
+    return code, table
+
+
+def test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers(tmp_path):
+    cases = []
+    at = open_numbers(open_app(page="simplified"), "p1_weights")
+    cases.append(snippet_and_numbers(at, "p1_weights"))
+    at = open_app({"book": "true"}, "trainable")
+    at.radio(key="p2_version").set_value("v1").run()
+    at = open_numbers(at, "p2_scaled")
+    cases.append(snippet_and_numbers(at, "p2_scaled"))
+    at = open_numbers(open_app(TRAIN, "causal"), "p3_dropped")
+    cases.append(snippet_and_numbers(at, "p3_dropped"))
+    at = open_app({"d_out": "12", "heads": "3"}, "multihead")
+    at.selectbox(key="p4_head").set_value(2).run()
+    at = open_numbers(at, "p4_scores")
+    cases.append(snippet_and_numbers(at, "p4_scores"))
+    at = open_numbers(at, "p4_grid")
+    at.selectbox(key="reproduce_head_p4_grid").set_value(1).run()
+    cases.append(snippet_and_numbers(at, "p4_grid", head=1))
+    assert not exceptions(at)
+    printed = run_snippets(tmp_path, [code for code, _ in cases])
+    for (code, numbers), got in zip(cases, printed, strict=True):
+        title = code.splitlines()[0]
+        np.testing.assert_array_equal(np.float32(got).reshape(numbers.shape), numbers, title)
+    assert "head 2's masked scores" in cases[3][0].splitlines()[0]
+    assert "head 1's weights the context used" in cases[4][0].splitlines()[0]
+    assert "SelfAttention_v1" in cases[1][0] and "book mode" in cases[1][0]
