@@ -1,0 +1,122 @@
+"""Server CPU per cold page run (a new text every run), beside warm runs and the trivial app.
+
+A class's clicks are mostly cold (each student's own sentence), so this measures what a page
+costs when nothing it draws is cached yet. For each page it opens one websocket session on the
+live server (the Dockerfile's environment, the repository's config) and runs the page ``runs``
+times with a new text each time (cold), then ``runs`` times with the same URL (warm), and the
+trivial one-heatmap app ``runs`` times; it reads the server's CPU clock around each block.
+
+``--before DIR`` also starts the app from another checkout (e.g. the commit before a change,
+unpacked with ``git archive``) and measures it in the same way, page by page, alternating with
+this one, so that both see the same machine load:
+
+    .venv/bin/python bench/cold.py --runs 8 --before /tmp/base simplified-attention
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sys
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import live, loadtest  # noqa: E402
+from tests.support.network import Blackhole, proxy_env  # noqa: E402
+from tests.support.pages import app_pages  # noqa: E402
+from tests.support.server import running_app, streamlit_command  # noqa: E402
+
+WORDS = (
+    "river stone quiet bright garden window morning letter yellow travel paper winter silver "
+    "market thunder little forest simple number orange museum pocket candle"
+).split()
+
+
+def new_text(n: int) -> str:
+    """A sentence of 5 to 8 words no other run has used (it ends with its own number)."""
+    rng = random.Random(n)
+    words = [rng.choice(WORDS) for _ in range(rng.randint(5, 8))]
+    return " ".join(words).capitalize() + f" {n}"
+
+
+@contextmanager
+def app_at(root: Path, label: str):
+    """attnviz from the checkout at ``root``, started as bench/live.py starts it."""
+    hole = Blackhole()
+    command = streamlit_command(0, "app.py")
+    command[command.index("--server.port") + 1] = "{port}"
+    log = ROOT / "test-artifacts" / f"cold-{label}.log"
+    env = {**live.deployed_env(), **proxy_env(hole)}
+    try:
+        with running_app(command=command, env=env, log_path=log, cwd=root) as (url, proc):
+            yield live.Server(label, url, proc.pid)
+    finally:
+        hole.close()
+
+
+async def _cpu_ms(server: live.Server, steps: list[loadtest.Step]) -> float:
+    """Server CPU per run over ``steps[1:]`` (the first run connects and is not counted)."""
+    session = loadtest.Session(server.url, timeout=180)
+    await session.connect()
+    try:
+        await session.rerun(steps[0])
+        await asyncio.sleep(0.3)
+        before = server.cpu_seconds()
+        for step in steps[1:]:
+            result = await session.rerun(step)
+            if result.errors:
+                raise RuntimeError(f"{server.label} {step.page}: {result.errors[0]}")
+        await asyncio.sleep(0.3)  # the after-run work belongs to the runs
+        return 1000 * (server.cpu_seconds() - before) / (len(steps) - 1)
+    finally:
+        await session.close()
+
+
+def cpu_ms(server: live.Server, steps: list[loadtest.Step]) -> float:
+    return asyncio.run(_cpu_ms(server, steps))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pages", nargs="*", help="url paths (default: every page)")
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--before", type=Path, help="another checkout to measure beside this one")
+    args = parser.parse_args()
+    pages = [p for p in app_pages() if not args.pages or p.url_path in args.pages]
+    seed = int(time.time())
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
+    with ExitStack() as stack:
+        apps = [("after", stack.enter_context(app_at(ROOT, "after")))]
+        if args.before is not None:
+            apps.insert(0, ("before", stack.enter_context(app_at(args.before, "before"))))
+        trivial = stack.enter_context(live.trivial_server())
+        for i, page in enumerate(pages):
+            name = "" if page.default else page.url_path
+            line = [f"{page.url_path:24s}"]
+            for label, app in apps:
+                texts = [
+                    new_text(seed + 10_000 * i + 100 * len(line) + k) for k in range(args.runs + 1)
+                ]
+                cold = [
+                    loadtest.Step("cold", urlencode({"text": t}), page.url_path, name)
+                    for t in texts
+                ]
+                warm = [loadtest.Step("warm", "", page.url_path, name)] * (args.runs + 1)
+                c, w = cpu_ms(app, cold), cpu_ms(app, warm)
+                line.append(f"{label}: cold {c:6.1f} ms, warm {w:5.1f} ms")
+            steps = [live.trivial_step(i % live.TRIVIAL_PAGES, s) for s in range(args.runs + 1)]
+            line.append(f"trivial {cpu_ms(trivial, steps):5.1f} ms")
+            print("  ".join(line), flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
