@@ -150,22 +150,31 @@ def check(cell: Cell, sources: dict[str, Source]) -> str | None:
     return None
 
 
-def _from_pick(pick: Any, sources: dict[str, Source]) -> Cell | None:
-    """The cell the browser picked (untrusted: checked like a URL), or None."""
+GRID_KEY = "explain_grid"
+
+
+def _from_pick(pick: Any) -> Cell | None:
+    """The cell the browser picked, or None when it is not one (the page then checks it
+    against its tokens and heads, as it checks a link's)."""
     if not isinstance(pick, dict):
         return None
     try:
-        fields = {
-            name: int(pick[name])
-            for name in ("head", "batch", "query", "key")
-            if not isinstance(pick[name], bool)
-        }
-        cell = Cell(str(pick["source"]), **fields)
+        numbers = [pick[name] for name in ("head", "batch", "query", "key")]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in numbers):
+            return None
+        cell = Cell(str(pick["source"]), *numbers)
+        return parse_cell(cell.encode())  # the same text a link would carry
     except (KeyError, TypeError, ValueError):
         return None
-    if min(cell.head, cell.batch, cell.query, cell.key) < 0 or check(cell, sources):
-        return None
-    return cell
+
+
+def _on_pick() -> None:
+    """A pick, before the run it starts: the URL names the cell, so the grid is drawn with it
+    marked and a reload or a shared link opens the same cell."""
+    result = st.session_state.get(GRID_KEY)
+    cell = _from_pick(result.get("pick") if result is not None else None)
+    if cell is not None:
+        st.query_params[CELL_PARAM] = cell.encode()
 
 
 def _grid_part(
@@ -209,8 +218,8 @@ def _grid_part(
 def _picked_cell(
     sources: dict[str, Source], panels: dict[str, tuple[str, int | None, int]], grid: dict
 ) -> Cell | None:
-    """Draw the grid component and return the cell chosen: one picked in this run (then put in
-    the URL), else the URL's, checked (a cell that does not exist is named and dropped)."""
+    """Draw the grid component and return the cell the URL names (a pick has put it there,
+    :func:`_on_pick`), checked: a cell that is not on this page is named and dropped."""
     data = {
         "grid": grid,
         "panels": [
@@ -236,11 +245,7 @@ def _picked_cell(
             cell = None
     if cell is not None:
         data["selected"] = cell.as_data()
-    result = _picker(key="explain_grid", data=data, on_pick_change=lambda: None)
-    picked = _from_pick(result.get("pick"), sources)
-    if picked is not None and picked != cell:
-        st.query_params[CELL_PARAM] = picked.encode()
-        cell = picked
+    _picker(key=GRID_KEY, data=data, on_pick_change=_on_pick)
     return cell
 
 
@@ -298,8 +303,8 @@ def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bo
         for step in lesson.steps:
             st.markdown(f"**{md_escape(step.title)}**")
             st.text(step.sentence)
-            for line in step.code:
-                st.code(f"# {line.where} ({line.owner})\n{line.text}", language="python")
+            if step.code:
+                st.code(code_block(step.code), language="python")
             if step.name in charts:
                 plot(charts[step.name], key=f"explain_{step.name}_{tag}", numbers=numbers)
             if step.name in lesson.sums:
@@ -309,6 +314,18 @@ def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bo
                 if lesson.table_note:
                     st.caption(lesson.table_note)
         slider(d, tag, ("cell slider", *source.key, cell), numbers=numbers)
+
+
+def code_block(lines: tuple[D.CodeLine, ...]) -> str:
+    """A step's lines of modules.py in file order, under one comment naming where they are:
+    "# attnviz/modules.py, CausalAttention.forward, lines 127, 128 and 131"."""
+    ordered = sorted(set(lines), key=lambda line: line.lineno)
+    numbers = [str(line.lineno) for line in ordered]
+    which = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+    owners = ", ".join(dict.fromkeys(line.owner for line in ordered))
+    word = "line" if len(numbers) == 1 else "lines"
+    head = f"# {ordered[0].path}, {owners}, {word} {which}"
+    return "\n".join([head, *(line.text for line in ordered)])
 
 
 @st.fragment

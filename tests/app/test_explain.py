@@ -15,6 +15,7 @@ import json
 import numpy as np
 import pytest
 
+from attnviz import derive as D
 from attnviz import figures as F
 
 from .conftest import exceptions, open_app, spec_array, values
@@ -107,8 +108,12 @@ def test_book_mode_derives_the_chapters_printed_numbers():
     np.testing.assert_allclose(read["table"][-1], [0.4419, 0.6515, 0.5683], atol=5e-5)
     texts = values(at.text)
     assert "Query 1: journey → key 2: starts: weight 0.2333" in texts
-    codes = [c.value for c in at.code if "attnviz/modules.py:" in c.value]
-    assert any("attn_scores = inputs @ inputs.T" in c for c in codes)
+    codes = [c.value for c in at.code if c.value.startswith("# attnviz/modules.py, ")]
+    head, text = codes[0].splitlines()
+    assert head.startswith("# attnviz/modules.py, simplified_attention, line ")
+    assert text.startswith("attn_scores = inputs @ inputs.T")
+    number = int(head.rsplit(" ", 1)[1])  # the line named is the line shown
+    assert D.modules_file().read_text().splitlines()[number - 1].strip() == text
 
 
 def test_training_mode_shows_dropouts_factor_and_the_weights_the_context_used():
