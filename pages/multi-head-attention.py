@@ -82,8 +82,6 @@ panels.show(view.grid, numbers=numbers, view=panel_view)
 if view.grid_note:
     st.info(view.grid_note)
 panels.claims(view.claims_for(view.grid.key))
-source = explain.Source(trace, ("multihead", *args))
-explain.lines(source, page="p4", window=panel_view.window, numbers=numbers)
 
 st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="p4_head")
@@ -106,6 +104,8 @@ for row in rows:
         below=lambda panel: panels.claims(head.claims_for(panel.key)),
     )
 panels.badge(head.product)
+source = explain.Source(trace, ("multihead", *args))
+explain.lines(source, page="p4", head=h, window=panel_view.window, numbers=numbers)
 explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_view.window,
               numbers=numbers)  # fmt: skip
 

@@ -205,3 +205,15 @@ def test_the_line_view_draws_the_last_tokens_weights_in_reading_order(page, quer
     order = np.argsort(drawn[drawn > 0])
     assert [widths[i] for i in order] == sorted(widths)
     assert spec["layout"]["xaxis"]["range"][0] < spec["layout"]["xaxis"]["range"][1]  # ltr
+
+
+def test_the_line_view_follows_the_query_chosen():
+    at = open_app(page="simplified")
+    at.select_slider(key="lines_query_p1_6").set_value(3).run()
+    assert not exceptions(at)
+    spec = chart_by_key(at, "lines_p1")
+    markers = [t for t in spec["data"] if t.get("mode", "").startswith("markers+")]
+    row = z_of(chart_by_key(at, "p1_weights"))[3]
+    np.testing.assert_allclose(spec_array(markers[0]["customdata"]), row, atol=1e-6)
+    assert spec["layout"]["annotations"][0]["text"] == "query 3: ␣with"
+    assert len([t for t in spec["data"] if t.get("mode") == "lines"]) == 6  # every key visible
