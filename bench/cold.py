@@ -89,6 +89,9 @@ def main() -> None:
     parser.add_argument("pages", nargs="*", help="url paths (default: every page)")
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--before", type=Path, help="another checkout to measure beside this one")
+    parser.add_argument(
+        "--query", default="", help="more of the URL for every run, e.g. cell=q3k1 (a cell open)"
+    )
     args = parser.parse_args()
     pages = [p for p in app_pages() if not args.pages or p.url_path in args.pages]
     seed = int(time.time())
@@ -105,11 +108,12 @@ def main() -> None:
                 texts = [
                     new_text(seed + 10_000 * i + 100 * len(line) + k) for k in range(args.runs + 1)
                 ]
+                extra = f"&{args.query}" if args.query else ""
                 cold = [
-                    loadtest.Step("cold", urlencode({"text": t}), page.url_path, name)
+                    loadtest.Step("cold", urlencode({"text": t}) + extra, page.url_path, name)
                     for t in texts
                 ]
-                warm = [loadtest.Step("warm", "", page.url_path, name)] * (args.runs + 1)
+                warm = [loadtest.Step("warm", args.query, page.url_path, name)] * (args.runs + 1)
                 c, w = cpu_ms(app, cold), cpu_ms(app, warm)
                 line.append(f"{label}: cold {c:6.1f} ms, warm {w:5.1f} ms")
             steps = [live.trivial_step(i % live.TRIVIAL_PAGES, s) for s in range(args.runs + 1)]

@@ -313,10 +313,21 @@ def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bo
             if step.name in lesson.sums:
                 st.caption(md_escape(lesson.sums[step.name]))
             if step.name == "context":
-                st.dataframe(lesson.context_table)
-                if lesson.table_note:
-                    st.caption(lesson.table_note)
+                terms_box(lesson, tag)
         slider(d, tag, ("cell slider", *source.key, cell), numbers=numbers)
+
+
+TERMS_LABEL = "Every term, their sum and the module's context row"
+
+
+def terms_box(lesson: CL.CellLesson, tag: str) -> None:
+    """The context terms α_ij v_j as a table ending with their sum and the module's row, in a
+    closed box built only when opened (a table costs a run a few ms)."""
+    with st.expander(TERMS_LABEL, key=f"explain_terms_{tag}", on_change="rerun") as box:
+        if box.open:
+            st.dataframe(lesson.context_table)
+            if lesson.table_note:
+                st.caption(lesson.table_note)
 
 
 def code_block(lines: tuple[D.CodeLine, ...]) -> str:
@@ -343,11 +354,15 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
             f"In pass 1 the query is the input row x_{d.query} itself, which is also key "
             f"{d.query} and value {d.query}: they move with it, as in a fresh forward."
         )
-    dim = st.selectbox(
-        "Component",
-        list(range(d.d_k)),
-        format_func=lambda n: f"{q}_{d.query}[{n}] = {float(d.q[n]):.4f}",
-        key=f"explain_dim_{tag}",
+    dim = (
+        0
+        if d.d_k < 2
+        else st.select_slider(
+            "Component",
+            list(range(d.d_k)),
+            format_func=lambda n: f"{q}_{d.query}[{n}] = {float(d.q[n]):.4f}",
+            key=f"explain_dim_{tag}",
+        )
     )
     now = float(d.q[dim])
     reach = max(1.0, 2 * float(d.q.abs().max()))

@@ -31,13 +31,21 @@ def derivation_charts(at, cell: str) -> dict[str, dict]:
     }
 
 
-def terms_table(at):
-    """The context terms table: a row per key's term, then their sum, then the module's row."""
-    (frame,) = [
-        d.value
-        for d in at.dataframe
-        if len(d.value.index) and str(d.value.index[-1]).startswith("context row")
-    ]
+def terms_table(at, cell: str):
+    """The context terms table: a row per key's term, then their sum, then the module's row.
+    It waits in a closed box, built only once opened."""
+
+    def found():
+        return [
+            d.value
+            for d in at.dataframe
+            if len(d.value.index) and str(d.value.index[-1]).startswith("context row")
+        ]
+
+    assert not found()
+    at.session_state[f"explain_terms_{cell.replace('.', '_')}"] = True
+    at.run()
+    (frame,) = found()
     return frame
 
 
@@ -71,7 +79,7 @@ def check_adds_up(at, cell: str, heatmap: str, head: int | None = None) -> dict:
     row = np.nan_to_num(z[query], nan=0.0)
     np.testing.assert_allclose(weights, row, atol=1e-6)  # the heatmap's own row
     assert bars["marker"]["color"][key] == F.MARKED
-    table = terms_table(at).to_numpy(dtype=np.float64)
+    table = terms_table(at, cell).to_numpy(dtype=np.float64)
     np.testing.assert_allclose(table[:-2].sum(axis=0), table[-2], atol=1e-9)
     np.testing.assert_allclose(table[-2], table[-1], atol=2e-6)  # Σ α v = the context row
     return {"terms": terms, "weights": weights, "table": table, "charts": charts}
