@@ -304,8 +304,8 @@ def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bo
         charts["context"] = lesson.context_chart
         tag = cell.encode().replace(".", "_")
         for step in lesson.steps:
-            st.markdown(f"**{md_escape(step.title)}**")
-            st.text(step.sentence)
+            # one element: the title, then the sentence (it names tokens: escaped)
+            st.markdown(f"**{md_escape(step.title)}.** {md_escape(step.sentence)}")
             if step.code:
                 st.code(code_block(step.code), language="python")
             if step.name in charts:

@@ -98,7 +98,13 @@ CASES = [
 @pytest.mark.parametrize("page, query, cell, heatmap, head", CASES)
 def test_the_derivation_adds_up_to_the_cell_the_page_draws(page, query, cell, heatmap, head):
     at = open_app({**query, "cell": cell}, page)
-    check_adds_up(at, cell, heatmap, head)
+    read = check_adds_up(at, cell, heatmap, head)
+    # the sentences state the same numbers the charts draw
+    (score,) = [m for m in values(at.markdown) if m.startswith("**Query times key.** ")]
+    assert f"is {read['terms'][-1]:.4f}".replace("-", "−") in score
+    (softmax,) = [m for m in values(at.markdown) if m.startswith("**Softmax over the row.** ")]
+    key = int(cell.split("k")[1])
+    assert f"= {read['weights'][key]:.4f}".replace("-", "−") in softmax
     (heading,) = [t for t in values(at.text) if t.startswith("Query ")]
     if head is not None:
         assert f", head {head}: weight" in heading
@@ -132,7 +138,7 @@ def test_training_mode_shows_dropouts_factor_and_the_weights_the_context_used():
     np.testing.assert_allclose(used, dropped, atol=1e-6)  # the lab's dropped row, same seed
     kept = used != 0
     np.testing.assert_allclose(used[kept], read["weights"][kept] * 2, rtol=1e-5)  # 1/(1-0.5)
-    sentence = [t for t in values(at.text) if t.startswith("Dropout")]
+    sentence = [t for t in values(at.markdown) if t.startswith("**Dropout.** ")]
     assert sentence and ("multiplied it by 1/(1−0.5) = 2" in sentence[0] or "zeroed" in sentence[0])
 
 
