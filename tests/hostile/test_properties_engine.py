@@ -36,10 +36,12 @@ TEXT = st.text(max_size=40)
 
 # Every public function of attnviz.figures, each called in every example below.
 FIGURE_FUNCTIONS = (
+    "attention_lines",
     "axis_labels",
     "bars",
     "base_layout",
     "blank_non_finite",
+    "context_terms",
     "crop",
     "dim_labels",
     "escape_label",
@@ -54,8 +56,11 @@ FIGURE_FUNCTIONS = (
     "packed",
     "ratio_to_uniform",
     "relative_to_uniform",
+    "row_change",
     "row_outline",
+    "score_terms",
     "shape_words",
+    "softmax_row",
     "subtitle_of",
     "timing_bars",
     "title_of",
@@ -227,6 +232,30 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     timing = as_figure(call("timing_bars", labels, np.arange(1, n + 1), np.ones(n), title="t"))
     assert len(timing.data[0].y) == len(set(timing.data[0].y)) == n
     assert not any("<" in y for y in timing.data[0].y)
+
+    # One cell's derivation (the last query, key 0) and the line view, on the same tokens.
+    last = weights[-1]
+    visible = [True] * n  # the last query sees every key
+    lines = as_figure(call("attention_lines", last, labels, n - 1, visible=visible))
+    keys = [t for t in lines.data if t.mode and t.mode.startswith("markers")][0]
+    _labels_are_escaped_and_one_per_position(keys.hovertext, n)
+    assert len([t for t in lines.data if t.mode == "lines"]) == int((last > 0).sum())
+    waterfall = as_figure(
+        call("score_terms", last, weights[0], query=n - 1, key=0, score=float(last @ weights[0]))
+    ).data[0]
+    assert len(waterfall.x) == n + 1 and waterfall.measure[-1] == "total"
+    exps = torch.exp(scores[-1] - scores[-1].max())
+    row = call(
+        "softmax_row", scores[-1], exps, last, labels, query=n - 1, key=0,
+        row_sum=float(exps.sum()), visible=visible,
+    )  # fmt: skip
+    _labels_are_escaped_and_one_per_position(as_figure(row).data[0].x, n)
+    for chart in (
+        call("context_terms", last, last.abs(), labels, query=n - 1, key=0),
+        call("row_change", last, last, labels, key=0, title="c"),
+    ):
+        for trace in as_figure(chart).data:
+            _labels_are_escaped_and_one_per_position(trace.x, n)
 
     assert call("axis_labels", labels) == [call("escape_label", lab) for lab in labels]
     assert call("dim_labels", n) == [f"dim {i}" for i in range(n)]
