@@ -1275,6 +1275,10 @@ def attention_lines(
         zeroline=False,
     )
     yaxis = _axis(None, NORMAL, visible=False, range=[-0.35, 1.35], fixedrange=True)
+    # Where the query sits across the plot (0 left, 1 right): its label grows inwards from an
+    # edge, so a phone does not cut it.
+    across = query / (n - 1) if n > 1 else 0.5
+    across = 1 - across if direction == "rtl" else across
     query_label = {
         "x": query,
         "y": 1,
@@ -1282,6 +1286,7 @@ def attention_lines(
         "yref": "y",
         "yshift": 16,
         "yanchor": "bottom",
+        "xanchor": "left" if across < 0.25 else "right" if across > 0.75 else "center",
         "text": f"query {names[query]}",
         "showarrow": False,
         "font": _font(13),

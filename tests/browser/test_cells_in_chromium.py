@@ -110,6 +110,20 @@ def test_a_click_on_a_heatmap_cell_opens_its_derivation(page, app_in_chromium):
     wait_for_cell(page, 4, 2)
 
 
+def test_a_click_on_one_head_of_the_heads_grid_opens_that_heads_cell(page, app_in_chromium):
+    page.goto(app_in_chromium.url + "/multi-head-attention?d_out=16&heads=4")
+    settle(page, "4. Multi-head attention")
+    plots = page.locator(".st-key-fig_p4_grid .nsewdrag")
+    assert plots.count() == 4  # one plot per head, heads 0 to 3 in order
+    head_2 = plots.nth(2)
+    head_2.scroll_into_view_if_needed()
+    box = head_2.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 1.5 / 6, box["y"] + box["height"] * 4.5 / 6)
+    page.wait_for_function("() => location.search.includes('cell=h2q4k1')", timeout=90_000)
+    wait_for_app(page, 90_000)
+    assert heading(page).startswith(f"Query {LABELS[4]} → key {LABELS[1]}, head 2: weight ")
+
+
 def test_svg_and_png_downloads_hold_the_figure_and_are_1920_px_wide(
     page, app_in_chromium, tmp_path
 ):

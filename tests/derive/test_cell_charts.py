@@ -55,6 +55,11 @@ def test_line_view_reads_right_to_left_for_a_right_to_left_text():
     low, high = ltr.spec["layout"]["xaxis"]["range"]
     assert low < high
     assert rtl.spec["layout"]["xaxis"]["range"] == [high, low]  # key 0 at the right
+    # the query's label grows inwards from the edge it is near, so a phone does not cut it
+    first = F.attention_lines(weights, ("0: a", "1: b", "2: c"), 0).spec["layout"]
+    assert first["annotations"][0]["xanchor"] == "left"
+    first_rtl = F.attention_lines(weights, ("0: a", "1: b", "2: c"), 0, direction="rtl")
+    assert first_rtl.spec["layout"]["annotations"][0]["xanchor"] == "right"
 
 
 def test_line_view_scales_weights_after_dropout_to_the_widest_line():
