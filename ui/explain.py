@@ -348,7 +348,7 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
     from . import cache
 
     q = "x" if d.shared_input else "q"
-    st.markdown(f"**Move one component of {q}_{d.query}**")
+    st.markdown(f"**Move one component of {md_escape(f'{q}_{d.query}')}**")
     if d.shared_input:
         st.caption(
             f"In pass 1 the query is the input row x_{d.query} itself, which is also key "
@@ -360,7 +360,7 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
         else st.select_slider(
             "Component",
             list(range(d.d_k)),
-            format_func=lambda n: f"{q}_{d.query}[{n}] = {float(d.q[n]):.4f}",
+            format_func=lambda n: md_escape(f"{q}_{d.query}[{n}] = {float(d.q[n]):.4f}"),
             key=f"explain_dim_{tag}",
         )
     )
@@ -368,7 +368,7 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
     reach = max(1.0, 2 * float(d.q.abs().max()))
     reach = float(round(reach + 0.5))
     value = st.slider(
-        f"New value of {q}_{d.query}[{dim}]",
+        md_escape(f"New value of {q}_{d.query}[{dim}]"),
         min_value=-reach,
         max_value=reach,
         value=max(-reach, min(reach, round(now, 3))),
@@ -436,7 +436,8 @@ def lines(
             "Query token for the line view",
             list(range(n)),
             value=n - 1 if causal else 1,
-            format_func=lambda i: labels[i],
+            # a select slider's options are Markdown: the tokens are escaped
+            format_func=lambda i: md_escape(labels[i]),
             key=f"lines_query_{page}_{n}",
         )
     )
