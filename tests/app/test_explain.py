@@ -231,3 +231,11 @@ def test_the_line_view_follows_the_query_chosen():
     np.testing.assert_allclose(spec_array(markers[0]["customdata"]), row, atol=1e-6)
     assert spec["layout"]["annotations"][0]["text"] == "query 3: ␣with"
     assert len([t for t in spec["data"] if t.get("mode") == "lines"]) == 6  # every key visible
+
+
+def test_the_line_views_token_options_are_never_live_markdown():
+    at = open_app({"text": "<b>x</b> *y* [z](http://a.b)"}, "simplified")
+    (slider,) = [s for s in at.select_slider if s.key.startswith("lines_query_p1_")]
+    options = [str(o) for o in slider.options]
+    assert options and not any("<b>" in o or "*y*" in o or "](" in o for o in options)
+    assert any("\\<b\\>" in o for o in options)  # shown literally, backslash-escaped
