@@ -1,4 +1,4 @@
-""" "Explain a cell" and the line view: one block per pass page (issue 27).
+"""The "Explain a cell" block and the line view of each pass page (issue 27).
 
 :func:`block` draws a grid of one weights matrix (a small components.v2 component,
 ``ui/cell_grid.js``): its cells are reachable with the arrow keys and open on Enter, Space or a
@@ -39,8 +39,10 @@ from .text import md_escape
 CELL_PARAM = "cell"
 state.register_page_keys(CELL_PARAM)
 GRID_MAX = 24  # tokens a side: past it the grid shows the page's token window (or the first 24)
+# [lab. | batch.] [h<head>] [b<example>] q<query> k<key>
 _SYNTAX = re.compile(
-    r"^(?:(?P<source>lab|batch)\.)?(?:h(?P<head>\d{1,3}))?(?:b(?P<batch>\d))?q(?P<query>\d{1,4})k(?P<key>\d{1,4})$"
+    r"^(?:(?P<source>lab|batch)\.)?(?:h(?P<head>\d{1,3}))?(?:b(?P<batch>\d))?"
+    r"q(?P<query>\d{1,4})k(?P<key>\d{1,4})$"
 )
 
 _CSS = """
