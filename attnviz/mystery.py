@@ -34,6 +34,7 @@ from .trace import ModuleSpec, record
 
 Tensor = torch.Tensor
 
+PAGES = ("simplified", "trainable", "causal", "multihead")
 NONE = "none"
 NONE_TITLE = "No bug: the engine's own code"
 VISIBLE = 0.01  # a change smaller than this in every number shown does not count as seen
@@ -74,6 +75,14 @@ class Shown:
     name: str
     values: Tensor
     shape: tuple[int, ...]
+
+    def __eq__(self, other: object) -> bool:  # the same numbers (a tensor has no plain ==)
+        if not isinstance(other, Shown):
+            return NotImplemented
+        same = self.name == other.name and self.shape == other.shape
+        return same and torch.equal(self.values, other.values)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,7 @@ def _stage(page: str, text: str, settings: Settings, book: bool) -> _Stage | Non
     """The inputs and module the page runs, as :mod:`attnviz.lesson` builds them; None when
     the page cannot run (no tokens, d_out not divisible by num_heads)."""
     s = settings
-    if page not in B.TARGETS or page == "route1":
+    if page not in PAGES:
         raise ValueError(f"unknown page {page!r}")
     if page == "multihead" and not book and s.multihead_problem():
         return None
@@ -352,8 +361,12 @@ def pose(page: str, text: str, settings: Settings, book: bool = False, seed: int
     found = candidates(page, text, settings, book)
     if not found:
         return None
-    answer = random.Random(f"mystery:{page}:{seed}").choice(found)
-    return stage(page, text, settings, book, answer, seed)
+    return stage(page, text, settings, book, pick(page, found, seed), seed)
+
+
+def pick(page: str, found: tuple[str, ...], seed: int) -> str:
+    """One of ``found`` (the :func:`candidates`), each equally likely, fixed by the seed."""
+    return random.Random(f"mystery:{page}:{seed}").choice(found)
 
 
 def diagnose(mystery: Mystery, choice: str) -> Diagnosis:

@@ -117,6 +117,25 @@ EXPLANATIONS = {
 }
 
 
+# Other lesson panels that draw the same numbers as (or numbers that give away) the panel a
+# question hides: the page keeps them hidden too until the answer is in. Conservative: the
+# presenter's steps, the second masking route, the weights relative to uniform, the batch's
+# first example and the heads grid all show the hidden weights or scores again.
+SAME_NUMBERS: dict[str, tuple[str, ...]] = {
+    "p1_scores": (),
+    "p1_weights": ("p1_context_walk",),
+    "p2_scores": ("p2_scaled",),
+    "p2_weights": (),
+    "p2_unscaled_change": (),
+    "p3_masked": ("p3_step_scores", "p3_step_scaled"),
+    "p3_route2": ("p3_route1", "p3_uniform", "p3_step_dropout", "p3_batch0"),
+    "p3_dropped": ("p3_step_dropout", "p3_batch0"),
+    "p4_weights": ("p4_weights_before", "p4_grid"),
+    "p4_weights_before": ("p4_weights", "p4_grid"),
+    "p4_step_split": (),
+}
+
+
 class AnswerError(ValueError):
     """An answer that does not fit the question's format, with a sentence a student reads."""
 
@@ -157,6 +176,12 @@ class Question:
     other: int | None = None
     head: int | None = None
     misconceptions: tuple[Misconception, ...] = ()
+
+    @property
+    def conceals(self) -> tuple[str, ...]:
+        """Every lesson panel the page keeps hidden until the answer: ``hides`` first, then
+        the panels that draw the same numbers again (:data:`SAME_NUMBERS`)."""
+        return (self.hides, *SAME_NUMBERS[self.hides])
 
     @property
     def guess_chance(self) -> float | None:
@@ -539,16 +564,17 @@ def _weights_panel(n: Numbers) -> str:
     return {"simplified": "p1_weights", "trainable": "p2_weights", "causal": "p3_route2"}[n.page]
 
 
-def _masked_with_zero(n: Numbers, h: int) -> Tensor:
-    """The weights had the future scores been set to 0 instead of −∞."""
+def _masked_with_zero(n: Numbers) -> Tensor:
+    """(H, T, T): the weights had the future scores been set to 0 instead of −∞."""
     t = n.num_tokens
-    return torch.softmax(n.raw[h].masked_fill(_future(t), 0.0) / n.scale, dim=-1)
+    return torch.softmax(n.raw.masked_fill(_future(t), 0.0) / n.scale, dim=-1)
 
 
-def _not_renormalised(n: Numbers, h: int) -> Tensor:
-    """Softmax over every key, then the future zeroed, without dividing by the new row sum."""
+def _not_renormalised(n: Numbers) -> Tensor:
+    """(H, T, T): softmax over every key, then the future zeroed, without dividing by the new
+    row sum."""
     t = n.num_tokens
-    return torch.softmax(n.raw[h] / n.scale, dim=-1).masked_fill(_future(t), 0.0)
+    return torch.softmax(n.raw / n.scale, dim=-1).masked_fill(_future(t), 0.0)
 
 
 def _number_apart(a, b) -> bool:
@@ -567,29 +593,28 @@ def _question(where: dict, **fields) -> Question:
 
 # --- the kinds ----------------------------------------------------------------------------
 def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """Which key does query q weigh most? Clear: the winner beats the runner-up by
-    ARGMAX_MARGIN, and the query sees at least 3 keys (a guess among them: at most 1/3)."""
-    h = rng.randrange(n.num_heads)
-    w, allowed = n.weights[h], _allowed(n)
-    winner, margin = _top_two(w, allowed)
-    rows = torch.nonzero((margin >= ARGMAX_MARGIN) & (allowed.sum(dim=-1) >= 3)).flatten()
+    """Which key does query q (of head h) weigh most? Clear: the winner beats the runner-up
+    by ARGMAX_MARGIN, and the query sees at least 3 keys (a guess among them: at most 1/3)."""
+    w, allowed = n.weights, _allowed(n)
+    winner, margin = _top_two(w, allowed)  # (H, T) each
+    rows = torch.nonzero((margin >= ARGMAX_MARGIN) & (allowed.sum(dim=-1) >= 3))
     if not len(rows):
         return None
     everything = torch.ones_like(allowed)
-    col_winner, col_margin = _top_two(w.T, everything)  # row q of w.T: column q of w
-    zero_winner, zero_margin = (
-        _top_two(_masked_with_zero(n, h), everything) if n.causal else (None, None)
-    )
+    col_winner, col_margin = _top_two(w.transpose(-2, -1), everything)  # column q of each head
+    zero_winner, zero_margin = _top_two(_masked_with_zero(n), everything)
 
-    def build(q: int) -> tuple[Misconception, ...]:
+    def build(c) -> tuple[Misconception, ...]:
+        h, q = int(c[0]), int(c[1])
         found = []
-        if col_margin[q] >= ARGMAX_MARGIN:
-            found.append(_misconception(COLUMN, int(col_winner[q])))
-        if zero_winner is not None and zero_margin is not None and zero_margin[q] >= ARGMAX_MARGIN:
-            found.append(_misconception(MASK_WITH_ZERO, int(zero_winner[q])))
-        return _keep_distinct(int(winner[q]), found, lambda a, b: a != b)
+        if col_margin[h, q] >= ARGMAX_MARGIN:
+            found.append(_misconception(COLUMN, int(col_winner[h, q])))
+        if n.causal and zero_margin[h, q] >= ARGMAX_MARGIN:
+            found.append(_misconception(MASK_WITH_ZERO, int(zero_winner[h, q])))
+        return _keep_distinct(int(winner[h, q]), found, lambda a, b: a != b)
 
-    q, misconceptions = _pick(rng, [int(r) for r in rows], build)
+    c, misconceptions = _pick(rng, rows, build)
+    h, q = int(c[0]), int(c[1])
     prompt = (
         f"Query {n.labels[q]}{_head_words(n, h)}: which key does it weigh most"
         f"{_before_dropout(n)}? Click a token."
@@ -598,7 +623,7 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         where,
         prompt=prompt,
         answer_format=TOKEN,
-        key=int(winner[q]),
+        key=int(winner[h, q]),
         tolerance=0.0,
         hides=_weights_panel(n),
         choices=n.labels,
@@ -609,28 +634,26 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
 
 
 def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """Sketch row q of the weights, one value per key. Clear: at least 3 keys are visible and
-    an even share over them is more than TV_TOLERANCE away (so it would be graded wrong)."""
-    h = rng.randrange(n.num_heads)
-    w, allowed = n.weights[h], _allowed(n)
-    visible = allowed.sum(dim=-1, keepdim=True)
-    even = allowed.double() / visible
-    far = 0.5 * (w.double() - even).abs().sum(dim=-1) > TV_TOLERANCE
-    rows = torch.nonzero(far & (visible[:, 0] >= 3)).flatten()
+    """Sketch row q (of head h) of the weights, one value per key. Clear: at least 3 keys are
+    visible and an even share over them is more than TV_TOLERANCE away (graded wrong)."""
+    w, allowed = n.weights, _allowed(n)
+    visible = allowed.sum(dim=-1)
+    even = allowed.double() / visible[:, None]
+    far = 0.5 * (w.double() - even).abs().sum(dim=-1) > TV_TOLERANCE  # (H, T)
+    rows = torch.nonzero(far & (visible >= 3))
     if not len(rows):
         return None
-    others = [(COLUMN, w.T)]
+    others = [(COLUMN, w.transpose(-2, -1))]
     if n.causal:
-        others += [
-            (NO_RENORMALISE, _not_renormalised(n, h)),
-            (MASK_WITH_ZERO, _masked_with_zero(n, h)),
-        ]
+        others += [(NO_RENORMALISE, _not_renormalised(n)), (MASK_WITH_ZERO, _masked_with_zero(n))]
 
-    def build(q: int) -> tuple[Misconception, ...]:
-        found = [_misconception(name, _row(m[q])) for name, m in others]
-        return _keep_distinct(_row(w[q]), found, _rows_apart)
+    def build(c) -> tuple[Misconception, ...]:
+        h, q = int(c[0]), int(c[1])
+        found = [_misconception(name, _row(m[h, q])) for name, m in others]
+        return _keep_distinct(_row(w[h, q]), found, _rows_apart)
 
-    q, misconceptions = _pick(rng, [int(r) for r in rows], build)
+    c, misconceptions = _pick(rng, rows, build)
+    h, q = int(c[0]), int(c[1])
     future = " (the keys after it too)" if n.causal else ""
     prompt = (
         f"Sketch row {n.labels[q]} of the attention weights{_head_words(n, h)}"
@@ -640,7 +663,7 @@ def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         where,
         prompt=prompt,
         answer_format=ROW,
-        key=_row(w[q]),
+        key=_row(w[h, q]),
         tolerance=TV_TOLERANCE,
         hides=_weights_panel(n),
         choices=n.labels,
@@ -660,7 +683,7 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
     zero = n.weights[h] == 0
     key = int(zero.sum())
     found = [
-        _misconception(MASK_WITH_ZERO, int((_masked_with_zero(n, h) == 0).sum())),
+        _misconception(MASK_WITH_ZERO, int((_masked_with_zero(n)[h] == 0).sum())),
         _misconception(DIAGONAL_MASKED, int((zero | torch.eye(t, dtype=torch.bool)).sum())),
     ]
     prompt = (
@@ -690,35 +713,34 @@ def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question |
     tolerance (so "unchanged" is graded wrong); a guess from [0, 1/(1 − p)] is right ≤ 1%."""
     if n.dropped is None or n.p <= 0:
         return None
-    h = rng.randrange(n.num_heads)
-    w, d = n.weights[h].double(), n.dropped[h]
+    w, d = n.weights.double(), n.dropped
     moved = (d.double() - w).abs() > 2 * NUMBER_TOLERANCE
-    pairs = torch.nonzero((w > 0) & (d != 0) & moved & _allowed(n))
-    if not len(pairs):
+    found = torch.nonzero((w > 0) & (d != 0) & moved & _allowed(n))  # (h, q, k) triples
+    if not len(found):
         return None
-    kept = (w * (d != 0)).sum(dim=-1)  # what each row's kept weights summed to before dropout
+    kept = (w * (d != 0)).sum(dim=-1)  # (H, T): each row's kept weights, before dropout
 
-    def build(pair) -> tuple[Misconception, ...]:
-        q, k = int(pair[0]), int(pair[1])
-        found = [
-            _misconception(ROWS_SUM_TO_ONE, float(w[q, k] / kept[q])),
-            _misconception(NO_RESCALE, float(w[q, k])),
+    def build(c) -> tuple[Misconception, ...]:
+        h, q, k = (int(v) for v in c)
+        wrong = [
+            _misconception(ROWS_SUM_TO_ONE, float(w[h, q, k] / kept[h, q])),
+            _misconception(NO_RESCALE, float(w[h, q, k])),
         ]
-        return _keep_distinct(float(d[q, k]), found, _number_apart)
+        return _keep_distinct(float(d[h, q, k]), wrong, _number_apart)
 
-    pair, misconceptions = _pick(rng, pairs, build)
-    q, k = int(pair[0]), int(pair[1])
+    c, misconceptions = _pick(rng, found, build)
+    h, q, k = (int(v) for v in c)
     p = n.p
     prompt = (
         f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the weight of query "
-        f"{n.labels[q]} on key {n.labels[k]} is {float(w[q, k]):.4f} before dropout, and "
+        f"{n.labels[q]} on key {n.labels[k]} is {float(w[h, q, k]):.4f} before dropout, and "
         "dropout keeps it. What is it after dropout? Answer to 2 decimals."
     )
     return _question(
         where,
         prompt=prompt,
         answer_format=NUMBER,
-        key=float(d[q, k]),
+        key=float(d[h, q, k]),
         tolerance=NUMBER_TOLERANCE,
         hides=_dropped_panel(n),
         low=0.0,
@@ -731,16 +753,15 @@ def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question |
 
 
 def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """What does row q sum to after dropout? Clear: more than twice the tolerance from 1."""
+    """What does row q (of head h) sum to after dropout? Clear: more than twice the tolerance
+    from 1 (so "still 1" is graded wrong)."""
     if n.dropped is None or n.p <= 0:
         return None
-    h = rng.randrange(n.num_heads)
-    sums = n.dropped[h].double().sum(dim=-1)
-    rows = torch.nonzero((sums - 1).abs() > 2 * NUMBER_TOLERANCE).flatten()
+    sums = n.dropped.double().sum(dim=-1)  # (H, T)
+    rows = torch.nonzero((sums - 1).abs() > 2 * NUMBER_TOLERANCE)
     if not len(rows):
         return None
-    q = int(rows[rng.randrange(len(rows))])
-    key = float(sums[q])
+    h, q = (int(v) for v in rows[rng.randrange(len(rows))])
     p = n.p
     prompt = (
         f"Training mode, dropout p = {p:g}{_head_words(n, h)}: dropout zeroes some weights of "
@@ -751,7 +772,7 @@ def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | 
         where,
         prompt=prompt,
         answer_format=NUMBER,
-        key=key,
+        key=float(sums[h, q]),
         tolerance=NUMBER_TOLERANCE,
         hides=_dropped_panel(n),
         low=0.0,
