@@ -314,11 +314,14 @@ def _reveal(st: _Stage, bug: B.Bug | None) -> Reveal:
             "No bug: this was the engine's own code, and every number on the page is right.",
         )
     ran = B.run_bug(bug, st.x, st.spec)  # its named check, in eval mode where checks hold
-    caught = (
-        f"PyTorch refuses to run it: {ran.error}"
-        if ran.error
-        else f"the check “{ran.check.title}” catches it" if ran.check else ""
-    )  # fmt: skip
+    if ran.error:
+        caught = f"PyTorch refuses to run it: {ran.error}"
+    elif ran.check is not None and ran.check.status == "fail":
+        caught = f"the check “{ran.check.title}” catches it"
+    elif ran.check is not None:  # honest: the numbers show it, the check does not
+        caught = f"the check “{ran.check.title}” does not catch it at these numbers"
+    else:
+        caught = "no check ran"
     return Reveal(
         bug.key,
         bug.title,

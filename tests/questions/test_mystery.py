@@ -45,10 +45,13 @@ def _showing(page: str, count: int) -> dict[str, tuple[tuple[str, Settings], ...
 
 
 def _named(page: str, key: str, count: int) -> int:
-    return sum(
-        classify(MY.stage(page, text, s, False, key).exhibit) == key
-        for text, s in _showing(page, count)[key]
-    )
+    named = 0
+    for text, s in _showing(page, count)[key]:
+        m = MY.stage(page, text, s, False, key)
+        named += classify(m.exhibit) == key
+        if key != MY.NONE:  # the reveal names the check that catches it, or the error
+            assert m.reveal.error or m.reveal.check.status == "fail", m.reveal.summary
+    return named
 
 
 # --- a classifier that sees only the exhibit names the bug -------------------------------------
