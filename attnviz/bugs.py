@@ -482,16 +482,12 @@ def _slipped(bug: Bug, check: C.CheckResult, wrong: PassRun, right: PassRun) -> 
     with how much the bug changed, instead of a green pass."""
     fields = _slip_fields(wrong, right)
     why = bug.slips_when.format_map(fields)
-    return C.CheckResult(
-        check.name,
-        check.title,
-        "documented",
-        check.max_diff,
-        check.tol,
-        check.scale,
-        f"the bug is in the code but this check cannot see it at these numbers: it moves the "
-        f"weights by at most {fields['weights']} and the output by at most {fields['output']}. "
-        f"Why: {why}",
+    return replace(
+        check,
+        status="documented",
+        explanation=f"the bug is in the code but this check cannot see it at these numbers: it "
+        f"moves the weights by at most {fields['weights']} and the output by at most "
+        f"{fields['output']}. Why: {why}",
     )
 
 

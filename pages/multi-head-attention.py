@@ -22,12 +22,16 @@ panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/
 
 
 def lesson():
-    """The weight split's trace and its lesson (the page and presenter mode share them)."""
+    """The weight split's trace and its lesson (the page and presenter mode share them). The
+    checks read the cached eval-mode trace and its references: building runs no forward."""
     trace = panels.causal_trace_or_stop("multihead", cfg, args)
-    return trace, cache.lesson_of(
-        ("multihead", *args),
-        lambda: ML.build(trace, cache.trace("wrapper", *args) if book else None, book),
-    )
+
+    def build() -> ML.MultiHeadLesson:
+        wrapper = cache.trace("wrapper", *args) if book else None
+        refs, checked = cache.references(*args), cache.checked_trace(*args)
+        return ML.build(trace, wrapper, book, refs, checked)
+
+    return trace, cache.lesson_of(("multihead", *args), build)
 
 
 if cfg.present:

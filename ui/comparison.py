@@ -24,10 +24,8 @@ from attnviz.lessons import pytorch as lessons
 from attnviz.settings import Settings
 
 from . import cache
-from .memo import Memo
 
 RESULT_ENTRIES = 16  # benchmark results are a few numbers each
-SIDE_ENTRIES = 16  # side-by-side results hold (H, T, T) weights twice: few entries
 
 
 @st.cache_resource(
@@ -40,22 +38,14 @@ def measured(shape: tuple) -> impl.BenchResult:
     return impl.benchmark(shape)
 
 
-_side = Memo(SIDE_ENTRIES)
-
-
-@_side
-def side_by_side(text: str, settings: Settings, book: bool) -> impl.SideBySide:
-    """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
-    trace = cache.trace("multihead", text, settings, book)
-    return impl.side_by_side(trace.spec.build(), trace.inputs)
-
-
 def lesson(text: str, settings: Settings, book: bool, training: bool) -> lessons.PytorchLesson:
-    """Page 6's lesson object, built once per plain key and shared by every session."""
+    """Page 6's lesson object, built once per plain key and shared by every session. It reads
+    the eval-mode trace and its references from ``ui.cache`` (shared with page 4): building it
+    runs no forward."""
 
     def build() -> lessons.PytorchLesson:
-        trace = cache.trace("multihead", text, settings, book)
-        side = side_by_side(text, settings, book)
+        trace = cache.checked_trace(text, settings, book)
+        side = impl.side_from(trace, cache.references(text, settings, book))
         return lessons.lesson(trace, side, training=training, book=book)
 
     return cache.lesson_of(("pytorch", text, settings, book, training), build)
