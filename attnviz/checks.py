@@ -345,7 +345,7 @@ def masking_routes_agree(
         scaled_scores.shape[-1],
         "zeroing then renormalising gives the same weights as masking with −∞",
         "the two masking routes give different weights",
-        ("route 1 (renormalise)", "route 2 (−∞, then softmax)"),
+        ("route 1 (renormalise)", "route 2 (−∞ then softmax)"),
         "the largest |scaled score|",
     )
     if lost and result.passed:
@@ -550,7 +550,7 @@ def wrapper_matches_split(
         head_dim,
         f"{num_heads} separate heads, concatenated, equal one projection split into heads",
         "the wrapper and the weight-split module disagree before out_proj",
-        ("wrapper, heads concatenated", "weight split"),
+        ("wrapper (heads concatenated)", "weight split"),
         SCALED_SCORES_TIMES_VALUES,
     )
 
