@@ -47,7 +47,7 @@ class Memo:
         self._values: OrderedDict = OrderedDict()
         self._sizes: dict = {}
         self._bytes = 0
-        self._computing: dict = {}  # key -> its _Flight, while it is being computed
+        self._computing: dict[object, _Flight] = {}  # key -> its flight, while computed
         self._lock = threading.Lock()
         _ALL.add(self)
 
@@ -70,7 +70,7 @@ class Memo:
                     return self._values[key]
                 flight = self._computing.get(key)
                 leads = flight is None
-                if leads:
+                if flight is None:
                     flight = self._computing[key] = _Flight()
             if leads:
                 return self._compute(key, flight, fn, args)
