@@ -7,8 +7,8 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
+from attnviz import budget, speed
 from attnviz import modules as M
-from attnviz import speed
 from attnviz.lessons import multihead as ML
 from ui import cache, panels, present, state
 from ui import view as page_view
@@ -130,7 +130,7 @@ panels.badge(view.equivalence)
 st.write(view.flops_text)
 
 
-@st.cache_resource(show_spinner="Timing both modules…", max_entries=32)
+@st.cache_resource(show_spinner="Timing both modules…", max_entries=budget.SPEED_REPORTS)
 def timing(shape: tuple) -> ML.SpeedReport:
     """Both modules timed at one shape, once per process and shape, and what it shows."""
     return ML.speed_report(speed.wrapper_against_split(*shape), shape)

@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnviz import budget
 from attnviz import implementations as impl
 from attnviz.lessons import pytorch as lessons
 from attnviz.settings import Settings
 
 from . import cache
 
-RESULT_ENTRIES = 16  # benchmark results are a few numbers each
+# Benchmark results are a few numbers, checks and sentences each: bounded by their count
+# (attnviz.budget counts RESULT_ENTRIES x BENCH_RESULT_BYTES in the server's memory bound).
+RESULT_ENTRIES = budget.BENCH_RESULTS
 
 
 @st.cache_resource(
