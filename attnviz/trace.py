@@ -105,7 +105,6 @@ class SimplifiedTrace(_Labelled):
     attn_weights: Tensor  # (T, T): row softmax of the scores
     context: Tensor  # (T, d_in): attn_weights @ inputs
     sum_weights: Tensor  # (T, T): scores divided by their row sum (the book's first try)
-    naive_weights: Tensor  # (T, T): exp / sum exp (the book's softmax_naive)
     loop_scores: Tensor | None  # (n, n), n = min(T, LOOP_TOKEN_CAP): the nested loops
 
     kind = "simplified"
@@ -299,7 +298,6 @@ def trace_simplified(inputs: Tensor, labels) -> SimplifiedTrace:
             attn_weights=taps["attn_weights"][0],
             context=context,
             sum_weights=sum_normalize(attn_scores),
-            naive_weights=naive_softmax(attn_scores),
             loop_scores=loop_scores(inputs) if inputs.shape[0] <= LOOP_TOKEN_CAP else None,
         )
 

@@ -135,11 +135,6 @@ def page_run():
             _run.stack = None
 
 
-def holds_heavy_slot() -> bool:
-    """Whether this thread's page run holds a heavy slot now."""
-    return getattr(_run, "stack", None) is not None and _run.heavy
-
-
 def _take_heavy_slot(settings: Settings, tokens: int) -> None:
     """Take a slot for this page run if ``settings`` at ``tokens`` is heavy and it holds none.
     Pages ask for their inputs (:func:`prepared`) before any derived value, so the slot is
