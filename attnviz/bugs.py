@@ -39,6 +39,7 @@ class BugSetting:
     dropout_above_zero: bool = False
     tokens_below_context: bool = False
 
+
 SLIPS_DEFAULT = (
     "its effect here is below the float32 rounding the check allows; other text or settings show it"
 )
