@@ -32,6 +32,7 @@ import torch.nn as nn
 
 from .. import modules as M
 from ..seeding import seeded
+from .api import probe
 from .model import InductionModel, run
 from .recorded import recorded
 
@@ -161,13 +162,19 @@ def trained_pass(
     layer: int = DEFAULT_LAYER,
     head: int = DEFAULT_HEAD,
     step: int | None = None,
+    layout: str = "text",
 ) -> TrainedPass:
     """The reference run's layer ``layer`` (head ``head`` for passes 2–3) on the student's tokens.
 
-    ``token_ids``: GPT-2 ids of the text (mapped by :data:`RULE`); ``labels``: one per token.
-    ``step``: a checkpoint of the reference run (default: its last). Texts longer than the
-    model's context (24 tokens) are cut to it, with a message.
+    ``token_ids``: GPT-2 ids of the text (mapped by :data:`RULE`); ``labels``: one per token,
+    ``"3: ␣the"``. ``step``: a checkpoint of the reference run (default: its last).
+    ``layout``: ``"text"``, the tokens as they are (longer texts are cut to the model's context
+    of 24, with a message); ``"probe"``, filler tokens then the text twice, ending at position
+    23, where training put repeats (:func:`attnviz.induction.api.probe`; layer 1's induction
+    heads only fire there).
     """
+    if layout not in ("text", "probe"):
+        raise ValueError(f"layout must be 'text' or 'probe', not {layout!r}")
     run_ = recorded().reference
     model: InductionModel = run_.model(run_.steps[-1] if step is None else step)
     cfg = model.cfg
@@ -176,14 +183,19 @@ def trained_pass(
     if len(token_ids) != len(labels) or not token_ids:
         raise ValueError("need one label per token, and at least one token")
     messages = []
-    if len(token_ids) > cfg.context:
-        messages.append(
-            f"The text has {len(token_ids)} tokens; the trained model's context is "
-            f"{cfg.context}, so the first {cfg.context} are used."
-        )
-    token_ids, labels = list(token_ids)[: cfg.context], list(labels)[: cfg.context]
-    mapped = map_tokens(token_ids, cfg.vocab)  # 24 tokens: never more than 64 distinct
-    ids = torch.tensor([mapped.ids])
+    if layout == "probe":
+        displays = [label.split(": ", 1)[-1] for label in labels]
+        laid = probe(map_tokens(token_ids, cfg.vocab).ids, displays, cfg.context)
+        model_ids, labels, messages = laid.ids, list(laid.labels), list(laid.messages)
+    else:
+        if len(token_ids) > cfg.context:
+            messages.append(
+                f"The text has {len(token_ids)} tokens; the trained model's context is "
+                f"{cfg.context}, so the first {cfg.context} are used."
+            )
+        labels = list(labels)[: cfg.context]
+        model_ids = map_tokens(list(token_ids)[: cfg.context], cfg.vocab).ids  # <= 64 distinct
+    ids = torch.tensor([model_ids])
     att = model.blocks[layer]
     with torch.inference_mode():
         x = run(model, ids).layer_inputs[layer].clone()  # (1, T, 64)
@@ -191,7 +203,7 @@ def trained_pass(
         layer_state = {name: p.detach().clone() for name, p in att.named_parameters()}
     return TrainedPass(
         labels=tuple(labels),
-        model_ids=mapped.ids,
+        model_ids=model_ids,
         x=x,
         layer=layer,
         head=head,

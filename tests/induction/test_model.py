@@ -128,3 +128,20 @@ def test_a_bad_configuration_is_refused_with_a_message():
         IT.TrainConfig(max_repeat=13)
     with pytest.raises(ValueError, match="seed=-1"):
         IT.TrainConfig(seed=-1)
+
+
+def test_the_induction_engine_never_imports_streamlit():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys; import attnviz.detectors, attnviz.induction.api, attnviz.induction.passes; "
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'); "
+        "assert not loaded, loaded"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr

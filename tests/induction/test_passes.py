@@ -45,11 +45,13 @@ def _model_layer(tp: P.TrainedPass):
     return r, taps, out
 
 
+@pytest.mark.parametrize("layout", ["text", "probe"])
 @pytest.mark.parametrize("layer", [0, 1])
-def test_the_chapters_modules_reproduce_the_trained_models_own_attention(layer):
+def test_the_chapters_modules_reproduce_the_trained_models_own_attention(layer, layout):
     ids, labels = _default_repeated()
     for head in range(4):
-        tp = P.trained_pass(ids, labels, layer=layer, head=head)
+        tp = P.trained_pass(ids, labels, layer=layer, head=head, layout=layout)
+        T = len(tp.model_ids)
         r, taps, out = _model_layer(tp)
         assert torch.equal(tp.x, r.layer_inputs[layer])
         with torch.inference_mode():
@@ -61,7 +63,7 @@ def test_the_chapters_modules_reproduce_the_trained_models_own_attention(layer):
         assert torch.equal(causal_taps["attn_weights"][0][0], r.attn_weights[0, layer, head])
         # pass 2: the same scores QKᵀ below the diagonal (pass 2 has no mask)
         model_scores = taps["attn_scores"][0][0, head]
-        lower = torch.tril(torch.ones(12, 12, dtype=torch.bool))
+        lower = torch.tril(torch.ones(T, T, dtype=torch.bool))
         assert torch.equal(v2_taps["attn_scores"][0][lower], model_scores[lower])
     # pass 4: the whole layer, out_proj included
     with torch.inference_mode():
@@ -105,3 +107,17 @@ def test_trained_heads_differ_on_the_default_text_repeated_twice():
     assert far, dist.round(2)  # at least two heads whose rows differ by TV >= 0.5
     peaks = D.row_peaks(v2_taps["attn_weights"][0])
     assert (peaks >= 0.5).sum() >= len(peaks) / 2, peaks.round(2)
+
+
+def test_the_probe_layout_shows_layer_ones_induction_heads_through_pass_3():
+    tokens = tokenize(DEFAULT_TEXT)
+    labels = [f"{i}: {d}" for i, d in enumerate(tokens.displays)]
+    tp = P.trained_pass(tokens.ids, labels, layer=1, head=0, layout="probe")
+    assert len(tp.model_ids) == 24 and tp.labels[12] == "12: Your" and tp.labels[0] == "0: ·"
+    assert tp.model_ids[12:18] == tp.model_ids[18:] == (0, 1, 2, 3, 4, 5)
+    with torch.inference_mode(), M.recording() as taps:
+        tp.causal_attention()(tp.x)
+    w = taps["attn_weights"][0]  # (1, 24, 24)
+    assert D.induction_score(w, repeat=6)[0] >= 0.5
+    with pytest.raises(ValueError, match="layout must be"):
+        P.trained_pass(tokens.ids, labels, layout="other")
