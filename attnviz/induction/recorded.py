@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from .model import InductionModel, ModelConfig, model_from
-from .train import SCORES, Measures, Progress, TrainConfig, measure
+from .train import SCORES, Measures, Progress, TrainConfig, held_out, measure
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "induction"
 REFERENCE_SEED = 0
@@ -96,8 +96,6 @@ def write_run(folder: Path, name: str, cfg: TrainConfig, reports: list[Progress]
             tensors[f"{p.step:05d}.{key}"] = value.to(STORED_DTYPE).contiguous()
         model = model_from(cfg.model, stored(p.params))
         if held is None:
-            from .train import held_out
-
             held = held_out(cfg)
         checkpoints[str(p.step)] = measure(model, held).as_dict()
     save_file(tensors, str(folder / f"{name}.safetensors"), metadata={"format": "pt"})

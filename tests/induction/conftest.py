@@ -2,7 +2,8 @@
 (tests/support/rng.py), and runs torch on one thread, as the app does (attnviz/runtime.py).
 
 Training a model this small on two threads of a busy machine took ten times the wall time and
-ten times the CPU of one thread (bench figures in scripts/train-induction's docstring)."""
+the CPU of one thread: ``api.grow(seed=5, steps=30)`` ran in 83 s wall, 19 s CPU on two threads
+and 8.7 s wall, 1.9 s CPU on one, at a load average of about 17 on two cores."""
 
 import pytest
 import torch
