@@ -116,3 +116,6 @@ def test_grow_your_own_reports_as_it_trains_and_stops_when_cancelled():
     assert [p.step for p in seen] == sorted({p.step for p in seen})
     assert seen[-1].measures.scores["induction"].shape == (2, 4)
     assert all(not math.isnan(p.train_loss) for p in seen[1:])
+    # liveness, with a generous bound: reports come every REPORT_SECONDS plus one step
+    gaps = [b.seconds - a.seconds for a, b in zip(seen, seen[1:], strict=False)]
+    assert max(gaps) < 10 * api.REPORT_SECONDS, gaps
