@@ -26,7 +26,10 @@ from .train import SCORES, Measures, Progress, TrainConfig, held_out, measure, t
 
 Tensor = torch.Tensor
 RUNS = ("reference", "control")
-REPORT_SECONDS = 0.5  # the live trainer reports at least this often (measuring included)
+# The live trainer reports after this many seconds of training, plus one step and one
+# measurement of GROW_HELD_OUT sequences (scripts/train-induction --grow prints the gaps).
+REPORT_SECONDS = 0.4
+GROW_HELD_OUT = 64
 
 
 def _run(name: str) -> RecordedRun:
@@ -246,7 +249,15 @@ def grow(
     cancel: threading.Event | None = None,
 ) -> Iterator[Progress]:
     """Train a model of the reference's design from ``seed``, live: yields :class:`Progress`
-    (step, losses, every head's scores) at least every :data:`REPORT_SECONDS` seconds of
-    training and every 25 steps. Cancel by closing the generator or setting ``cancel``."""
+    (step, losses, every head's scores, measured on :data:`GROW_HELD_OUT` held-out sequences)
+    after every :data:`REPORT_SECONDS` seconds of training and every 25 steps. Cancel by
+    closing the generator or setting ``cancel``; a bad seed or step count raises ValueError
+    with a message (:class:`TrainConfig`)."""
     cfg = TrainConfig(model=ModelConfig(layers=layers), steps=steps, seed=seed)
-    return train(cfg, measure_every=25, report_seconds=REPORT_SECONDS, cancel=cancel)
+    return train(
+        cfg,
+        measure_every=25,
+        report_seconds=REPORT_SECONDS,
+        cancel=cancel,
+        held_out_size=GROW_HELD_OUT,
+    )

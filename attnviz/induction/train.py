@@ -184,6 +184,7 @@ def train(
     checkpoint_every: int | None = None,
     report_seconds: float | None = None,
     cancel: threading.Event | None = None,
+    held_out_size: int = HELD_OUT_SIZE,
 ) -> Iterator[Progress]:
     """Train ``cfg``'s model with Adam, yielding :class:`Progress` as it goes.
 
@@ -192,14 +193,15 @@ def train(
     passed since the last report (so a page hears at least that often; the steps of those
     extra reports depend on the machine's speed). Reports at multiples of ``checkpoint_every``
     carry a copy of the parameters. Cancel by closing the generator, by leaving the loop that
-    reads it, or by setting ``cancel``: the run stops before its next step.
+    reads it, or by setting ``cancel``: the run stops before its next step. ``held_out_size``:
+    how many held-out sequences each report measures (drawn from the same fixed generator).
     """
     started, cpu_started = time.perf_counter(), time.thread_time()
     model = build_model(cfg.model, cfg.seed)
     model.train()  # no dropout: training mode draws nothing
     batches = torch.Generator().manual_seed(cfg.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    test = held_out(cfg)
+    test = held_out(cfg, held_out_size)
     last_report = started
 
     def report(step: int, loss: float) -> Progress:
