@@ -535,6 +535,42 @@ def head_types(measures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+# --- the detectors on a repeated random sequence ----------------------------------------------
+PROBE_LENGTH = 50  # random tokens, then the same tokens again: 100 positions (+ the prefix)
+PROBE_SEED = 0
+
+
+@dataclass(frozen=True)
+class ProbeScores:
+    """Every head's detector scores on random tokens repeated once (attnviz.detectors)."""
+
+    ids: tuple[int, ...]  # prefix, then ``length`` random tokens, then the same tokens again
+    length: int  # L: the last L tokens repeat the L before them
+    scores: dict[str, np.ndarray]  # detector -> (layers, heads)
+
+    def strongest(self, detector: str = "induction", count: int = 5) -> list[tuple[int, int]]:
+        """The ``count`` heads with the highest ``detector`` score, as (layer, head), best first."""
+        s = self.scores[detector]
+        order = np.argsort(-s, axis=None, kind="stable")[:count]
+        return [(int(i) // s.shape[1], int(i) % s.shape[1]) for i in order]
+
+
+def probe_scores(
+    folder: str, length: int = PROBE_LENGTH, seed: int = PROBE_SEED, prefix=(50256,)
+) -> ProbeScores:
+    """Run the model in ``folder`` on ``prefix`` + A + A, with A ``length`` random token ids drawn
+    from a private generator, and score every layer and head with the detectors (induction from
+    the known repeat: query i of the second A on key i − length + 1). ``prefix`` defaults to
+    GPT-2's ``<|endoftext|>``; it is left out for a model whose vocabulary lacks that id."""
+    loaded = load(folder)
+    vocab = loaded.config.vocab_size
+    prefix = tuple(int(p) for p in prefix if 0 <= int(p) < vocab)
+    repeated = D.random_repeated_tokens(length, vocab, seed)
+    ids = prefix + tuple(int(t) for t in repeated)
+    weights = attention_weights(folder, ids)  # (L, H, T, T)
+    return ProbeScores(ids, length, D.all_scores(weights, repeat=length))
+
+
 # --- the overview ---------------------------------------------------------------------------
 THUMB = 16  # thumbnail side: 12 x 12 heads x 16^2 cells go to the browser, not 144 x T^2
 
@@ -644,39 +680,3 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
             line=dict(color="#ff2b2b", width=2),
         )
     return fig
-
-
-# --- the detectors on a repeated random sequence ----------------------------------------------
-PROBE_LENGTH = 50  # random tokens, then the same tokens again: 100 positions (+ the prefix)
-PROBE_SEED = 0
-
-
-@dataclass(frozen=True)
-class ProbeScores:
-    """Every head's detector scores on random tokens repeated once (attnviz.detectors)."""
-
-    ids: tuple[int, ...]  # prefix, then ``length`` random tokens, then the same tokens again
-    length: int  # L: the last L tokens repeat the L before them
-    scores: dict[str, np.ndarray]  # detector -> (layers, heads)
-
-    def strongest(self, detector: str = "induction", count: int = 5) -> list[tuple[int, int]]:
-        """The ``count`` heads with the highest ``detector`` score, as (layer, head), best first."""
-        s = self.scores[detector]
-        order = np.argsort(-s, axis=None, kind="stable")[:count]
-        return [(int(i) // s.shape[1], int(i) % s.shape[1]) for i in order]
-
-
-def probe_scores(
-    folder: str, length: int = PROBE_LENGTH, seed: int = PROBE_SEED, prefix=(50256,)
-) -> ProbeScores:
-    """Run the model in ``folder`` on ``prefix`` + A + A, with A ``length`` random token ids drawn
-    from a private generator, and score every layer and head with the detectors (induction from
-    the known repeat: query i of the second A on key i − length + 1). ``prefix`` defaults to
-    GPT-2's ``<|endoftext|>``; it is left out for a model whose vocabulary lacks that id."""
-    loaded = load(folder)
-    vocab = loaded.config.vocab_size
-    prefix = tuple(int(p) for p in prefix if 0 <= int(p) < vocab)
-    repeated = D.random_repeated_tokens(length, vocab, seed)
-    ids = prefix + tuple(int(t) for t in repeated)
-    weights = attention_weights(folder, ids)  # (L, H, T, T)
-    return ProbeScores(ids, length, D.all_scores(weights, repeat=length))
