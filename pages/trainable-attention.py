@@ -124,7 +124,14 @@ st.write(
 # The same map at the wider d_out beside it, when that trace exists; else a note why not.
 changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
 panels.beside(*changes, numbers=numbers, below=captions)
-if "wide_change" not in lesson.panels:
+if "wide_change" in lesson.panels:
+    st.button(
+        f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
+        key="p2_wide",
+        on_click=state.set_sidebar,
+        kwargs={"d_out": L.WIDE_D_OUT},
+    )
+else:
     st.caption(md_escape(lesson.scaling_note))
 
 # --- v1 against v2 -----------------------------------------------------------------------------

@@ -329,6 +329,18 @@ def book_panel() -> None:
         st.caption("Turn book mode off to get your own text and settings back.")
 
 
+def set_sidebar(**values) -> None:
+    """Set sidebar values from a button (its ``on_click``): a callback runs before the script,
+    so the bound widgets are built with the new values and the URL follows them."""
+    for key, value in values.items():
+        f = FIELDS_BY_URL[key]  # a name the sidebar does not have is a programming error
+        if f.kind in ("int", "float"):
+            low, high = f.bounds()
+            if not low <= value <= high:
+                raise ValueError(f"{key}={value} is outside {low:g}–{high:g}")
+        st.session_state[key] = value
+
+
 def config() -> Config:
     """The configuration app.py built for this run (pages call this)."""
     return st.session_state["_attnviz_config"]

@@ -159,8 +159,8 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
         wide = round(float(p["wide_change"].values.abs().max()), 3)
         claims.append(
             Claim(
-                f"One click makes it matter: set d_out to {WIDE_D_OUT} in the sidebar, and "
-                f"dropping the 1/√d_k moves a weight by up to {wide:.3f} (the map on the right).",
+                f"At d_out = {WIDE_D_OUT} (the map on the right), dropping the 1/√d_k moves a "
+                f"weight by up to {wide:.3f}.",
                 "wide_change",
                 "largest_change_near",
                 wide,
