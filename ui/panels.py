@@ -344,11 +344,15 @@ NONE = "(none: the correct code)"
 
 
 def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
-    """The pass's bugs as a Markdown table (the engine's own text, escaped all the same)."""
-    rows = ["| bug | caught by | what goes wrong | at these settings |", "|---|---|---|---|"]
+    """The pass's bugs as a Markdown table (the engine's own text, escaped all the same). A bug
+    is caught by its check's badge, named by the badge's title; the last column says whether
+    these settings hide it (what it does here is said once it is turned on, from its run)."""
+    rows = [
+        "| bug | caught by | what goes wrong | hidden by these settings? |",
+        "|---|---|---|---|",
+    ]
     for bug in B.bugs_for(pass_kind):
-        now = hidden[bug.key] or ("raises an error" if bug.raises else "visible")
-        cells = (bug.title, bug.check, bug.symptom, now)
+        cells = (bug.title, C.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
         rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     st.markdown("\n".join(rows))
 
@@ -393,46 +397,43 @@ def break_it(
     outcome, right_check = cache.lesson_of(
         ("bug", pass_kind, *key, bug.key), lambda: B.outcome(bug.key, x, spec)
     )
+    st.markdown(md_escape(f"At these settings: {outcome.verdict}."))
     if outcome.error or outcome.wrong is None or outcome.check is None:
         st.error("With this bug the pass does not run. PyTorch raises:")
         st.code(f"RuntimeError: {outcome.error}", language="text")
         if outcome.why:
             st.write(md_escape("Why: " + outcome.why + "."))
         return
-    wrong, right = (
-        _first_matrix(outcome.wrong.attn_weights),
-        _first_matrix(outcome.right.attn_weights),
-    )
+    # The matrices that show the bug's effect (bugs.Shown: the buggy ones first, then the
+    # correct ones), two to a row, each on the colour kind and scale the engine chose.
+    keys = {0: f"bug_w_{bug.key}", 1: f"bug_r_{bug.key}"}
+    for start in range(0, len(outcome.shown), 2):
+        for column, (i, shown) in zip(
+            st.columns(2), enumerate(outcome.shown[start : start + 2], start), strict=False
+        ):
+            with column:
+                matrix(
+                    F.heatmap(
+                        shown.values,
+                        labels,
+                        labels,
+                        title=shown.title,
+                        kind=shown.kind,
+                        zmax=shown.zmax,
+                    ),
+                    shown.values,
+                    labels,
+                    labels,
+                    key=keys.get(i, f"bug_{i}_{bug.key}"),
+                    numbers=False,
+                )
+    for sentence in outcome.sentences:
+        st.caption(md_escape(sentence))
     left, mid = st.columns(2)
-    top = float(max(1.0, np.nanmax(np.abs(wrong.numpy())) if wrong.numel() else 1.0))
     with left:
-        matrix(
-            F.heatmap(
-                wrong, labels, labels, title="With the bug: weights", kind="weights", zmax=top
-            ),
-            wrong,
-            labels,
-            labels,
-            key=f"bug_w_{bug.key}",
-            numbers=False,
-        )
         badge(outcome.check)
     with mid:
-        matrix(
-            F.heatmap(right, labels, labels, title="Correct: weights", kind="weights", zmax=top),
-            right,
-            labels,
-            labels,
-            key=f"bug_r_{bug.key}",
-            numbers=False,
-        )
         badge(right_check)
-
-
-def _first_matrix(t: torch.Tensor) -> torch.Tensor:
-    while t.dim() > 2:
-        t = t[0]
-    return t
 
 
 # --- the top of every pass page --------------------------------------------------------------
