@@ -8,8 +8,7 @@ import functools
 
 import pytest
 import streamlit.commands.navigation as navigation
-from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1 import local_script_runner
+from streamlit.testing.v1 import AppTest, local_script_runner
 
 from tests.support.pages import aliases, app_pages
 
