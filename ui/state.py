@@ -46,7 +46,7 @@ class Field:
 
 HELP = {
     "book": "Use the book's 'Your journey starts with one step' vectors, arguments and seeds.",
-    "text": f"At most {TEXT_MAX_CHARS:,} characters.",
+    "text": f"At most {TEXT_MAX_CHARS:,} characters: a longer text is cut, and the page says so.",
     "text2": "Batched with the first text on the causal page; both are cut to the shorter one.",
     "d_out": "MultiHeadAttention's d_out; single-head passes use it as the head's width.",
     "ctx": "The causal mask buffer is context_length × context_length.",
@@ -91,11 +91,10 @@ def register_page_keys(*keys: str) -> None:
 
 
 def parse_value(f: Field, raw: str):
-    """The value of ``raw`` for field ``f``, or raise ValueError with the reason."""
+    """The value of ``raw`` for field ``f``, or raise ValueError with the reason. A text longer
+    than the limit gives its first TEXT_MAX_CHARS characters (read_url says it was cut)."""
     if f.kind == "text":
-        if len(raw) > TEXT_MAX_CHARS:
-            raise ValueError(f"longer than {TEXT_MAX_CHARS:,} characters")
-        return raw
+        return raw[:TEXT_MAX_CHARS]
     if f.kind == "bool":
         # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
         # would drop silently, so it is named in the warning instead.
@@ -142,6 +141,7 @@ def read_url(
     else:
         names = [k for k in checks if k in params]
     rejected = []
+    shortened = []
     removed = False
     for key in names:
         parse = checks.get(key)
@@ -152,7 +152,15 @@ def read_url(
             try:
                 if len(values) != 1:
                     raise ValueError("given more than once")
-                parse(values[0])
+                value = parse(values[0])
+                if isinstance(value, str) and value != values[0]:
+                    # A text cut to its limit: the link keeps the part used, and says so.
+                    shortened.append((key, len(values[0]), len(value)))
+                    try:
+                        params[key] = value
+                        removed = True
+                    except Exception:  # noqa: BLE001 - a key bound by a widget is not rewritten
+                        pass
                 continue
             except ValueError as err:
                 rejected.append(f"{key} ({err})")
@@ -161,12 +169,21 @@ def read_url(
             removed = True
         except Exception:  # noqa: BLE001 - a key already bound by a widget cannot be deleted
             pass
-    if not rejected:
+    if not rejected and not shortened:
         return st.session_state.pop(warning_key, None)
-    listed = "; ".join(md_escape(r[:80]) for r in rejected)
-    warning = (
-        f"Some values in the link were not understood and the defaults are used instead: {listed}."
-    )
+    said = []
+    if rejected:
+        listed = "; ".join(md_escape(r[:80]) for r in rejected)
+        said.append(
+            "Some values in the link were not understood and the defaults are used instead: "
+            f"{listed}."
+        )
+    for key, given, kept in shortened:
+        said.append(
+            f"The link's {md_escape(key)} was {given:,} characters long: it was shortened to "
+            f"its first {kept:,}."
+        )
+    warning = " ".join(said)
     if removed:
         # Streamlit seeds bound widgets from the URL as it was when this run started, so a value
         # deleted above would still reach its widget (a 2,001-character text cut to 2,000,
@@ -215,8 +232,10 @@ def _widget(f: Field, disabled: bool = False):
     if f.kind == "bool":
         make, own = st.toggle, {"value": bool(f.default)}
     elif f.kind == "text":
+        # No max_chars: a browser ignores a paste that would pass it, silently. The whole paste
+        # arrives instead, and _clamp_texts keeps its first TEXT_MAX_CHARS and says so.
         make = st.text_area if f.url == "text" else st.text_input
-        own = {"value": str(f.default), "max_chars": TEXT_MAX_CHARS}
+        own = {"value": str(f.default)}
         if f.url == "text":
             own["height"] = 90
     else:
@@ -239,14 +258,33 @@ def _widget(f: Field, disabled: bool = False):
     )
 
 
+# text key -> (the text kept, how long the text given was): the notice shows while it is kept.
+_CUT_KEY = "_attnviz_text_cut"
+
+
 def _clamp_texts() -> None:
-    """A text put into session state (not typed: the browser and the server both stop typed
-    text at ``max_chars``) is cut to the limit before its widget reads it, so no page ever
-    sees more and the bound URL never carries more."""
+    """A text longer than the limit (a paste, or app code writing the key) is cut to its first
+    TEXT_MAX_CHARS characters before its widget reads it, so no page ever sees more and the
+    bound URL never carries more; :func:`cut_notice` then says so while that text stays."""
+    cut = st.session_state.setdefault(_CUT_KEY, {})
     for key in ("text", "text2"):
         value = st.session_state.get(key)
         if isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
             st.session_state[key] = value[:TEXT_MAX_CHARS]
+            cut[key] = (value[:TEXT_MAX_CHARS], len(value))
+
+
+def cut_notice(key: str, value: str) -> str | None:
+    """The notice for a text that was cut to the limit, while the box still holds what was
+    kept of it; None otherwise."""
+    kept = st.session_state.get(_CUT_KEY, {}).get(key)
+    if kept is None or kept[0] != value:
+        return None
+    which = "second text" if key == "text2" else "text"
+    return (
+        f"The {which} you gave had {kept[1]:,} characters: only its first {TEXT_MAX_CHARS:,} "
+        "are kept."
+    )
 
 
 def sidebar(text_box=None) -> Config:
@@ -270,11 +308,11 @@ def sidebar(text_box=None) -> Config:
                 text = _widget(FIELDS_BY_URL["text"])
         else:
             text = _widget(FIELDS_BY_URL["text"])
-        if len(text) >= TEXT_MAX_CHARS:
-            st.warning(
-                f"The text reached the {TEXT_MAX_CHARS:,}-character limit; the rest was cut."
-            )
         text2 = _widget(FIELDS_BY_URL["text2"])
+        for key, value in (("text", text), ("text2", text2)):
+            notice = cut_notice(key, value)
+            if notice:
+                st.warning(notice)
         st.subheader("Sizes")
         values = _settings_widgets("d_in", "d_out", "heads", "ctx")
         st.subheader("Randomness")
