@@ -78,7 +78,7 @@ url_warning = state.read_url()
 if url_warning:
     st.session_state[state.URL_WARNING_KEY] = url_warning
 present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
-config = state.sidebar(present.bar(navigation.url_path))
+config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
 st.session_state["_attnviz_config"] = config
 
 status = cache.tokenizer().status

@@ -10,7 +10,7 @@ from attnviz import modules as M
 from attnviz.lessons import trainable as L
 from ui import cache, panels, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("trainable")
@@ -87,6 +87,8 @@ for group in (("W_query", "W_key", "W_value"), ("queries", "keys", "values")):
             "nn.Linear stores its weight as (d_out, d_in) and computes x Wᵀ; the heatmaps show "
             "Wᵀ so they read like the formula X W."
         )
+    if group[0] == "queries":  # the first matrices with a row per token
+        st.caption(md_escape(token_legend(lesson.labels)))
 
 st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):

@@ -19,7 +19,7 @@ import streamlit as st
 
 from attnviz import book as B
 from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOOK, BOUNDS, Settings
+from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, Settings
 
 from .text import md_escape
 
@@ -287,56 +287,112 @@ def cut_notice(key: str, value: str) -> str | None:
     )
 
 
-def sidebar(text_box=None) -> Config:
+def _reads(*passes: str, also: tuple[str, ...] = ()) -> frozenset[str]:
+    """The sidebar fields (URL names) a page reads: the book switch, the text, ``also``, and
+    every field that feeds a setting these passes read (Settings.for_pass)."""
+    names = {name for kind in passes for name in PASS_FIELDS[kind]}
+    return frozenset({"book", "text", *also} | {f.url for f in FIELDS if f.setting in names})
+
+
+# The sidebar fields each page reads, by its url_path ("" is the default page, at "/"). The
+# others are gathered at the bottom of the sidebar in a closed "Not used on this page" box:
+# still live, since they apply on other pages, but out of the way and said to be unused here.
+PAGE_FIELDS: dict[str, frozenset[str]] = {
+    "": _reads("simplified"),  # the home page draws X
+    "why-attention": _reads("simplified"),
+    "simplified-attention": _reads("simplified"),
+    "trainable-attention": _reads("trainable"),
+    "causal-attention": _reads("causal", also=("text2",)),  # the batch of two texts
+    "multi-head-attention": _reads("multihead"),
+    "against-pytorch": _reads("multihead"),
+    # GPT-2 fixes the sizes; the sidebar's seeds make the random head beside each trained one.
+    "trained-heads": frozenset({"book", "text", "eseed", "wseed"}),
+    "watch-attention-learn": frozenset(),  # its own controls, on the page
+}
+NOT_USED_TITLE = "Not used on this page"
+NOT_USED_NOTE = (
+    "These settings apply on other pages; changing one here changes nothing on this one."
+)
+
+
+def fields_used(page: str | None) -> frozenset[str]:
+    """The sidebar fields page ``page`` (a url_path) reads; every field for a page not listed."""
+    if page is None or page not in PAGE_FIELDS:
+        return frozenset(FIELDS_BY_URL)
+    return PAGE_FIELDS[page]
+
+
+def sidebar(text_box=None, page: str | None = None) -> Config:
     """Build the shared sidebar (once, in app.py) and return the current configuration.
 
     ``text_box``: presenter mode's container in the main area; the text widget is built
-    there instead of in the (hidden) sidebar, still one widget bound to ``text``."""
+    there instead of in the (hidden) sidebar, still one widget bound to ``text``. ``page``:
+    the url_path of the page being run; the fields it does not read go in a closed box below
+    the others (:data:`PAGE_FIELDS`)."""
     _clamp_texts()
     present = text_box is not None
+    used = fields_used(page)
     with st.sidebar:
         st.header("Settings")
-        book = _widget(FIELDS_BY_URL["book"])
+        here = st.container()
+        spare = st.container()  # the "not used" box, made when the first field goes in it
+        box: list[Any] = []
+
+        def place(url: str):
+            """Where field ``url``'s widget goes: with the others, or in the unused box."""
+            if url in used:
+                return here
+            if not box:
+                with spare:
+                    box.append(st.expander(NOT_USED_TITLE, expanded=False))
+                with box[0]:
+                    st.caption(NOT_USED_NOTE)
+            return box[0]
+
+        def build(url: str):
+            with place(url):
+                return _widget(FIELDS_BY_URL[url])
+
+        book = build("book")
         if book:
             # The controls below do not apply in book mode, so they are not shown at all: the
             # panel lists the values in use. Streamlit keeps a bound widget's value while it is
             # not drawn, so switching book mode off brings the student's values back.
-            book_panel()
+            with place("book"):
+                book_panel()
             return dataclasses.replace(BOOK_CONFIG, present=present)
         if text_box is not None:
             with text_box:
                 text = _widget(FIELDS_BY_URL["text"])
         else:
-            text = _widget(FIELDS_BY_URL["text"])
-        text2 = _widget(FIELDS_BY_URL["text2"])
+            text = build("text")
+        text2 = build("text2")
         for key, value in (("text", text), ("text2", text2)):
             notice = cut_notice(key, value)
             if notice:
-                st.warning(notice)
-        st.subheader("Sizes")
-        values = _settings_widgets("d_in", "d_out", "heads", "ctx")
-        st.subheader("Randomness")
-        values |= _settings_widgets("dropout", "eseed", "wseed", "dseed")
-        values |= _settings_widgets("bias", "train")
-        if values["dropout"] > 0.2:
-            st.caption(
-                f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
-            )
+                with place(key):
+                    st.warning(notice)
+        values: dict[str, Any] = {}
+        for group, urls in (
+            ("Sizes", ("d_in", "d_out", "heads", "ctx")),
+            ("Randomness", ("dropout", "eseed", "wseed", "dseed", "bias", "train")),
+        ):
+            if any(url in used for url in urls):
+                with here:
+                    st.subheader(group)
+            for url in urls:
+                f = FIELDS_BY_URL[url]
+                values[f.setting or url] = _AS_TYPE[f.kind](build(url))
+        if values["dropout"] > 0.2 and "dropout" in used:
+            with here:
+                st.caption(
+                    f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
+                )
     values["dropout"] = round(values["dropout"], 4)
     return Config(Settings(**values), text, text2, False, present)
 
 
 _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool": bool}
-
-
-def _settings_widgets(*urls: str) -> dict[str, Any]:
-    """The widgets of these fields, in order; their values (as the field's type) by the
-    Settings field each feeds."""
-    values = {}
-    for url in urls:
-        f = FIELDS_BY_URL[url]
-        values[f.setting or url] = _AS_TYPE[f.kind](_widget(f))
-    return values
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
