@@ -116,8 +116,12 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
             story="p2_W",
             fill={"short": short, "d_in": d_in, "d_out": d_out},
         )
-    for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
-        fill = {"short": short, "lower": short.lower(), "one": name[:-1]}
+    for name, short, one in (
+        ("queries", "Q", "query"),
+        ("keys", "K", "key"),
+        ("values", "V", "value"),
+    ):
+        fill = {"short": short, "lower": short.lower(), "one": one}
         vectors = getattr(tr, name)
         out[name] = vectors_panel(
             f"p2_{name}",
