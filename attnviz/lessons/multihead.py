@@ -446,7 +446,7 @@ def build(
     if dropped(trace):
         checks_note = (
             "The live checks test the chapter's claims in eval mode, with dropout off, where they "
-            "hold exactly; the figures above show training mode."
+            "hold up to float32 rounding; the figures above show training mode."
         )
     x = trace.inputs
     note = weights_note(trace, use_book)
