@@ -118,8 +118,9 @@ class CausalLesson:
 
     @property
     def claims(self) -> tuple[Claim, ...]:
-        """Every sentence the page states about the numbers."""
-        out = [*self.route_claims, *self.mode_claims, *self.step_claims]
+        """Every sentence the page states about the numbers (the presenter's steps state
+        theirs: ``step_claims``)."""
+        out = [*self.route_claims, *self.mode_claims]
         if self.lab is not None:
             out += list(self.lab.claims)
         if self.batch is not None:

@@ -251,6 +251,9 @@ class MultiHeadLesson:
     hidden: dict[str, str | None]  # bug key -> why the settings hide it (None: it shows)
     panels: dict[str, Panel] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
+    # What ``weights_note`` counts (the weights dropout zeroed), as claims on the grid: shown
+    # once, in the note, not again with the grid's claims.
+    note_claims: tuple[Claim, ...] = ()
     # Presenter mode, in the book's order: split into heads, per-head scores (masked, scaled),
     # per-head weights (the grid above), per-head context, merged, out_proj.
     steps: tuple[Panel, ...] = ()
@@ -479,10 +482,8 @@ def build(
         checks_note=checks_note,
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
-        claims=(
-            *_row_claims(grid.key, grid.values, dropped(trace), "All heads"),
-            *(Z.claims(note, grid.key, _zeros(trace)) if dropped(trace) else ()),
-        ),
+        claims=tuple(_row_claims(grid.key, grid.values, dropped(trace), "All heads")),
+        note_claims=Z.claims(note, grid.key, _zeros(trace)) if dropped(trace) else (),
         steps=_steps(trace, grid),
     )
 
@@ -556,6 +557,9 @@ class HeadView:
     panels: dict[str, Panel]
     claims: tuple[Claim, ...]
     product: C.CheckResult  # context = shown weights @ V, on the tensors drawn
+    # What the weights panel's own sentence counts in training mode (the presenter's words
+    # for it), as claims on that panel; the page shows ``claims`` under the panels.
+    sentence_claims: tuple[Claim, ...] = ()
 
     def claims_for(self, key: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == key)
@@ -604,9 +608,8 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     claims = _row_claims("p4_weights", shown, after, f"Head {h}")
     if after:
         claims += _row_claims("p4_weights_before", before, False, f"Head {h} before dropout")
-        claims += counted
     values = trace.values_heads[0, h]
-    return HeadView(h, panels, tuple(claims), context_check(shown, values, context))
+    return HeadView(h, panels, tuple(claims), context_check(shown, values, context), counted)
 
 
 def context_check(
