@@ -658,7 +658,7 @@ def outcome(
 
 
 # --- what a bug's effect looks like, computed --------------------------------------------------
-# Page 2's wider keys (attnviz.lessons.trainable.WIDE_D_OUT): where dropping 1/√d_k matters.
+# The wider keys where dropping 1/√d_k matters: page 2's second map (lessons.trainable) too.
 WIDE_D_OUT = 128
 # The two dropout seeds of "dropout left on in eval mode": those of its check (eval_ignores_dropout).
 RUN_SEEDS = (1, 2)

@@ -28,7 +28,7 @@ from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
-WIDE_D_OUT = 128
+WIDE_D_OUT = B.WIDE_D_OUT  # 128; the no-1/√d_k bug shows the same width beside its maps
 
 TRAINING_NOTE = (
     "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights on this "
