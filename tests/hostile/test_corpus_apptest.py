@@ -185,6 +185,8 @@ def test_case_on_page(case_id, page, canary, blackhole_start):
         for needle in case.infos:
             assert any(needle in i for i in infos), (needle, infos)
     messages = infos + errors + [unescape_md(w.value) for w in at.warning]
+    for needle in case.warns:
+        assert any(needle in w for w in (unescape_md(w.value) for w in at.warning)), needle
     for url_path, needle in case.shows:
         if url_path == page.url_path:
             assert any(needle in m for m in messages), (needle, messages)
