@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
 
 BASELINE = ROOT / "bench" / "baseline.json"
 TOLERANCE = 1.5

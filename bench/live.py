@@ -51,9 +51,9 @@ if str(ROOT) not in sys.path:
 import psutil  # noqa: E402
 
 from bench import loadtest  # noqa: E402
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app, streamlit_command  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app, streamlit_command  # noqa: E402
 
 RESULTS = ROOT / "bench" / "live-results.md"
 TRIVIAL = ROOT / "bench" / "trivial"

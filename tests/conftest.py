@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support.network import Blackhole, proxy_env
+from bench.support.network import Blackhole, proxy_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"

@@ -2,7 +2,7 @@
 ratios, and the Dockerfile reading the live servers rely on)."""
 
 from bench import guard
-from tests.support.pages import PageInfo
+from bench.support.pages import PageInfo
 
 PAGES = (PageInfo("pages/a.py", "a", "A", True), PageInfo("pages/b.py", "b", "B", False))
 BASELINE = {"pages/a.py": 4.0, "pages/b.py": 6.0}
@@ -36,7 +36,7 @@ def test_a_page_without_a_baseline_fails():
 
 
 def test_the_committed_baseline_covers_every_page():
-    from tests.support.pages import app_pages
+    from bench.support.pages import app_pages
 
     baseline = guard.load_baseline()["ratios"]
     assert {p.path for p in app_pages()} <= set(baseline)

@@ -27,9 +27,9 @@ from urllib.parse import urlencode
 import pytest
 
 from bench import loadtest
-from tests.support.network import free_port, proxy_env
-from tests.support.pages import ROOT, app_pages
-from tests.support.server import running_app
+from bench.support.network import free_port, proxy_env
+from bench.support.pages import ROOT, app_pages
+from bench.support.server import running_app
 
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
 COOKIE = "ATTNVIZ_REPLICA"
