@@ -55,6 +55,7 @@ SLOW = (
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_first_visit.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
     "tests/hostile/test_corpus_apptest.py",
     "tests/hostile/test_runtime_threads.py::test_configure_threads_applies_once_per_process",
@@ -79,6 +80,7 @@ SLOW = (
 SERIAL = (
     "tests/budget/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_first_visit.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
