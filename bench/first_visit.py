@@ -21,6 +21,8 @@ blackhole.
 from __future__ import annotations
 
 import base64
+import datetime
+import os
 import sys
 import time
 from collections import Counter
@@ -39,7 +41,7 @@ from bench.support.network import Blackhole  # noqa: E402
 
 LESSON = "/causal-attention?text=The+cat+sat+on+the+mat&dropout=0.5&train=true"
 CHART = "[data-testid='stPlotlyChart']"
-TARGET_FIRST_MB = 3.5
+RESULTS = ROOT / "bench" / "first-visit-results.md"
 
 
 @dataclass
@@ -211,12 +213,22 @@ def main() -> int:
         hole = Blackhole()
         stack.callback(hole.close)
         browser = stack.enter_context(chromium(hole.port))
+        browser_version = browser.version
         rows = []
         for label, base in (("through HAProxy", proxy), ("straight to the replica", app.url)):
             first, second = two_visits(browser, base + LESSON)
             rows.append(describe(label, first, second))
             print(rows[-1], flush=True)
-    print(f"\nLesson link: `{LESSON}`\n\n{HEADER}\n" + "\n".join(rows))
+    text = (
+        f"# A first and a second visit, bytes on the wire\n\n"
+        f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `python bench/first_visit.py`; "
+        f"Chromium {browser_version}, load average {os.getloadavg()[0]:.1f}. Lesson link: "
+        f"`{LESSON}`; HAProxy runs deploy/haproxy.cfg (Debian's haproxy) in front of one server "
+        "as deployed (bench/live.py). Websocket: the frames' payload (an upper bound).\n\n"
+        f"{HEADER}\n" + "\n".join(rows) + "\n"
+    )
+    print("\n" + text)
+    RESULTS.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -28,6 +28,7 @@ tolerances (bench/guard-results.md has the runs): see TOLERANCE below.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -50,7 +51,7 @@ KINDS = ("cold", "warm")
 # fails a regression that adds ~60% of a page run's cost (Streamlit's post-run collection back on
 # adds 5-8x to a warm run and ~2x to the trivial app's cost in a cold one).
 TOLERANCE = {"cold": 1.6, "warm": 1.6}
-ROUNDS = 7  # pairs per page and kind: the median of 7 moves little when one or two pairs are off
+ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
 
 
 def load_baseline(path: Path = BASELINE) -> dict:
@@ -124,6 +125,8 @@ def write_baseline(measured: dict, path: Path = BASELINE) -> None:
                 "after it (bench/guard.py): cold = the page's first run with a new text, warm = "
                 "its rerun; median over pairs",
                 "tolerance": TOLERANCE,
+                "made": f"bench/guard.py --update on {datetime.date.today()}, load average "
+                f"{os.getloadavg()[0]:.1f}",
                 "machine": live.machine(),
                 "cold": measured["cold"],
                 "warm": measured["warm"],

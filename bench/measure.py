@@ -90,7 +90,7 @@ class Sentences:
 
 
 # --- one measured run ----------------------------------------------------------------------------
-TAIL = 0.25  # seconds after script_finished before the clock is read (the run's after-work)
+TAIL = 0.1  # seconds after script_finished before the clock is read (then: until quiet)
 QUIET = 0.002  # CPU seconds in QUIET_WINDOW below which the server counts as done with the run
 QUIET_WINDOW = 0.05
 
