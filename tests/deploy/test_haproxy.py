@@ -227,31 +227,39 @@ def test_a_replica_that_dies_gets_no_new_students(cluster):
     assert any(c.startswith(f"{COOKIE}=replica-a") for c in cookies), cookies
 
 
-def _get_gzip(url: str) -> tuple[int, bytes, dict[str, str]]:
+def _get_gzip(url: str, cookies: dict[str, str] | None = None):
     """(status, body as sent, headers) of a GET that accepts gzip, with no proxy."""
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    headers = {"Accept-Encoding": "gzip"}
+    if cookies:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    request = urllib.request.Request(url, headers=headers)
     with opener.open(request, timeout=30) as response:
         return response.status, response.read(), {k.lower(): v for k, v in response.headers.items()}
 
 
 def test_static_files_are_gzipped_through_the_balancer_with_their_cache_headers(cluster):
+    """A browser's static requests carry the replica cookie its first page set: those keep
+    Streamlit's immutable header, compressed. (A request without the cookie is given one, and
+    the cookie's ``nocache`` marks that one response private, so no shared cache keeps it.)"""
     import gzip
     import re
 
     _, page, _ = _get_gzip(cluster.replicas["replica-a"] + "/")
     script = re.search(rb'src="\./(static/js/index\.[^"]+\.js)"', page).group(1).decode()
-    status, body, through = _get_gzip(f"{cluster.url}/{script}")
+    sticky = {COOKIE: "replica-a"}
+    status, body, through = _get_gzip(f"{cluster.url}/{script}", sticky)
     _, plain, direct = _get_gzip(f"{cluster.replicas['replica-a']}/{script}")
     assert status == 200
     assert direct.get("content-encoding") is None  # Streamlit 1.67 sends it as it is
     assert through["content-encoding"] == "gzip"
     assert gzip.decompress(body) == plain
     assert len(body) < 0.6 * len(plain)
-    assert (
-        through["cache-control"]
-        == direct["cache-control"]
-        == ("public, immutable, max-age=31536000")
-    )
+    assert through["cache-control"] == direct["cache-control"]
+    assert direct["cache-control"] == "public, immutable, max-age=31536000"
+    assert "set-cookie" not in through
+    _, _, first_contact = _get_gzip(f"{cluster.url}/{script}")
+    assert first_contact["cache-control"] == "private"
+    assert first_contact["set-cookie"].startswith(COOKIE)
