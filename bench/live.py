@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/live.py                  # per-page CPU, cold runs, the own-sentence
                                                     # class and the shared settings at 50
-                                                    # sessions (~12 min)
-    .venv/bin/python bench/live.py --sessions 0     # per-page CPU, warm and cold, only (~3 min)
+                                                    # sessions (~9 min)
+    .venv/bin/python bench/live.py --sessions 0     # per-page CPU, warm and cold, only
     .venv/bin/python bench/live.py --gc on          # the same with Streamlit's post-run GC forced on
 
 AppTest runs a page script in-process and skips what the live server does around it (the

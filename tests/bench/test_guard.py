@@ -89,3 +89,14 @@ def test_the_committed_baseline_is_a_live_measurement():
     # Without the post-run collection every warm run costs less than the trivial app's run.
     assert all(0 < r < 1.5 for r in baseline["warm"].values())
     assert all(r > 0 for r in baseline["cold"].values())
+
+
+def test_update_writes_a_baseline_the_guard_reads_back(tmp_path):
+    path = tmp_path / "baseline.json"
+    measured = ratios(4.0, 6.0, 0.2, 0.5)
+    guard.write_baseline({**measured, "ms": {}}, path)
+    back = guard.load_baseline(path)
+    assert back["cold"] == measured["cold"] and back["warm"] == measured["warm"]
+    assert back["tolerance"] == guard.TOLERANCE
+    assert "live server CPU" in back["what"] and back["machine"]["cores"]
+    assert guard.check(PAGES, measured, back, remeasure=lambda pages: {})
