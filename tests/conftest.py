@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support.network import Blackhole, proxy_env
+from bench.support.network import Blackhole, proxy_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
@@ -56,6 +56,7 @@ SLOW = (
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_first_visit.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
     "tests/hostile/test_corpus_apptest.py",
     # every lesson at five settings, the bugs' runs and two short trainings (~15 s)
@@ -85,6 +86,7 @@ SLOW = (
 SERIAL = (
     "tests/budget/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_first_visit.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",

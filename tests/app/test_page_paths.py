@@ -10,7 +10,7 @@ import pytest
 import streamlit.commands.navigation as navigation
 from streamlit.testing.v1 import AppTest, local_script_runner
 
-from tests.support.pages import aliases, app_pages
+from bench.support.pages import aliases, app_pages
 
 from .conftest import APP, TITLES, assert_sidebar, exceptions
 

@@ -10,7 +10,7 @@ from dataclasses import fields
 import pytest
 
 from attnviz.settings import PASS_FIELDS, Settings
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from ui import state
 from ui.text import token_legend
 

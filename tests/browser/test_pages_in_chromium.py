@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import lesson
 from attnviz.settings import Settings
-from tests.support.browser import wait_for_app
-from tests.support.server import ROOT
+from bench.support.browser import wait_for_app
+from bench.support.server import ROOT
 
 from .conftest import CHART, drawn_charts, settle
 

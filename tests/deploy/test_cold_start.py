@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import proxy_env
-from tests.support.pages import ROOT, aliases, app_pages
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import proxy_env
+from bench.support.pages import ROOT, aliases, app_pages
+from bench.support.server import running_app
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
 from attnviz.tokens import tokenize
-from tests.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
+from bench.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
 
 from .corpus import CASES, CASES_BY_ID, TOKEN_CAP, syntax_fragments
 
