@@ -92,7 +92,7 @@ COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the w
 LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom")
 LEGEND_ROW = 24  # px
 GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
-# A heatmap grows 22 px a row up to 640 px (see heatmap): past (640 - 120) // 22 = 23 tokens its
+# A heatmap grows 22 px a row up to 685 px (see heatmap): past (685 - 165) // 22 = 23 tokens its
 # rows shrink and Plotly would start skipping token labels, so longer texts get a token window
 # and a heads grid labels every token up to this many per head.
 LABEL_EVERY_TOKEN_UP_TO = 24
@@ -315,6 +315,19 @@ def _axis(title: str | None, look: Look, **rest: Any) -> dict:
     return axis
 
 
+# A matrix's colour bar lies flat between its title and its plot: beside the plot it would take
+# about 60 px of a phone's 358 px chart from the cells, whose numbers must fit their width.
+BAR_ABOVE: Mapping[str, Any] = {
+    "orientation": "h",
+    "x": 0.0,
+    "xanchor": "left",
+    "len": 0.6,
+    "y": 1.0,
+    "yanchor": "bottom",
+    "ypad": 6,
+}
+
+
 def _colour_bar(look: Look, **rest: Any) -> dict:
     return {
         "thickness": COLOURBAR_THICKNESS,
@@ -504,10 +517,14 @@ def heatmap(
         **_colour(kind, z, zmax),
     }
     if trace.get("showscale", True):
-        trace["colorbar"] = _colour_bar(look)
-    if annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
+        trace["colorbar"] = _colour_bar(look, **BAR_ABOVE)
+    annotated = annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
+    if annotated:
+        # No textfont size: plotly.js then sizes the cell numbers when it draws them, from the
+        # cells as drawn (the widest number must fit its cell's width, one line its height),
+        # at most the layout's font size, look.cells. One spec serves every screen: 28 px on a
+        # projector, 11 px on a laptop, and on a phone as large as fits, never overlapping.
         trace["texttemplate"] = "%{z:.2f}"
-        trace["textfont"] = {"size": look.cells}
     xaxis = _axis(col_name, look, type="category", tickangle=-45)
     yaxis = _axis(row_name, look, type="category", autorange="reversed")
     if label_all or n_cols <= LABEL_EVERY_TOKEN_UP_TO:
@@ -520,8 +537,8 @@ def heatmap(
         yaxis.update(_every_label(ys))
     if height is None:
         per_row = 18 if label_all else 22
-        cap = 1600 if label_all else 640
-        height = int(min(cap, max(260, 120 + per_row * n_rows)))
+        cap = 1600 if label_all else 685
+        height = int(min(cap, max(300, 165 + per_row * n_rows)))  # 45 px: the colour bar
     if look is not NORMAL:
         height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
     data: list[dict] = [trace]
@@ -536,6 +553,8 @@ def heatmap(
         yaxis=yaxis,
         shapes=[row_outline(i) for i in outline_rows if 0 <= i < n_rows],
     )
+    if annotated:
+        layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
     return {"data": data, "layout": layout}
 
 
