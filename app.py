@@ -76,10 +76,10 @@ st.session_state["_attnviz_config"] = config
 status = cache.tokenizer().status
 header = st.container()
 with header:
-    if status.is_real:
-        st.caption(f"{status.headline} · {status.detail}")
-    else:
+    if not status.is_real:
         st.warning(f"{status.headline}. {md_escape(status.detail)}")
+    elif not config.present:  # a projector's screen is for the step
+        st.caption(f"{status.headline} · {status.detail}")
     if state.URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state[state.URL_WARNING_KEY])
 

@@ -135,7 +135,7 @@ PROJECTOR = Look(
     cells=28,
     colour_bar=20,
     heads=24,
-    min_height=560,
+    min_height=600,
     title_chars=90,
     title_line=38,
     top=70,
@@ -315,17 +315,33 @@ def _axis(title: str | None, look: Look, **rest: Any) -> dict:
     return axis
 
 
-# A matrix's colour bar lies flat between its title and its plot: beside the plot it would take
-# about 60 px of a phone's 358 px chart from the cells, whose numbers must fit their width.
-BAR_ABOVE: Mapping[str, Any] = {
-    "orientation": "h",
-    "x": 0.0,
-    "xanchor": "left",
-    "len": 0.6,
-    "y": 1.0,
-    "yanchor": "bottom",
-    "ypad": 6,
-}
+def bar_room(look: Look) -> int:
+    """px a flat colour bar takes above a matrix's plot: the bar, its numbers, a gap."""
+    return COLOURBAR_THICKNESS + round(1.5 * look.colour_bar) + 14
+
+
+def _lay_bar_flat(spec: Spec, look: Look) -> None:
+    """Lay a matrix's colour bar (its trace's, or the log scale's marker's) flat between the
+    title and the plot, in room added to the top margin: beside the plot it would take about
+    60 px of a phone's 358 px chart from the cells, whose numbers must fit their width. The bar
+    is placed in the figure's own pixels (``yref`` container) so that Plotly pushes no margin
+    (a pushed margin moves the title up, out of the figure)."""
+    layout = spec["layout"]
+    top, height = layout["margin"]["t"], layout["height"]
+    flat = {
+        "orientation": "h",
+        "x": 0.0,
+        "xanchor": "left",
+        "len": 0.6,
+        "yref": "container",
+        "y": 1.0 - (top + 4) / height,
+        "yanchor": "top",
+    }
+    for trace in spec["data"]:
+        bar = trace["marker"] if trace.get("name") == COLOUR_BAR else trace
+        if "colorbar" in bar:
+            bar["colorbar"].update(flat)
+    layout["margin"]["t"] = top + bar_room(look)
 
 
 def _colour_bar(look: Look, **rest: Any) -> dict:
@@ -517,7 +533,7 @@ def heatmap(
         **_colour(kind, z, zmax),
     }
     if trace.get("showscale", True):
-        trace["colorbar"] = _colour_bar(look, **BAR_ABOVE)
+        trace["colorbar"] = _colour_bar(look)
     annotated = annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
     if annotated:
         # No textfont size: plotly.js then sizes the cell numbers when it draws them, from the
@@ -538,7 +554,7 @@ def heatmap(
     if height is None:
         per_row = 18 if label_all else 22
         cap = 1600 if label_all else 685
-        height = int(min(cap, max(300, 165 + per_row * n_rows)))  # 45 px: the colour bar
+        height = int(min(cap, max(300, 165 + per_row * n_rows)))  # 45 px: the flat colour bar
     if look is not NORMAL:
         height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
     data: list[dict] = [trace]
@@ -555,7 +571,9 @@ def heatmap(
     )
     if annotated:
         layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
-    return {"data": data, "layout": layout}
+    spec = {"data": data, "layout": layout}
+    _lay_bar_flat(spec, look)
+    return spec
 
 
 def heads_grid(

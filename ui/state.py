@@ -24,6 +24,7 @@ from attnviz.settings import BOOK, BOUNDS, Settings
 from .text import md_escape
 
 TEXT_MAX_CHARS = 2000
+PRESENT_TEXT_HEIGHT = 68  # px: Streamlit's smallest text area, one line of the presenter's type
 DEFAULT_TEXT2 = "Every effort moves you forward"
 DEFAULTS = Settings()
 
@@ -207,9 +208,10 @@ class Config:
         return (self.text, self.text2, self.settings.for_pass(kind), False)
 
 
-def _widget(f: Field, disabled: bool = False):
+def _widget(f: Field, disabled: bool = False, **extra: Any):
     """The widget for ``f``, bound to its URL name: a toggle, a text box, a slider (the dropout
-    rate) or a number box, each with the field's label, default, bounds and help."""
+    rate) or a number box, each with the field's label, default, bounds and help. ``extra``:
+    more keyword arguments for it (the presenter's one-line text box: ``height``)."""
     make: Callable[..., Any]
     own: dict[str, Any]
     if f.kind == "bool":
@@ -235,7 +237,7 @@ def _widget(f: Field, disabled: bool = False):
         help=f.help or None,
         disabled=disabled,
         bind="query-params",
-        **own,
+        **(own | extra),
     )
 
 
@@ -266,8 +268,8 @@ def sidebar(text_box=None) -> Config:
             book_panel()
             return dataclasses.replace(BOOK_CONFIG, present=present)
         if text_box is not None:
-            with text_box:
-                text = _widget(FIELDS_BY_URL["text"])
+            with text_box:  # one line high: the projector's screen is for the figure
+                text = _widget(FIELDS_BY_URL["text"], height=PRESENT_TEXT_HEIGHT)
         else:
             text = _widget(FIELDS_BY_URL["text"])
         if len(text) >= TEXT_MAX_CHARS:
