@@ -52,11 +52,21 @@ TEXT_CONTRAST = r"""
     }
     return o;
   };
-  // The colour behind element e: the backgrounds of its ancestors, composed from the root
-  // (white) down; null when an ancestor has a background image (not judged here).
+  // Whether box b covers most of the text's box t (a slider's value floats above its thumb,
+  // outside it: the thumb's colour is not behind that text).
+  const covers = (b, t) => {
+    const w = Math.min(b.right, t.right) - Math.max(b.left, t.left);
+    const h = Math.min(b.bottom, t.bottom) - Math.max(b.top, t.top);
+    return w > 0 && h > 0 && w * h >= 0.5 * t.width * t.height;
+  };
+  // The colour behind element e: the backgrounds of those of its ancestors drawn under it,
+  // composed from the root (white) down; null when one has a background image (not judged).
   const backgroundOf = (e) => {
+    const box = e.getBoundingClientRect();
     const chain = [];
-    for (let n = e; n && n.nodeType === 1; n = n.parentElement) chain.push(n);
+    for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+      if (n === e || covers(n.getBoundingClientRect(), box)) chain.push(n);
+    }
     let colour = [255, 255, 255, 1];
     let image = false;
     for (let i = chain.length - 1; i >= 0; i--) {
@@ -98,12 +108,14 @@ TEXT_CONTRAST = r"""
     if (!e || seen.has(e)) continue;
     seen.add(e);
     if (exempt(e) || !shown(e)) continue;
+    const opacity = opacityOf(e);
+    if (opacity === 0) continue;  // not shown (a slider's ends until it is hovered)
     const cs = getComputedStyle(e);
     const svg = e instanceof SVGElement;
     const cell = !!e.closest('.heatmap-label');
     let fg = parse(svg ? cs.fill : cs.color);
     if (!fg) continue;
-    const alpha = fg[3] * (svg ? (parseFloat(cs.fillOpacity) || 1) : 1) * opacityOf(e);
+    const alpha = fg[3] * (svg ? (parseFloat(cs.fillOpacity) || 1) : 1) * opacity;
     let bg = backgroundOf(e);
     if (svg && bg) {
       const plot = e.closest('.cartesianlayer, .heatmaplayer') ? plotBackground(e) : null;
