@@ -93,6 +93,10 @@ def bar(url_path: str):
             help="One step at a time, large, for a projector. Switch off to leave.",
             bind="query-params",
         )
+        if presenting:
+            from . import links
+
+            links.copy_link_button(key="copy_link_present")
     return right
 
 

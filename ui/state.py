@@ -128,7 +128,8 @@ def read_url(
     """Check the link's values before the widgets exist; drop what is rejected.
 
     ``parsers`` maps a query-parameter name to a function that returns its value or raises
-    ValueError with the reason. Without it, the sidebar's fields are checked and every name
+    ValueError with the reason; a function with a true ``many`` attribute gets the list of the
+    name's values (a range slider's two ends, a multiselect's choices), the others one value. Without it, the sidebar's fields are checked and every name
     that neither the sidebar, Streamlit nor a page (:func:`register_page_keys`) knows is
     rejected as unknown; with it (a page's own controls), only those names are checked.
 
@@ -151,6 +152,10 @@ def read_url(
         else:
             values = params.get_all(key)
             try:
+                if getattr(parse, "many", False):  # a list (a range, several choices)
+                    many: Callable[[list[str]], object] = parse  # type: ignore[assignment]
+                    many(values)
+                    continue
                 if len(values) != 1:
                     raise ValueError("given more than once")
                 parse(values[0])
