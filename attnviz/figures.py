@@ -613,8 +613,10 @@ def heads_grid(
         per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
     rows = math.ceil(H / per_row)
     cell = max(170, 14 * n_rows) if labelled else 170
-    if look is not NORMAL:
-        cell = max(cell, look.min_height // rows if rows <= 2 else 0)
+    if look is not NORMAL and labelled:
+        # The grid's whole height (90 + cells + gaps + 110 px of labels) is the look's own
+        # (a projector's: the step fits one screen below its formula), not more.
+        cell = max(cell, (look.min_height - 200 - (rows - 1) * 120) // rows)
     gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
     area = rows * cell + (rows - 1) * gap
     h_space = 0.08 if labelled else 0.03

@@ -157,7 +157,8 @@ def test_every_presenter_step_fits_a_projector_in_large_type(app_in_chromium, ar
                 step += 1
                 assert f"step={step}" in page.url, page.url
                 assert page.evaluate(PROJECTOR_FACTS)["title"] != before or step > 1
-            assert cells_seen >= 1, f"{path}: no step showed cell numbers"
+            # The pass 4 steps are heads grids (no cell numbers); every other pass has some.
+            assert cells_seen >= 1 or path == "multi-head-attention", f"{path}: no cell numbers"
     finally:
         context.close()
         (artifacts / "readable-projector.txt").write_text(
