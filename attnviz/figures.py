@@ -92,10 +92,13 @@ COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the w
 LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom")
 LEGEND_ROW = 24  # px
 GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
-# A heatmap grows 22 px a row up to 685 px (see heatmap): past (685 - 165) // 22 = 23 tokens its
-# rows shrink and Plotly would start skipping token labels, so longer texts get a token window
-# and a heads grid labels every token up to this many per head.
+# A heatmap grows 24 px a row up to 760 px (see heatmap): past about (760 - 230) // 24 = 22
+# tokens its rows shrink and Plotly would start skipping token labels, so up to this many every
+# label is written out (explicit ticks), longer texts get a token window, and a heads grid
+# labels every token up to this many per head.
 LABEL_EVERY_TOKEN_UP_TO = 24
+ROW_PX = 24  # a heatmap row's height, px, up to the cap (see heatmap)
+X_LABELS_PX = 135  # a heatmap's x axis: token labels slanted at 45°, and its title
 GRID_TICK_SIZE = 10
 RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
 RATIO_NAME = "weight × visible keys"
@@ -552,9 +555,14 @@ def heatmap(
     if label_all or n_rows <= LABEL_EVERY_TOKEN_UP_TO:
         yaxis.update(_every_label(ys))
     if height is None:
-        per_row = 18 if label_all else 22
-        cap = 1600 if label_all else 685
-        height = int(min(cap, max(300, 165 + per_row * n_rows)))  # 45 px: the flat colour bar
+        # The rows get ROW_PX each (18 past the token window's labels) below the title, its
+        # note and the flat colour bar (``top``), above the x axis's slanted labels and title
+        # (X_LABELS_PX): a row needs about 1.3 times its cell numbers' size.
+        full = ", ".join(filter(None, [note, cut]))
+        top = _title(title, full, look)[1] + bar_room(look)
+        per_row = 18 if label_all else ROW_PX
+        cap = 1600 if label_all else 760
+        height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))
     if look is not NORMAL:
         height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
     data: list[dict] = [trace]
