@@ -318,7 +318,7 @@ def _axis(title: str | None, look: Look, **rest: Any) -> dict:
     return axis
 
 
-def bar_room(look: Look) -> int:
+def _bar_room(look: Look) -> int:
     """px a flat colour bar takes above a matrix's plot: the bar, its numbers, a gap."""
     return COLOURBAR_THICKNESS + round(1.5 * look.colour_bar) + 14
 
@@ -344,7 +344,7 @@ def _lay_bar_flat(spec: Spec, look: Look) -> None:
         bar = trace["marker"] if trace.get("name") == COLOUR_BAR else trace
         if "colorbar" in bar:
             bar["colorbar"].update(flat)
-    layout["margin"]["t"] = top + bar_room(look)
+    layout["margin"]["t"] = top + _bar_room(look)
 
 
 def _colour_bar(look: Look, **rest: Any) -> dict:
@@ -559,7 +559,7 @@ def heatmap(
         # note and the flat colour bar (``top``), above the x axis's slanted labels and title
         # (X_LABELS_PX): a row needs about 1.3 times its cell numbers' size.
         full = ", ".join(filter(None, [note, cut]))
-        top = _title(title, full, look)[1] + bar_room(look)
+        top = _title(title, full, look)[1] + _bar_room(look)
         per_row = 18 if label_all else ROW_PX
         cap = 1600 if label_all else 760
         height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))

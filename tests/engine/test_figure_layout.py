@@ -85,7 +85,7 @@ def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     fig = as_figure(F.heatmap(z, labels, labels, title=LONG))
     assert len(lines_of(fig.layout.title.text)) == 2
     # The colour bar lies flat between the title and the plot, in room of its own.
-    assert fig.layout.margin.t == 50 + F.TITLE_LINE + F.bar_room(F.NORMAL)
+    assert fig.layout.margin.t == 50 + F.TITLE_LINE + F._bar_room(F.NORMAL)
     assert fig.data[0].colorbar.thickness == F.COLOURBAR_THICKNESS
     bar = fig.data[0].colorbar
     assert (bar.orientation, bar.yref, bar.yanchor) == ("h", "container", "top")
@@ -115,7 +115,7 @@ def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(na
     several = len(fig.data) > 1
     top = F.TITLE_TOP + (F.LEGEND_ROW if several else 0)
     if name == "heatmap":  # its colour bar lies flat above the plot
-        top += F.bar_room(F.NORMAL)
+        top += F._bar_room(F.NORMAL)
     assert (layout.margin.l, layout.margin.t, layout.margin.b) == (10, top, 10)
     if several:  # the legend between the title and the plot, clear of the x tick labels
         assert (layout.legend.y, layout.legend.yanchor, layout.legend.orientation) == (
