@@ -178,7 +178,7 @@ def unknown_choices(key: str, choices: Sequence[str], shown: str) -> None:
 COPY_LABEL = "Copy link to this view"
 _COPY_HTML = f"""
 <div class="copy">
-  <button type="button">🔗 {COPY_LABEL}</button>
+  <button type="button">{COPY_LABEL}</button>
   <span role="status" aria-live="polite"></span>
   <input type="text" readonly aria-label="Link to this view" hidden>
 </div>
