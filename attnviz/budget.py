@@ -42,11 +42,24 @@ PREDICTION_MARGIN = 1.5
 # under HEAVY_BYTES); heavy traces get a cache of their own so that one large trace cannot push
 # out every small one. The caps hold dozens of default-size traces and at least four of the
 # largest allowed ones (about 60 MB each at 1,600 wide, 32 heads, 256 tokens).
+KB = 2**10
+# Two small caches are Streamlit's st.cache_resource, kept for its spinner and for a waiting
+# session that can still be stopped while a benchmark runs for a minute: it bounds entries, not
+# bytes. Their entries are small results of a fixed shape (a few timings, checks and sentences),
+# so each is capped at its entry count times a bound on one entry, which
+# tests/budget/test_budget.py checks against real entries.
+BENCH_RESULTS, BENCH_RESULT_BYTES = 16, 32 * KB  # page 6's benchmark (ui/comparison.py)
+SPEED_REPORTS, SPEED_REPORT_BYTES = 32, 16 * KB  # page 4's wrapper-against-split timing
 CACHE_BYTES = {
     "inputs": 32 * MB,  # tokens and X per text (1.6 MB at most each)
-    "light traces": 192 * MB,
-    "heavy traces": 288 * MB,
+    "light traces": 192 * MB,  # and the references of light multi-head traces
+    "heavy traces": 288 * MB,  # and the references of heavy ones
     "derived": 96 * MB,  # figures, tables and check results the pages derive from traces
+    # Page 5's finished runs (ui/learn.py): 64 runs at the largest the page allows (1,000
+    # steps, 4 heads) measured 126 kB each, 7.7 MB.
+    "learn runs": 8 * MB,
+    "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
+    "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
 
 
@@ -92,25 +105,32 @@ _SHARED_OBJECTS = (
 )
 
 
-def figure_parts(fig) -> tuple:
-    """A Plotly figure's own data and layout (plain lists and dicts holding its arrays), without
-    the validators every figure shares. The one place that reads Plotly's internals: the public
-    ``to_plotly_json()`` would copy every array to measure it. tests/budget checks it against
-    that public view, so a Plotly upgrade that renames these fails there, loudly."""
-    return (fig._data, fig._layout)
+_ATOMS = (str, bytes, int, float, bool, type(None))
 
 
 def size_of(value) -> int:
     """Bytes a cached value holds: tensor and array storage (each storage counted once), text,
     and the containers, dataclasses and objects around them. An estimate from above for the
-    numbers (it counts a view's whole storage), close for the Python objects."""
+    numbers (it counts a view's whole storage), close for the Python objects.
+
+    It runs on every value a shared cache stores (every lesson, panel view and chart's JSON of a
+    cold page run), so the common cases come first: a string or number is measured where it
+    stands, and a tuple of them (a panel's labels) in one pass."""
     seen: set[int] = set()
     storages: set[tuple[int, int]] = set()
+    getsizeof = sys.getsizeof
 
     def walk(v) -> int:
+        kind = type(v)
+        if kind in _ATOMS:
+            return getsizeof(v)
         if id(v) in seen:
             return 0
         seen.add(id(v))
+        if kind is tuple or kind is list:
+            if all(type(x) in _ATOMS for x in v):
+                return getsizeof(v) + sum(map(getsizeof, v))
+            return getsizeof(v) + sum(walk(x) for x in v)
         if isinstance(v, _SHARED_OBJECTS):  # code and classes are not the value's own
             return 0
         if isinstance(v, torch.Tensor):
@@ -120,25 +140,23 @@ def size_of(value) -> int:
                 return 0
             storages.add(key)
             return storage.nbytes() + 80
-        if isinstance(v, (str, bytes, bytearray, int, float, complex, bool)) or v is None:
-            return sys.getsizeof(v)
+        if isinstance(v, (str, bytes, bytearray, int, float, complex, bool)):
+            return getsizeof(v)
         nbytes = getattr(v, "nbytes", None)  # numpy arrays
         if isinstance(nbytes, int):
             return nbytes + 112
         memory_usage = getattr(v, "memory_usage", None)  # pandas frames
         if callable(memory_usage) and hasattr(v, "columns"):
             return int(memory_usage(deep=True).sum())
-        if type(v).__module__.startswith("plotly."):
-            return walk(figure_parts(v))
         if isinstance(v, Mapping):
-            return sys.getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
+            return getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
         if isinstance(v, (list, tuple, set, frozenset)):
-            return sys.getsizeof(v) + sum(walk(x) for x in v)
+            return getsizeof(v) + sum(walk(x) for x in v)
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return sys.getsizeof(v) + sum(walk(getattr(v, f.name)) for f in dataclasses.fields(v))
+            return getsizeof(v) + sum(walk(getattr(v, f.name)) for f in dataclasses.fields(v))
         if hasattr(v, "__dict__") and not isinstance(v, type):
-            return sys.getsizeof(v) + walk(vars(v))
-        return sys.getsizeof(v)
+            return getsizeof(v) + walk(vars(v))
+        return getsizeof(v)
 
     return walk(value)
 

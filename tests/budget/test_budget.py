@@ -67,14 +67,6 @@ def test_the_server_bound_adds_every_cache_cap_and_the_heavy_slots():
     assert f"{bound['total'] / 2**20:,.0f} MB" in guide
 
 
-def test_every_shared_cache_is_capped_in_bytes():
-    """ui/cache.py keeps traces, inputs and derived values in memos with the byte caps of
-    attnviz.budget."""
-    from ui import cache
-
-    assert {m.name: m.max_bytes for m in cache.MEMOS} == budget.CACHE_BYTES
-
-
 def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
     t = torch.zeros(1000)  # 4,000 bytes
     assert 4000 <= budget.size_of(t) < 4200
@@ -92,11 +84,22 @@ def test_size_of_a_trace_is_its_tensors():
     assert storage <= budget.size_of(trace) <= storage + 64_000
 
 
-def test_size_of_a_figure_is_its_data():
+def test_size_of_a_drawn_figure_is_its_json():
+    from ui import charts
+
     z = np.random.default_rng(0).random((256, 256)).astype(np.float32)
     labels = [f"{i}: tok" for i in range(256)]
-    size = budget.size_of(F.heatmap(z, labels, labels, title="t"))
-    assert z.nbytes < size < z.nbytes + 100_000  # not the validators every figure shares
+    encoded = charts._encoded(F.heatmap(z, labels, labels, title="t"), "label")
+    size = budget.size_of(encoded)  # what the chart cache holds: the JSON, height and label
+    assert len(encoded[0]) < size < len(encoded[0]) + 1_000
+    assert len(encoded[0]) > z.nbytes  # the numbers travel as base64 (4/3 of their bytes)
+
+
+def test_size_of_a_tuple_of_labels_counts_every_label():
+    labels = tuple(f"{i}: tok" * 10 for i in range(100))
+    assert budget.size_of(labels) >= sum(len(label) for label in labels)
+    nested = (labels, [labels, "x" * 5000])
+    assert budget.size_of(nested) >= budget.size_of(labels) + 5000
 
 
 def test_a_memo_stays_within_its_byte_cap_and_drops_the_oldest_first():
@@ -230,18 +233,3 @@ def test_traces_and_batch_traces_go_to_the_cache_their_predicted_cost_picks(monk
         assert cache._heavy.nbytes > 0 and cache._light.nbytes > 0
     finally:
         cache.clear_all()
-
-
-def test_figure_parts_are_the_figures_own_data_and_layout():
-    """size_of reads Plotly's internals in one place (budget.figure_parts); if a Plotly upgrade
-    renames them, this fails here rather than mis-measuring every cached figure."""
-    import plotly.graph_objects as go
-
-    z = np.arange(400, dtype=np.float32).reshape(20, 20)
-    fig = go.Figure(go.Heatmap(z=z), layout={"title": {"text": "t"}, "height": 300})
-    data, layout = budget.figure_parts(fig)
-    public = fig.to_plotly_json()
-    assert [t["type"] for t in data] == [t["type"] for t in public["data"]] == ["heatmap"]
-    assert np.array_equal(np.asarray(data[0]["z"]), z)
-    assert (layout["height"], layout["title"]["text"]) == (300, "t")
-    assert budget.size_of(fig) >= z.nbytes

@@ -16,7 +16,10 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class PageInfo:
     path: str  # the page's file, relative to app.py ("pages/simplified-attention.py")
-    url_path: str  # its URL path without the slash ("simplified-attention")
+    # Its URL path without the slash ("simplified-attention"). The default page's own url_path
+    # is never served (Streamlit serves it at "/"): here it is the hidden alias app.py gives it
+    # ("why-attention", see aliases()), the other path a browser opens it by.
+    url_path: str
     title: str
     default: bool
 
@@ -52,9 +55,20 @@ def _literal(node: ast.AST | None, default=None):
 
 
 def app_pages(app: Path = ROOT / "app.py") -> tuple[PageInfo, ...]:
-    """Every ``st.Page(...)`` in the ``PAGES = [...]`` assignment of ``app.py``, in order."""
+    """Every page in app.py's menu, in order: the ``st.Page(...)`` calls of its ``PAGES = [...]``
+    assignment, without the hidden ones (:func:`aliases`)."""
+    return tuple(p for p, hidden in _pages(app) if not hidden)
+
+
+def aliases(app: Path = ROOT / "app.py") -> tuple[PageInfo, ...]:
+    """The hidden pages of ``PAGES``: another path to a page of the menu (not listed in it)."""
+    return tuple(p for p, hidden in _pages(app) if hidden)
+
+
+def _pages(app: Path) -> list[tuple[PageInfo, bool]]:
+    """(page, hidden) for every ``st.Page(...)`` in the ``PAGES = [...]`` assignment."""
     tree = ast.parse(app.read_text(encoding="utf-8"))
-    pages: list[PageInfo] = []
+    pages: list[tuple[PageInfo, bool]] = []
     for node in ast.walk(tree):
         if not (
             isinstance(node, ast.Assign)
@@ -74,9 +88,16 @@ def app_pages(app: Path = ROOT / "app.py") -> tuple[PageInfo, ...]:
                 continue  # a callable page: nothing to switch to by file
             url_path = _literal(kw.get("url_path")) or Path(path).stem
             title = _literal(kw.get("title"), url_path)
-            pages.append(PageInfo(path, url_path, title, bool(_literal(kw.get("default"), False))))
+            default = bool(_literal(kw.get("default"), False))
+            hidden = _literal(kw.get("visibility"), "visible") == "hidden"
+            pages.append((PageInfo(path, url_path, title, default), hidden))
     if not pages:
         raise RuntimeError(f"no st.Page(...) found in the PAGES list of {app}")
-    if not any(p.default for p in pages):
-        pages[0] = PageInfo(pages[0].path, pages[0].url_path, pages[0].title, True)
-    return tuple(pages)
+    if not any(p.default for p, _ in pages):
+        first, hidden = pages[0]
+        pages[0] = (PageInfo(first.path, first.url_path, first.title, True), hidden)
+    for i, (page, hidden) in enumerate(pages):
+        alias = next((a for a, h in pages if h and a.path == page.path), None)
+        if page.default and alias is not None:
+            pages[i] = (PageInfo(page.path, alias.url_path, page.title, True), hidden)
+    return pages

@@ -1,0 +1,189 @@
+"""The slider (one component of q_i changed, the row again) against a fresh forward with that
+query changed, and the line view against the weights the page draws."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnviz import derive as D
+from attnviz import lesson as L
+from attnviz import modules as M
+from attnviz import trace as T
+from attnviz.seeding import seeded
+from attnviz.settings import Settings
+
+TEXT = "Your journey starts with one step"
+
+
+def _fresh_row(tr: T.Trace, i: int, h: int, dim: int, value: float):
+    """A fresh forward of the trace's module with q_i[dim] of head h set to ``value`` (a hook
+    on W_query's output): its row i of (masked scores, weights, weights used, context)."""
+    if isinstance(tr, T.SimplifiedTrace):
+        x = tr.inputs.clone()
+        x[i, dim] = value
+        with torch.inference_mode():
+            context, taps = T.record(lambda: M.simplified_attention(x))
+        w = taps["attn_weights"][0][i]
+        return taps["attn_scores"][0][i], w, w, context[i]
+    assert isinstance(tr, T.TrainableTrace | T.CausalTrace | T.MultiHeadTrace)
+    module = tr.spec.build()
+    module.train(tr.training)
+    column = h * tr.d_k + dim
+
+    def change_query(_module, _inputs, out):
+        out = out.clone()
+        out[..., i, column] = value  # batch row 0 is the only one
+        return out
+
+    module.W_query.register_forward_hook(change_query)
+    with torch.inference_mode():
+        if tr.training and tr.spec.dropout > 0:
+            with seeded(tr.dropout_seed):
+                out, taps = T.record(lambda: module(tr.inputs))
+        else:
+            out, taps = T.record(lambda: module(tr.inputs))
+    scores, weights = taps["attn_scores"][0], taps["attn_weights"][0]
+    if isinstance(tr, T.TrainableTrace):
+        return scores[i], weights[i], weights[i], out[i]
+    used = taps["weights_dropped"][0]
+    if isinstance(tr, T.MultiHeadTrace):
+        return scores[0, h, i], weights[0, h, i], used[0, h, i], taps["context_heads"][0][0, h, i]
+    return scores[0, i], weights[0, i], used[0, i], out[0, i]
+
+
+CASES = [
+    ("simplified", Settings()),
+    ("v2", Settings()),
+    ("causal", Settings()),
+    ("causal", Settings(training=True, dropout=0.5, seed_dropout=5)),
+    ("multihead", Settings(d_out=16, num_heads=4)),
+    ("multihead", Settings(d_out=32, num_heads=16, training=True, dropout=0.3)),
+    ("multihead-book", Settings()),
+]
+
+
+def _trace(kind: str, s: Settings) -> T.Trace:
+    book = kind.endswith("-book")
+    prep = L.prepare(TEXT, s, book)
+    kind = kind.removesuffix("-book")
+    if kind == "simplified":
+        return L.simplified(prep)
+    if kind == "v2":
+        return L.trainable(prep, s)
+    return L.causal(prep, s) if kind == "causal" else L.multihead(prep, s)
+
+
+@pytest.mark.parametrize(
+    "kind, settings", CASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(CASES)]
+)
+def test_the_slider_recompute_equals_a_fresh_forward_with_that_query_changed(kind, settings):
+    tr = _trace(kind, settings)
+    heads = tr.num_heads if isinstance(tr, T.MultiHeadTrace) else 1
+    checked = 0
+    for h in sorted({0, heads - 1}):
+        for i in (0, 3, tr.num_tokens - 1):
+            d = D.derivation(tr, i, 0, head=h)
+            for dim in sorted({0, d.d_k - 1}):
+                value = float(d.q[dim]) + 1.5
+                change = D.recompute_row(d, dim, value)
+                scores, weights, used, context = _fresh_row(tr, i, h, dim, value)
+                assert change.q[dim] == pytest.approx(value)
+                assert torch.equal(torch.isinf(change.scores), torch.isinf(scores))
+                finite = torch.isfinite(scores)
+                assert torch.allclose(change.scores[finite], scores[finite], atol=1e-6, rtol=1e-5)
+                assert torch.allclose(change.weights, weights, atol=1e-6, rtol=1e-5)
+                assert torch.allclose(change.used_weights, used, atol=1e-6, rtol=1e-5)
+                assert torch.allclose(change.context, context, atol=1e-6, rtol=1e-5)
+                # and the change moved the row (so a recompute that returned the old row fails)
+                if i > 0 or kind == "simplified":
+                    assert not torch.allclose(change.weights, d.row_weights, atol=1e-6)
+                checked += 1
+    assert checked >= 6
+
+
+def test_the_slider_at_the_current_value_gives_the_drawn_row_back():
+    tr = _trace("causal", Settings(training=True, dropout=0.5))
+    d = D.derivation(tr, 4, 1)
+    same = D.recompute_row(d, 2, float(d.q[2]))
+    assert torch.allclose(same.weights, d.row_weights, atol=1e-7)
+    assert torch.allclose(same.used_weights, d.used_weights, atol=1e-7)
+    assert torch.allclose(same.context, d.context, atol=1e-6)
+
+
+def test_in_pass_1_the_slider_moves_the_query_and_its_own_key():
+    tr = _trace("simplified", Settings())
+    d = D.derivation(tr, 2, 0)
+    change = D.recompute_row(d, 0, float(d.q[0]) + 1.0)
+    # the diagonal score is x_2 · x_2 with both factors changed
+    x2 = change.q.double()
+    assert float(change.scores[2]) == pytest.approx(float(x2 @ x2), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "dim, value, message",
+    [
+        (8, 1.0, "There is no dimension 8: it must be from 0 to 7."),
+        (0, float("nan"), "The new value must be a finite number, not nan."),
+        (0, "2", "The new value must be a finite number, not '2'."),
+    ],
+)
+def test_a_bad_slider_value_gets_a_sentence(dim, value, message):
+    d = D.derivation(_trace("v2", Settings()), 1, 1)
+    with pytest.raises(D.DerivationError) as err:
+        D.recompute_row(d, dim, value)
+    assert str(err.value) == message
+
+
+# --- the line view ----------------------------------------------------------------------------------
+def test_line_view_gives_every_key_in_reading_order_with_the_drawn_weights():
+    tr = _trace("causal", Settings(training=True, dropout=0.5))
+    view = D.line_view_of(tr, 3)
+    assert view.labels == tr.labels and view.query_label == tr.labels[3]
+    assert view.weights == tuple(float(w) for w in tr.weights_dropped[0, 3])
+    assert view.visible == (True, True, True, True, False, False)
+    assert view.direction == "ltr" and view.head is None
+    before = D.line_view_of(tr, 3, after_dropout=False)
+    assert before.weights == tuple(float(w) for w in tr.attn_weights[0, 3])
+    best = max(range(4), key=lambda j: view.weights[j])
+    assert view.sentence.endswith(f"is on key {tr.labels[best]}.")
+    assert f"{view.weights[best]:.4f}" in view.sentence
+    rows = view.rows()
+    assert [r["key"] for r in rows] == list(tr.labels)
+    assert [r["weight"] for r in rows] == list(view.weights)
+
+
+def test_line_view_of_a_chosen_head():
+    tr = _trace("multihead", Settings(d_out=16, num_heads=4))
+    assert isinstance(tr, T.MultiHeadTrace)
+    for h in range(4):
+        view = D.line_view_of(tr, 5, head=h)
+        assert view.head == h
+        assert view.weights == tuple(float(w) for w in tr.attn_weights[0, h, 5])
+        assert f"head {h}, 6 visible keys" in view.sentence
+
+
+def test_line_view_of_a_matrix_reads_the_mask_from_its_zeros():
+    w = torch.tensor([[1.0, 0.0], [0.4, 0.6]])
+    assert D.line_view(w, ("0: a", "1: b"), 0).visible == (True, False)
+    full = torch.tensor([[0.5, 0.5], [0.4, 0.6]])
+    assert D.line_view(full, ("0: a", "1: b"), 0).visible == (True, True)
+    with pytest.raises(D.DerivationError, match="square weights matrix with one row per token"):
+        D.line_view(torch.ones(2, 3), ("0: a", "1: b"), 0)
+    with pytest.raises(D.DerivationError, match="There is no query 2"):
+        D.line_view(full, ("0: a", "1: b"), 2)
+
+
+@pytest.mark.parametrize(
+    "text, direction",
+    [
+        ("שלום עולם, מה שלומך", "rtl"),
+        ("مرحبا بالعالم", "rtl"),
+        ("Your journey starts with one step", "ltr"),
+        ("12 + 34 = 46", "ltr"),
+    ],
+)
+def test_line_view_reads_in_the_direction_of_the_text(text, direction):
+    prep = L.prepare(text, Settings())
+    tr = L.simplified(prep)
+    assert D.line_view_of(tr, 0).direction == direction
