@@ -63,7 +63,7 @@ navigation = st.navigation(PAGES)
 
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
-from ui import cache, present, profiling, state, style  # noqa: E402
+from ui import cache, links, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
@@ -78,18 +78,21 @@ url_warning = state.read_url()
 if url_warning:
     st.session_state[state.URL_WARNING_KEY] = url_warning
 present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
+links.read_url()  # the pages' view controls (colour, token window, query token, bug, ...)
 config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
 st.session_state["_attnviz_config"] = config
 
 status = cache.tokenizer().status
 header = st.container()
 with header:
-    if status.is_real:
-        st.caption(f"{status.headline} · {status.detail}")
-    else:
+    if not status.is_real:
         st.warning(f"{status.headline}. {md_escape(status.detail)}")
+    elif not config.present:  # a projector's screen is for the step
+        st.caption(f"{status.headline} · {status.detail}")
     if state.URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state[state.URL_WARNING_KEY])
+    if links.URL_WARNING_KEY in st.session_state:
+        st.warning(st.session_state.pop(links.URL_WARNING_KEY))
 
 # A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
 # dragging every slider to its end at once queues instead of exhausting the server's memory.

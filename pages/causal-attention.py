@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, links, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -109,7 +109,9 @@ elif lab is not None and lab.dropped is not None:
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
     )
-    if st.toggle("Compare with dropout on the context vectors", key="p3_placement"):
+    if st.toggle(
+        "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+    ):
         left, right = st.columns(2)
         with left:
             st.write(lab.placement)

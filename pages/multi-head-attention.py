@@ -88,7 +88,7 @@ if view.grid_note:
 panels.claims(view.claims_for(view.grid.key))
 
 st.subheader("One head in detail")
-h = panels.pick_head(view.num_heads, key="p4_head")
+h = panels.pick_head(view.num_heads, key="head")
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
 panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, links, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -26,12 +26,10 @@ else:
         "Module",
         ["v2", "v1"],
         index=1 if cfg.book else 0,
-        format_func=lambda v: {
-            "v2": "SelfAttention_v2: nn.Linear layers",
-            "v1": "SelfAttention_v1: raw nn.Parameter matrices",
-        }[v],
+        format_func=links.MODULES.__getitem__,
         horizontal=True,
-        key="p2_version",
+        key=links.MODULE,
+        bind="query-params",
     )
 # The traces the lesson reads: the module picked, the other version, and (narrow keys) the
 # picked module one click away at a wider d_out.

@@ -11,10 +11,11 @@ from attnviz import bugs as B
 from attnviz import checks as C
 from attnviz.panel import Panel, Style
 
+from . import links
 from .panels import badge, show
 from .text import md_escape
 
-NONE = "(none: the correct code)"
+NONE = links.NO_BUG
 
 
 def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
@@ -59,7 +60,9 @@ def break_it(
     bug_table(pass_kind, hidden)
     bugs = B.bugs_for(pass_kind)
     titles = {bug.title: bug for bug in bugs}
-    choice = st.selectbox("Turn on a bug", [NONE, *titles], key=f"bug_{pass_kind}")
+    choice = st.selectbox(
+        "Turn on a bug", [NONE, *titles], key=links.bug_key(pass_kind), bind="query-params"
+    )
     if choice == NONE:
         return
     bug = titles[choice]

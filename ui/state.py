@@ -24,6 +24,7 @@ from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, Settings
 from .text import md_escape
 
 TEXT_MAX_CHARS = 2000
+PRESENT_TEXT_HEIGHT = 68  # px: Streamlit's smallest text area, one line of the presenter's type
 DEFAULT_TEXT2 = "Every effort moves you forward"
 DEFAULTS = Settings()
 
@@ -126,7 +127,8 @@ def read_url(
     """Check the link's values before the widgets exist; drop what is rejected.
 
     ``parsers`` maps a query-parameter name to a function that returns its value or raises
-    ValueError with the reason. Without it, the sidebar's fields are checked and every name
+    ValueError with the reason; a function with a true ``many`` attribute gets the list of the
+    name's values (a range slider's two ends, a multiselect's choices), the others one value. Without it, the sidebar's fields are checked and every name
     that neither the sidebar, Streamlit nor a page (:func:`register_page_keys`) knows is
     rejected as unknown; with it (a page's own controls), only those names are checked.
 
@@ -150,6 +152,10 @@ def read_url(
         else:
             values = params.get_all(key)
             try:
+                if getattr(parse, "many", False):  # a list (a range, several choices)
+                    many: Callable[[list[str]], object] = parse  # type: ignore[assignment]
+                    many(values)
+                    continue
                 if len(values) != 1:
                     raise ValueError("given more than once")
                 value = parse(values[0])
@@ -224,9 +230,10 @@ class Config:
         return (self.text, self.text2, self.settings.for_pass(kind), False)
 
 
-def _widget(f: Field, disabled: bool = False):
+def _widget(f: Field, disabled: bool = False, **extra: Any):
     """The widget for ``f``, bound to its URL name: a toggle, a text box, a slider (the dropout
-    rate) or a number box, each with the field's label, default, bounds and help."""
+    rate) or a number box, each with the field's label, default, bounds and help. ``extra``:
+    more keyword arguments for it (the presenter's one-line text box: ``height``)."""
     make: Callable[..., Any]
     own: dict[str, Any]
     if f.kind == "bool":
@@ -254,7 +261,7 @@ def _widget(f: Field, disabled: bool = False):
         help=f.help or None,
         disabled=disabled,
         bind="query-params",
-        **own,
+        **(own | extra),
     )
 
 
@@ -362,8 +369,8 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
                 book_panel()
             return dataclasses.replace(BOOK_CONFIG, present=present)
         if text_box is not None:
-            with text_box:
-                text = _widget(FIELDS_BY_URL["text"])
+            with text_box:  # one line high: the projector's screen is for the figure
+                text = _widget(FIELDS_BY_URL["text"], height=PRESENT_TEXT_HEIGHT)
         else:
             text = build("text")
         text2 = build("text2")

@@ -53,7 +53,7 @@ def test_shared_url_settings_reach_every_page_and_persist_across_switches():
     assert chart(at, "mask = triu(ones(40, 40)")
     go(at, "multihead")
     assert chart(at, "Attention weights of all 3 heads")
-    assert at.selectbox(key="p4_head").options == ["0", "1", "2"]
+    assert at.selectbox(key="head").options == ["0", "1", "2"]
 
 
 BAD = {
