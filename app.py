@@ -61,7 +61,7 @@ PAGES = [
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
 navigation = st.navigation(PAGES)
 
-import ui.explain  # noqa: E402, F401 - registers the pass pages' `cell` before read_url()
+import ui.explain  # noqa: E402 - registers the pass pages' `cell` before read_url()
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402
