@@ -32,9 +32,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app, streamlit_command  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app, streamlit_command  # noqa: E402
 
 WORDS = (
     "river stone quiet bright garden window morning letter yellow travel paper winter silver "

@@ -200,7 +200,7 @@ def _grid_part(
     if (first, last) != (0, n - 1):
         note = (
             f"The grid shows tokens {first}–{last} of {n}; narrow the token window above to "
-            "reach others, or click a cell of any heatmap."
+            "reach others, or click a cell of any map above."
         )
     whose = f" of head {head}" if source.heads > 1 else ""
     grid = {

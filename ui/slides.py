@@ -28,7 +28,7 @@ from attnviz.panel import Panel
 
 _HTML = (
     '<div class="row"><button type="button" data-format="svg">SVG</button>'
-    '<button type="button" data-format="png">PNG, 1920 px wide</button>'
+    '<button type="button" data-format="png">PNG, 1920 pixels wide</button>'
     '<span class="status" role="status" aria-live="polite"></span></div>'
 )
 _CSS = """

@@ -34,7 +34,9 @@ def warnings(at) -> list[str]:
 def copy_buttons(at) -> int:
     """The "Copy link to this view" components drawn (a Streamlit component with its own
     script: AppTest sees the element, the browser test presses it)."""
-    return len(at.get("bidi_component"))
+    return len(
+        [c for c in at.get("bidi_component") if c.proto.component_name == "attnviz_copy_link"]
+    )
 
 
 def test_a_link_opens_the_page_on_its_view_controls():
