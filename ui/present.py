@@ -16,7 +16,7 @@ import streamlit as st
 from attnviz import figures as F
 from attnviz.panel import Panel
 
-from . import state
+from . import predict, state
 from .charts import chart
 from .text import md_escape
 
@@ -55,9 +55,10 @@ state.register_page_keys(*PARSERS)
 
 
 def read_url() -> None:
-    """Check ``present`` and ``step`` as the sidebar's values are checked (app.py calls this
-    before any widget exists); a rejected one is dropped and named in one warning."""
-    warning = state.read_url(PARSERS, URL_WARNING_KEY)
+    """Check ``present`` and ``step`` (and the pass pages' ``predict`` and ``mystery``) as the
+    sidebar's values are checked (app.py calls this before any widget exists); a rejected one
+    is dropped and named in one warning."""
+    warning = state.read_url({**PARSERS, **predict.PARSERS}, URL_WARNING_KEY)
     if warning:
         st.session_state[URL_WARNING_KEY] = warning
 
@@ -178,6 +179,10 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
         st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
     if step.formula:
         st.latex(step.formula)
+    # "Predict first": a question step asks before it shows (ui/predict.py), and a step whose
+    # numbers would give a waiting question's answer away stays hidden.
+    if predict.present_step(index, step):
+        return index
     if step.sentence:
         st.write(md_escape(step.sentence))
     chart(step, key=f"present_{step.key}", look=F.PROJECTOR)  # drawn for a projector
