@@ -590,7 +590,7 @@ class Gate:
             self.placeholder(q)
             return
         self.asked.add(qid)
-        with st.container(border=True):
+        with st.container(border=True, key=f"predict_box_{qid}"):
             st.markdown(f"**{PREDICT_LABEL}.** " + md_escape(q.prompt))
             answer_widgets(q, f"q_{qid}", on_answer=_recorded)
             if not present:
@@ -608,7 +608,7 @@ class Gate:
         when it draws the question's matrix, else one made from the numbers."""
         grade = grade_of(q)
         assert grade is not None
-        with st.container(border=True):
+        with st.container(border=True, key=f"predict_answer_{question_id(q)}"):
             _graded(q, grade)
             if q.answer_format == Q.ROW:
                 draw_sketch(q, grade)

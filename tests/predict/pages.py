@@ -262,10 +262,11 @@ def _sections_hidden(page: str, concealed: set[str]) -> bool:
 
 
 def found_strings(text: str, strings) -> set[str]:
-    """The strings that occur in ``text`` as whole numbers (no digit just before or after)."""
+    """The strings that occur in ``text`` as whole numbers: no digit, point or minus sign just
+    before (0.25 is not found in -0.25 or 10.25), no digit just after (nor in 0.251)."""
     found = set()
     for s in strings:
-        if re.search(r"(?<![\d.])" + re.escape(s) + r"(?!\d)", text):
+        if re.search(r"(?<![\d.\-])" + re.escape(s) + r"(?!\d)", text):
             found.add(s)
     return found
 
