@@ -676,10 +676,25 @@ def active() -> Gate | None:
     return found[1]
 
 
+SKETCH_KEYS_UP_TO = 24  # a sketch of a longer row (one slider a key) is not asked
+_RETRIES = 8
+
+
+def _askable(q: Q.Question | None) -> bool:
+    return q is None or q.answer_format != Q.ROW or len(q.choices) <= SKETCH_KEYS_UP_TO
+
+
 def _page_questions(page, key, numbers_of, seed) -> tuple[Q.Question | None, Q.Numbers]:
+    """The page's question at ``seed``: ``questions.choose``'s, unless it is a sketch of more
+    rows than sliders a student can set; then the first of a few other seeds' that is not."""
     n = numbers_of()
     text, settings, book = key[:3]
-    return Q.choose(page, text, settings, book, seed, numbers=n), n
+    q = Q.choose(page, text, settings, book, seed, numbers=n)
+    for attempt in range(1, _RETRIES):
+        if _askable(q):
+            break
+        q = Q.choose(page, text, settings, book, seed + 1000 * attempt, numbers=n)
+    return (q if _askable(q) else None), n
 
 
 def _step_questions(page, key, numbers_of, seed, steps) -> tuple[dict[str, Q.Question], Q.Numbers]:
@@ -692,7 +707,7 @@ def _step_questions(page, key, numbers_of, seed, steps) -> tuple[dict[str, Q.Que
     homes: dict[str, Q.Question] = {}
     for kind in kinds:
         q = Q.make(kind, page, text, settings, book, seed, n)
-        if q is None:
+        if q is None or not _askable(q):
             continue
         first = next((s for s in steps if s in q.conceals), None)
         if first is not None and first not in homes:
