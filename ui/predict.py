@@ -477,20 +477,34 @@ def _send(spec: dict, label: str, key: str) -> None:
     send_plotly_spec(_current_dg(), data, json.dumps(PLOT_CONFIG), height, key, label)
 
 
+def _outlined(q: Q.Question, panel: Panel) -> Panel:
+    """``panel`` with the asked row outlined (a question about one cell outlines the cell)."""
+    rows = (q.query,) if q.query is not None and q.kind not in (Q.SCORE, Q.DROPOUT_SURVIVOR) else ()
+    return replace(panel, style=replace(panel.style, outline_rows=rows))
+
+
+def marked_spec(
+    q: Q.Question, grade: Q.Grade | None, panel: Panel, look: F.Look = F.NORMAL
+) -> tuple[F.Spec, str]:
+    """The spec of ``panel`` (the hidden matrix) with the answer marked on it, and the caption
+    that says what the marks mean."""
+    shapes, caption = marks(q, grade, panel.values)
+    spec = draw(_outlined(q, panel), look)
+    spec["layout"].setdefault("shapes", []).extend(shapes)
+    return spec, caption
+
+
 def draw_marked(
     q: Q.Question, grade: Q.Grade | None, panel: Panel, *, look: F.Look = F.NORMAL
 ) -> str:
-    """Draw ``panel`` (the hidden matrix) with the answer marked on it; returns the caption."""
-    rows = (q.query,) if q.query is not None and q.kind not in (Q.SCORE, Q.DROPOUT_SURVIVOR) else ()
-    shown = replace(panel, style=replace(panel.style, outline_rows=rows))
-    shapes, caption = marks(q, grade, panel.values)
+    """Draw ``panel`` (the hidden matrix) with the answer marked on it; returns the caption.
+    The spec is kept in the session (it carries this student's answer)."""
     cache = _store(_MARKED)
     name = (question_id(q), panel.serial, look.name, grade.answer if grade else None)
     if name not in cache:
-        spec = draw(shown, look)
-        spec["layout"].setdefault("shapes", []).extend(shapes)
-        cache[name] = spec
-    _send(cache[name], chart_label(shown), f"fig_{panel.key}_answer")
+        cache[name] = marked_spec(q, grade, panel, look)
+    spec, caption = cache[name]
+    _send(spec, chart_label(_outlined(q, panel)), f"fig_{panel.key}_answer")
     return caption
 
 
