@@ -152,3 +152,14 @@ def test_a_diagnosis_counts_once_in_the_sessions_score():
     assert "This session: 1 answered, 1 right, streak 1." in [c.value for c in at.caption]
     at = at.run()  # a rerun does not count it again
     assert "This session: 1 answered, 1 right, streak 1." in [c.value for c in at.caption]
+
+
+def test_a_switch_value_the_link_gets_wrong_is_named_and_left_off():
+    at = open_app({"predict": "yes", "mystery": "1"})  # the first run reads the link
+    assert not exceptions(at)
+    warnings = [unescape(w.value) for w in at.warning]
+    named = ("predict (not true or false)", "mystery (not true or false)")
+    assert any(all(n in w for n in named) for w in warnings), warnings
+    at = at.switch_page("pages/simplified-attention.py").run()
+    assert prompts(at) == []
+    assert at.toggle(key="predict").value is False and at.toggle(key="mystery").value is False
