@@ -13,9 +13,9 @@ from ui import entry
 # file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
 # To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
 PAGES = [
-    st.Page(
-        "pages/why-attention.py", title="Why attention", url_path="why-attention", default=True
-    ),
+    # The default page is served at "/" whatever its url_path; its own name, /why-attention,
+    # is the hidden alias at the end of this list (the two need different url_paths).
+    st.Page("pages/why-attention.py", title="Why attention", url_path="home", default=True),
     st.Page(
         "pages/simplified-attention.py",
         title="1. Simplified self-attention",
@@ -47,6 +47,14 @@ PAGES = [
         url_path="against-pytorch",
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+    # /why-attention (the home page's title as a path, and its file's name, which a fresh
+    # server's first visit resolves against) opens the home page; not listed in the menu.
+    st.Page(
+        "pages/why-attention.py",
+        title="Why attention",
+        url_path="why-attention",
+        visibility="hidden",
+    ),
 ]
 
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
@@ -70,7 +78,7 @@ url_warning = state.read_url()
 if url_warning:
     st.session_state[state.URL_WARNING_KEY] = url_warning
 present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
-config = state.sidebar(present.bar(navigation.url_path))
+config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
 st.session_state["_attnviz_config"] = config
 
 status = cache.tokenizer().status

@@ -85,9 +85,9 @@ import websockets  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app  # noqa: E402
 
 RESULTS = ROOT / "bench" / "loadtest-results.md"
 QUICK_RESULTS = ROOT / "test-artifacts" / "loadtest-quick.md"
@@ -324,7 +324,7 @@ class Session:
             fm = ForwardMsg()
             try:
                 fm.ParseFromString(raw)
-            except Exception as exc:  # noqa: BLE001 - a broken frame is a protocol error
+            except Exception as exc:  # a broken frame is a protocol error
                 raise ProtocolError(f"undecodable ForwardMsg ({type(exc).__name__})") from None
             kind = fm.WhichOneof("type")
             if kind == "delta":
@@ -745,7 +745,7 @@ def versions() -> dict[str, str]:
     for name in ("streamlit", "torch", "plotly", "websockets", "tiktoken", "numpy", "psutil"):
         try:
             out[name] = version(name)
-        except Exception:  # noqa: BLE001
+        except Exception:
             out[name] = "?"
     return out
 

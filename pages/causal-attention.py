@@ -12,7 +12,7 @@ from attnviz import questions as Q
 from attnviz.lessons import causal as lessons
 from ui import breakit, cache, panels, predict, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("causal")
@@ -62,6 +62,7 @@ if L.book_note:
 # --- the mask ----------------------------------------------------------------------------------
 st.header("The mask is a buffer")
 panels.show(L.mask, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 st.write(L.mask_sentence)
 st.dataframe(L.buffers, hide_index=True)
 

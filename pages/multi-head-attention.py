@@ -7,13 +7,13 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
+from attnviz import budget, speed
 from attnviz import modules as M
 from attnviz import questions as Q
-from attnviz import speed
 from attnviz.lessons import multihead as ML
 from ui import breakit, cache, panels, predict, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("multihead")
@@ -24,12 +24,16 @@ mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bu
 
 
 def lesson():
-    """The weight split's trace and its lesson (the page and presenter mode share them)."""
+    """The weight split's trace and its lesson (the page and presenter mode share them). The
+    checks read the cached eval-mode trace and its references: building runs no forward."""
     trace = panels.causal_trace_or_stop("multihead", cfg, args)
-    found = cache.lesson_of(
-        ("multihead", *args),
-        lambda: ML.build(trace, cache.trace("wrapper", *args) if book else None, book),
-    )
+
+    def build() -> ML.MultiHeadLesson:
+        wrapper = cache.trace("wrapper", *args) if book else None
+        refs, checked = cache.references(*args), cache.checked_trace(*args)
+        return ML.build(trace, wrapper, book, refs, checked)
+
+    found = cache.lesson_of(("multihead", *args), build)
     predict.start(
         "multihead",
         args,
@@ -94,6 +98,7 @@ panel_view = page_view.controls(
 st.header("All heads")
 st.write(md_escape(view.weights_note))
 panels.show(view.grid, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 if view.grid_note:
     st.info(view.grid_note)
 panels.claims(view.claims_for(view.grid.key))
@@ -146,7 +151,7 @@ panels.badge(view.equivalence)
 st.write(view.flops_text)
 
 
-@st.cache_resource(show_spinner="Timing both modules…", max_entries=32)
+@st.cache_resource(show_spinner="Timing both modules…", max_entries=budget.SPEED_REPORTS)
 def timing(shape: tuple) -> ML.SpeedReport:
     """Both modules timed at one shape, once per process and shape, and what it shows."""
     return ML.speed_report(speed.wrapper_against_split(*shape), shape)

@@ -12,7 +12,7 @@ from attnviz import trace as T
 from attnviz.lessons import simplified as L
 from ui import breakit, cache, panels, predict, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("simplified")
@@ -106,6 +106,7 @@ st.write(
     "weighted sum of all input vectors, each scaled by its weight."
 )
 panels.show(view.context_walk, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(labels)))  # how to read the labels, under the first matrix
 if view.book_blocks and predict.slot("p1_query_book"):
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
     book_blocks(view.book_blocks)

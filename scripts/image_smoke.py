@@ -76,9 +76,9 @@ def check_pages(url: str) -> int:
     return the number of problems."""
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root))
-    from tests.support.browser import chromium, wait_for_app
-    from tests.support.network import Blackhole
-    from tests.support.pages import app_pages
+    from bench.support.browser import chromium, wait_for_app
+    from bench.support.network import Blackhole
+    from bench.support.pages import app_pages
 
     pages = sorted(app_pages(), key=lambda p: p.default)  # the home page last
     problems = 0
@@ -98,7 +98,7 @@ def check_pages(url: str) -> int:
                     tab.locator("h1").first.wait_for(timeout=120_000)
                     wait_for_app(tab, 120_000)
                     tab.wait_for_timeout(1000)
-                except Exception as error:  # noqa: BLE001 - reported as a problem below
+                except Exception as error:  # reported as a problem below
                     found.append(f"did not finish loading: {type(error).__name__}")
                 seconds = time.monotonic() - started
                 body = tab.locator("body").inner_text()

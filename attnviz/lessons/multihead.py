@@ -13,7 +13,7 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import torch
@@ -22,10 +22,11 @@ from .. import book
 from .. import bugs as B
 from .. import checks as C
 from .. import figures as F
-from .. import modules as M
+from .. import implementations as impl
 from .. import trace as T
 from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
+from . import zeros as Z
 from .common import scores_panel, vectors_panel, weights_panel
 
 GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
@@ -250,6 +251,9 @@ class MultiHeadLesson:
     hidden: dict[str, str | None]  # bug key -> why the settings hide it (None: it shows)
     panels: dict[str, Panel] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
+    # What ``weights_note`` counts (the weights dropout zeroed), as claims on the grid: shown
+    # once, in the note, not again with the grid's claims.
+    note_claims: tuple[Claim, ...] = ()
     # Presenter mode, in the book's order: split into heads, per-head scores (masked, scaled),
     # per-head weights (the grid above), per-head context, merged, out_proj.
     steps: tuple[Panel, ...] = ()
@@ -279,10 +283,11 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
             "dropout, so these weights are exactly what each head's context used."
         )
     if dropped(trace):
+        heads = "the head" if trace.num_heads == 1 else f"all {trace.num_heads} heads"
         return (
             f"Training mode, dropout p = {p}: these are the weights after dropout, the ones each "
-            f"head's context used. Dropout zeroed some weights and multiplied the rest by "
-            f"1/(1−{p}) = {_factor(p)}."
+            f"head's context used. Over {heads}, dropout {Z.dropped_phrase(_zeros(trace))} and "
+            f"multiplied the rest by 1/(1−{p}) = {_factor(p)}."
         )
     if trace.training:
         return "Training mode with dropout 0: nothing is dropped, so these weights are what the context used."
@@ -290,6 +295,12 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
         f"Eval mode: dropout (p = {p}) is the identity, so these weights are exactly what each "
         "head's context used. Turn on training mode to see dropout act on them."
     )
+
+
+def _zeros(trace: T.MultiHeadTrace, head: int | None = None) -> Z.Zeros:
+    """The zeros of the weights after dropout (every head, or one), counted (example 0)."""
+    pick = slice(None) if head is None else head
+    return Z.count(trace.attn_weights[0, pick], trace.weights_dropped[0, pick])
 
 
 def _row_claims(key: str, values: torch.Tensor, after_dropout: bool, what: str) -> list[Claim]:
@@ -354,27 +365,24 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
     return panel, note
 
 
-def _checks(trace: T.MultiHeadTrace) -> tuple[C.CheckResult, ...]:
-    """The chapter's claims about pass 4, in eval mode (dropout off), where they hold."""
-    module = cast(M.MultiHeadAttention, trace.spec.build())
-    mask = T.causal_mask(trace).bool()
-    context_eval = trace.attn_weights @ trace.values_heads  # (b, H, T, head_dim), no dropout
+def _checks(checked: T.MultiHeadTrace, refs: impl.References) -> tuple[C.CheckResult, ...]:
+    """The chapter's claims about pass 4, in eval mode (dropout off), where they hold: read off
+    the eval-mode trace and its references."""
     return (
-        C.rows_sum_to_one(trace.attn_weights),
-        C.heads_equal_loop(
-            trace.queries,
-            trace.keys,
-            trace.values,
-            context_eval.transpose(1, 2).flatten(2),  # the heads merged, as eval mode does
-            trace.num_heads,
-            mask,
-        ),
-        C.matches_sdpa(
-            trace.queries_heads, trace.keys_heads, trace.values_heads, context_eval, causal=True
-        ),
-        C.matches_torch_mha(module, trace.inputs),
-        C.no_future_leak(module.eval(), trace.inputs),
+        C.rows_sum_to_one(checked.attn_weights),
+        impl.loop_check(checked, refs),
+        impl.sdpa_check(checked, refs),
+        impl.torch_mha_check(checked, refs),
+        impl.future_check(checked, refs),
     )
+
+
+def eval_trace(trace: T.MultiHeadTrace) -> T.MultiHeadTrace:
+    """``trace`` itself when it ran without dropout, else the same pass in eval mode (one more
+    forward: the app passes its cached eval trace to :func:`build` instead)."""
+    if not dropped(trace):
+        return trace
+    return T.trace_multihead(trace.spec, trace.inputs, trace.labels)
 
 
 def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
@@ -406,10 +414,19 @@ def _flops_text(n: int, spec: T.ModuleSpec) -> str:
 
 
 def build(
-    trace: T.MultiHeadTrace, wrapper: T.WrapperTrace | None, use_book: bool
+    trace: T.MultiHeadTrace,
+    wrapper: T.WrapperTrace | None,
+    use_book: bool,
+    refs: impl.References | None = None,
+    checked: T.MultiHeadTrace | None = None,
 ) -> MultiHeadLesson:
     """Page 4 below its preface, from the weight split's trace; ``wrapper``: the wrapper's
-    trace, for book mode's printouts (None outside book mode)."""
+    trace, for book mode's printouts (None outside book mode). The live checks read
+    ``checked``, the same pass in eval mode (``trace`` itself unless dropout acted), and its
+    :func:`~attnviz.implementations.references` ``refs``; given both, building runs no forward
+    (the app passes its cached ones), otherwise they are computed here."""
+    checked = checked if checked is not None else eval_trace(trace)
+    refs = refs if refs is not None else impl.references(checked)
     spec, n = trace.spec, trace.num_tokens
     grid, grid_note = _grid(trace)
     wrapper_spec = book.SPEC_WRAPPER if use_book else spec.as_wrapper()
@@ -432,9 +449,10 @@ def build(
     if dropped(trace):
         checks_note = (
             "The live checks test the chapter's claims in eval mode, with dropout off, where they "
-            "hold exactly; the figures above show training mode."
+            "hold up to float32 rounding; the figures above show training mode."
         )
     x = trace.inputs
+    note = weights_note(trace, use_book)
     return MultiHeadLesson(
         book=use_book,
         labels=trace.labels,
@@ -442,14 +460,14 @@ def build(
         wrapper_spec=wrapper_spec,
         grid=grid,
         grid_note=grid_note,
-        weights_note=weights_note(trace, use_book),
+        weights_note=note,
         scale_note=(
             f"Scores are divided by √head_dim = √{head_dim} = {head_dim**0.5:.4f}, not by √d_out."
         ),
         strides=pd.DataFrame(T.strides_table(trace)),
         wrapper_text=_wrapper_text(spec, use_book),
         book_printouts=printouts,
-        equivalence=C.wrapper_equals_split(cast(M.MultiHeadAttention, spec.build()), x),
+        equivalence=impl.wrapper_check(checked, refs),
         flops_text=_flops_text(n, spec),
         timing_shape=(
             1,
@@ -460,11 +478,12 @@ def build(
             spec.context_length,
             spec.qkv_bias,
         ),
-        checks=_checks(trace),
+        checks=_checks(checked, refs),
         checks_note=checks_note,
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
         claims=tuple(_row_claims(grid.key, grid.values, dropped(trace), "All heads")),
+        note_claims=Z.claims(note, grid.key, _zeros(trace)) if dropped(trace) else (),
         steps=_steps(trace, grid),
     )
 
@@ -540,6 +559,9 @@ class HeadView:
     panels: dict[str, Panel]
     claims: tuple[Claim, ...]
     product: C.CheckResult  # context = shown weights @ V, on the tensors drawn
+    # What the weights panel's own sentence counts in training mode (the presenter's words
+    # for it), as claims on that panel; the page shows ``claims`` under the panels.
+    sentence_claims: tuple[Claim, ...] = ()
 
     def claims_for(self, key: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == key)
@@ -551,7 +573,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     dims = tuple(F.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
-    said = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
+    said: dict[str, object] = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
     found = [
         vectors_panel(
             f"p4_{name}",
@@ -568,8 +590,11 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     found.append(scores_panel("p4_scores", trace.attn_scores[0, h], labels, fill=said))
     before = trace.attn_weights[0, h]
     shown = trace.weights_dropped[0, h] if after else before
+    counted: tuple[Claim, ...] = ()
     if after:  # training mode: the softmax, then what dropout left of it
         found.append(weights_panel("p4_weights_before", before, labels, causal=True, fill=said))
+        zeros = _zeros(trace, h)
+        said["zeroed"] = Z.dropped_phrase(zeros)
         weights = weights_panel(
             "p4_weights",
             shown,
@@ -579,6 +604,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
             story="p4_weights_dropped",
             fill=said,
         )
+        counted = Z.claims(weights.sentence, "p4_weights", zeros)
     else:
         weights = weights_panel("p4_weights", shown, labels, causal=True, fill=said)
     context = trace.context_heads[0, h]
@@ -591,7 +617,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     if after:
         claims += _row_claims("p4_weights_before", before, False, f"Head {h} before dropout")
     values = trace.values_heads[0, h]
-    return HeadView(h, panels, tuple(claims), context_check(shown, values, context))
+    return HeadView(h, panels, tuple(claims), context_check(shown, values, context), counted)
 
 
 def context_check(
@@ -600,23 +626,17 @@ def context_check(
     """Z = A·V for the panels drawn: the context shown is the weights shown times V."""
     with torch.inference_mode():
         product = weights @ values
-        diff = (product.double() - context.double()).abs()
-    worst = float(diff.max()) if diff.numel() else 0.0
-    scale = max(float(values.abs().max()) if values.numel() else 0.0, 1.0) * max(
-        float(weights.abs().max()) if weights.numel() else 0.0, 1.0
-    )
-    tol = C.tolerance(scale, weights.shape[-1])
-    ok = worst <= tol
-    return C.CheckResult(
+    return C.compare(
         "context_is_shown_weights_times_v",
         "Context = weights shown @ V",
-        "pass" if ok else "fail",
-        worst,
-        tol,
-        scale,
-        "multiply the weights shown by this head's V and you get the context shown"
-        if ok
-        else "the context shown is not the weights shown times V",
+        product,
+        context,
+        max(C.max_abs(values), 1.0) * max(C.max_abs(weights), 1.0),
+        weights.shape[-1],
+        "multiply the weights shown by this head's V and you get the context shown",
+        "the context shown is not the weights shown times V",
+        ("weights shown @ V", "context shown"),
+        "max(largest |value|, 1) × max(largest |weight|, 1)",
     )
 
 

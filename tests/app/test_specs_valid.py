@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from tests.support.specs import as_figure
 
 from .conftest import PAGES, charts, exceptions, go, open_app

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from attnviz.tokens import tokenize
-from tests.support.server import ROOT
+from bench.support.server import ROOT
 
 from .conftest import CHART, settle
 

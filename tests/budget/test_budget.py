@@ -16,7 +16,7 @@ from attnviz import budget, lesson
 from attnviz import figures as F
 from attnviz import trace as T
 from attnviz.settings import Settings, request_bytes
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from ui.memo import Memo
 
 HERE = Path(__file__).resolve().parent
@@ -65,14 +65,6 @@ def test_the_server_bound_adds_every_cache_cap_and_the_heavy_slots():
     # What the deployment guide tells instructors to budget for.
     guide = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
     assert f"{bound['total'] / 2**20:,.0f} MB" in guide
-
-
-def test_every_shared_cache_is_capped_in_bytes():
-    """ui/cache.py keeps traces, inputs and derived values in memos with the byte caps of
-    attnviz.budget."""
-    from ui import cache
-
-    assert {m.name: m.max_bytes for m in cache.MEMOS} == budget.CACHE_BYTES
 
 
 def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
