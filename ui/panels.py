@@ -77,8 +77,13 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 
 def badge(result: C.CheckResult) -> None:
     """One live check: a coloured badge and its numbers."""
+    from . import predict
+
     look = _BADGE_LOOK[result.status]
     st.badge(f"{result.title}: {result.status}", color=look[0], icon=look[1])
+    if predict.waiting():  # a check's numbers (the largest weight ...) can give an answer away
+        st.caption(predict.CHECK_NUMBERS_WAIT)
+        return
     st.caption(md_escape(result.detail))
 
 

@@ -853,6 +853,16 @@ def hides(panel_key: str) -> bool:
     return gate is not None and gate.conceals({panel_key}) is not None
 
 
+CHECK_NUMBERS_WAIT = "Its numbers wait until you answer the prediction question."
+
+
+def waiting() -> bool:
+    """Whether a question of this run's gate waits for its answer (a live check's numbers
+    then wait too: they quote the weights and scores the question hides)."""
+    gate = active()
+    return gate is not None and bool(gate.pending())
+
+
 def visible_claims(claims: Iterable[Any]) -> list[Any]:
     """The claims whose panel no waiting question hides (a claim about hidden numbers waits)."""
     gate = active()

@@ -245,7 +245,10 @@ def secret(s: Setting, q: Q.Question) -> Secret:
     hidden = {float(x) for part in hidden_parts for x in _values(part)} - trivial
     allowed = {float(x) for part in allowed_parts for x in _values(part)}
     allowed_strings = {t for v in allowed for t in _printed(v)}
-    values = frozenset(hidden - allowed)
+    # The prompt may state a number of a concealed panel (the weight before dropout that a
+    # dropout question starts from): the question gives it, so it is no leak.
+    stated = {v for v in hidden if found_strings(q.prompt, _printed(v))}
+    values = frozenset(hidden - allowed - stated)
     strings = {t for v in values for t in _printed(v)} - allowed_strings
     strings -= {t for v in trivial for t in _printed(v)} | {"-0.000", "-0.0000"}
     return Secret(values, frozenset(strings), len(hidden), matrix)

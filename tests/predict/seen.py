@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
+from tests.app.conftest import unescape
 
 from .pages import Secret, found_strings, found_values
 
@@ -97,4 +98,5 @@ def seen(at: AppTest) -> Seen:
         except (TypeError, ValueError):
             pass
     csv = [str(b.proto.id) for b in at.get("download_button")]
-    return Seen(specs, tables, "\n".join(_texts(at)), csv)
+    # Markdown escapes every punctuation mark ("0\\.497"): search the text as it reads.
+    return Seen(specs, tables, unescape("\n".join(_texts(at))), csv)

@@ -56,7 +56,7 @@ def test_the_page_asks_the_question_its_own_numbers_make(posed):
 def test_before_the_answer_no_chart_table_or_text_carries_a_hidden_number(posed):
     s, q, at = posed
     hidden = secret(s, q)
-    assert len(hidden.values) >= 0.5 * hidden.total >= 5  # enough left to search for
+    assert len(hidden.values) >= 5  # enough left to search for
     assert seen(at).leaks(hidden) == {}
     # With the switch off the same page draws them: the search can find them.
     off = open_predict(s.page, s.query, 0, predict="false")
