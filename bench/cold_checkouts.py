@@ -10,7 +10,7 @@ trivial one-heatmap app ``runs`` times; it reads the server's CPU clock around e
 unpacked with ``git archive``) and measures it in the same way, page by page, alternating with
 this one, so that both see the same machine load:
 
-    .venv/bin/python bench/cold.py --runs 16 --blocks 3 --before /tmp/base --query cell=q3k1 \\
+    .venv/bin/python bench/cold_checkouts.py --runs 16 --blocks 3 --before /tmp/base --query cell=q3k1 \\
         simplified-attention causal-attention
 """
 

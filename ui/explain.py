@@ -251,6 +251,20 @@ def _picked_cell(
     return cell
 
 
+WAITS = "Its numbers wait until you answer the prediction question above."
+
+
+def _waits() -> bool:
+    """Whether a "Predict first" question waits on this page: the grid, the derivation and the
+    line view show the weights and scores it asks about, so they wait too (with a note)."""
+    from . import predict
+
+    if predict.waiting():
+        st.caption(WAITS)
+        return True
+    return False
+
+
 def block(
     sources: dict[str, Source],
     panels: dict[str, tuple[str, int | None, int]],
@@ -271,6 +285,8 @@ def block(
         "scores or weights map above, or use this grid: Tab into it, move with the arrow keys "
         "and press Enter."
     )
+    if _waits():
+        return
     main = sources[""]
     grid, note = cache.lesson_of(
         ("cell grid", *main.key, head, window), lambda: _grid_part(main, head, window)
@@ -429,6 +445,8 @@ def lines(
     causal = isinstance(source.trace, (T.CausalTrace, T.MultiHeadTrace))
     h = min(head or 0, source.heads - 1)
     st.subheader("One query's weights as lines" + (f", head {h}" if source.heads > 1 else ""))
+    if _waits():
+        return
     # A select slider, not a select box: in Streamlit 1.67 a select box costs a page run about
     # 1.5 ms of server CPU, a slider about 0.1 ms; the arrow keys move it as well.
     query = (
