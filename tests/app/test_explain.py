@@ -242,3 +242,16 @@ def test_the_line_views_token_options_are_never_live_markdown():
     raw = re.compile(r"(?<!\\)[<>*\[\]()]")  # Markdown syntax without its backslash
     assert not [o for o in options if raw.search(o)], options
     assert "0\\: \\<" in options  # "0: <", shown literally
+
+
+@pytest.mark.parametrize("page", ["simplified", "causal"])
+def test_while_a_prediction_waits_the_cell_and_the_lines_wait_too(page):
+    at = open_app({"predict": "true", "cell": "q3k1"}, page)
+    assert not exceptions(at)
+    assert (
+        values(at.caption).count("Its numbers wait until you answer the prediction question above.")
+        == 2
+    )
+    assert not [k for k in chart_keys(at) if k.startswith(("explain_", "lines_"))]
+    names = {c.proto.component_name for c in at.get("bidi_component")}
+    assert "attnviz_cell_grid" not in names
