@@ -119,6 +119,7 @@ def random_settings(cfg: P.GPT2Config | None, sidebar: Settings) -> Settings:
         dropout=0.0,
         qkv_bias=True,
         training=False,
+        weights="random",
     )
 
 
