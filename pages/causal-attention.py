@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, induction, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -38,6 +38,7 @@ L = cache.lesson_of(("causal", *bargs), build)
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
+induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)

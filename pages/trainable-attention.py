@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, induction, panels, present, state
 from ui import view as page_view
 from ui.text import md_escape
 
@@ -45,6 +45,7 @@ lesson = cache.lesson_of(
 if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
+induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)

@@ -57,7 +57,7 @@ HELP = {
     "weights": "Random: the chapter's seeded weights. Trained: the weights of a small model "
     "grown on this app's own MultiHeadAttention (page 8), on passes 2–4.",
 }
-WEIGHT_WORDS = {"random": "random (the book's)", "trained": "trained (page 8's model)"}
+WEIGHT_WORDS = {"random": "the book's", "trained": "page 8's model"}
 
 
 def _setting(url: str, setting: str, label: str) -> Field:
@@ -236,7 +236,9 @@ def _widget(f: Field, disabled: bool = False):
             "options": list(f.choices),
             "index": f.choices.index(str(f.default)),
             "horizontal": True,
-            "format_func": lambda v: WEIGHT_WORDS.get(v, v),
+            # The URL keeps a radio's option as formatted, so the options are the URL's own
+            # words; what each means is said under it.
+            "captions": [WEIGHT_WORDS.get(v, "") for v in f.choices],
         }
     elif f.kind == "text":
         make = st.text_area if f.url == "text" else st.text_input

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .. import detectors as D
+from .. import trace as T
 from ..panel import Claim
 
 # Two heads "attend with patterns of their own" when their rows differ by at least this mean
@@ -129,19 +130,25 @@ def _score(weights: torch.Tensor, keys: tuple[int, ...]) -> float:
     return float(D.expected_key_score(weights, torch.tensor(keys, dtype=torch.long))[()])
 
 
+def article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def name_claims(
     key: str,
     weights: torch.Tensor,
     labels: Sequence[str],
     who: Callable[[int | None], str],
     heads: Sequence[int] | None = None,
+    keys: dict[str, tuple[int, ...]] | None = None,
 ) -> tuple[Claim, ...]:
     """What each head is named after on these tokens, from its scores alone
     (:func:`attnviz.detectors.name_of`: a head is named only when a score reaches 0.5), or that
     it is not named and its highest score. ``weights``: (T, T), or (H, T, T) with ``heads`` the
     heads to speak of (all by default); ``who(h)`` names the head ("Head 2"; h None for a
-    single matrix). Induction keys come from the tokens' repeats."""
-    keys = expected_keys(labels)
+    single matrix). ``keys``: each detector's expected keys; by default
+    :func:`expected_keys` of the labels (induction from the tokens' repeats)."""
+    keys = keys if keys is not None else expected_keys(labels)
     stack = weights.dim() == 3
     which = list(heads if heads is not None else range(weights.shape[0])) if stack else [None]
     out = []
@@ -157,7 +164,7 @@ def name_claims(
         if name is not None:
             out.append(
                 Claim(
-                    f"{who(h)} is a {name} on this text; the score is its {measured}.",
+                    f"{who(h)} is {article(name)} {name} on this text; the score is its {measured}.",
                     key,
                     "named_by_score",
                     round(finite[best], 2),
@@ -179,3 +186,34 @@ def name_claims(
                 )
             )
     return tuple(out)
+
+
+# --- what the weights are, said on passes 2-4 -------------------------------------------------
+MODULES = {
+    "trainable": "SelfAttention_v2",
+    "causal": "CausalAttention",
+    "multihead": "MultiHeadAttention",
+}
+
+
+def trained_note(kind: str, spec: T.ModuleSpec) -> str:
+    """Pass ``kind``'s module with trained weights (``spec.trained``), in words: what it holds,
+    the sizes that fixes and the rule that maps the student's tokens into the model's
+    vocabulary."""
+    from ..induction import passes
+
+    if spec.trained is None:
+        raise ValueError("the module holds random weights")
+    whole = kind == "multihead"
+    sizes = f"d_in = {spec.d_in}, d_out = {spec.d_out}" + (
+        f" ({spec.num_heads} heads)" if whole else " (one head)"
+    )
+    if kind != "trainable":
+        sizes += f", context_length = {spec.context_length}"
+    return (
+        f"Trained weights: this {MODULES[kind]} holds {spec.trained.words(whole)}, a model of "
+        "two layers of the chapter's MultiHeadAttention grown on page 8 to continue repeated "
+        f"tokens. The model fixes the sizes: {sizes}, no qkv_bias. X is the model's own token "
+        "plus position embedding of your tokens, mapped into its vocabulary by one rule. "
+        + passes.RULE
+    )
