@@ -59,8 +59,9 @@ CACHE_BYTES = {
     # Page 5's finished runs (ui/learn.py): 64 runs at the largest the page allows (1,000
     # steps, 4 heads) measured 126 kB each, 7.7 MB.
     "learn runs": 8 * MB,
-    # Page 8's runs grown live (ui/induction.py): a 4,000-step run keeps 161 reports of a few
-    # scores each, about 0.3 MB (tests/induction/test_grow_page.py measures one).
+    # Page 8's runs grown live (ui/induction.py): a 4,000-step run keeps a report every 25
+    # steps and one per 0.4 s of training, each a few scores: under 1 MB even for a minute's
+    # run (tests/induction/test_grow_page.py measures them), so at least 8 such runs fit.
     "grown runs": 8 * MB,
     "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
     "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,

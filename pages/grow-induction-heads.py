@@ -75,10 +75,9 @@ st.write(G.ABLATION_HOW)
 if st.toggle("Ablate a head", key="gablate", bind="query-params"):
     head = int(
         st.radio(
-            "Head of layer 0 to zero",
+            "Head of layer 0 to zero (head 0.h)",
             [0, 1, 2, 3],
             horizontal=True,
-            format_func=lambda h: f"head 0.{h}",
             key="ghead",
             bind="query-params",
         )

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import cast
 
 import streamlit as st
+import torch
 
 from attnviz import budget
 from attnviz import figures as F
@@ -125,8 +127,7 @@ def step_slider() -> int:
             "Training step (a checkpoint every 100 steps)",
             options=list(steps),
             value=steps[-1],
-            format_func=lambda s: f"{s:,}",
-            key="gstep",
+            key="gstep",  # no format_func: the URL keeps an option as formatted
             bind="query-params",
         )
     )
@@ -215,6 +216,17 @@ def _progress_text(p: Progress) -> str:
     )
 
 
+_OPTIMIZER_READY = threading.Event()
+
+
+def warm_optimizer() -> None:
+    """Build one Adam optimizer: the first one in a process imports torch._dynamo (about 5 s of
+    CPU on this machine), which would otherwise fall between two progress reports."""
+    p = torch.zeros(1, requires_grad=True)
+    torch.optim.Adam([p])
+    _OPTIMIZER_READY.set()
+
+
 def grow_live(seed: int, steps: int) -> tuple[Progress, ...] | None:
     """Train a model from ``seed`` for ``steps`` steps, live, and keep it in :data:`runs`.
 
@@ -228,7 +240,8 @@ def grow_live(seed: int, steps: int) -> tuple[Progress, ...] | None:
     ticket = TURNS.join()
     ahead, joined = ticket.ahead(), time.monotonic()
     reports: list[Progress] = []
-    gaps, last = [0.0], time.monotonic()
+    gaps: list[float] = []  # seconds between two progress updates, from the training's start
+    last = time.monotonic()
     try:
         while not ticket.wait(1.0):
             status.info(
@@ -242,6 +255,12 @@ def grow_live(seed: int, steps: int) -> tuple[Progress, ...] | None:
             status.info(f"Waiting for one of the server's heavy-work slots ({seconds:.0f} s)…")
 
         with budget.heavy_work(slot_wait):
+            if not _OPTIMIZER_READY.is_set():
+                status.info(
+                    "Loading PyTorch's optimizer: the first run on a server waits a few "
+                    "seconds for it…"
+                )
+                warm_optimizer()
             status.info(f"Growing a model from seed {seed}: nothing else trains meanwhile.")
             last = time.monotonic()
             trainer = cast(Generator[Progress, None, None], api.grow(seed, steps))
@@ -264,7 +283,9 @@ def grow_live(seed: int, steps: int) -> tuple[Progress, ...] | None:
     cancel.empty()
     bar.progress(1.0, text=f"Grown: {reports[-1].step:,} steps in {reports[-1].seconds:.0f} s")
     done = tuple(reports)
-    st.session_state[LAST_RUN_KEY] = LiveRun((seed, steps), ahead, waited, max(gaps), len(gaps))
+    st.session_state[LAST_RUN_KEY] = LiveRun(
+        (seed, steps), ahead, waited, max(gaps, default=0.0), len(gaps)
+    )
     return runs.get((seed, steps), lambda: done)
 
 
