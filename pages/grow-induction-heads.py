@@ -66,8 +66,9 @@ else:
             st.caption(md_escape(claim.text))
 
     panels.beside(maps.layers[0], numbers=numbers, below=claims_under)
+    panels.beside(maps.layers[1], numbers=numbers, below=claims_under)
     st.write(G.control_words(maps.control_step))
-    panels.beside(maps.layers[1], maps.control, numbers=numbers, below=claims_under)
+    panels.beside(maps.control, numbers=numbers, below=claims_under)
 
 # --- ablation ------------------------------------------------------------------------------------
 st.header("Ablate: zero one head of layer 0")
@@ -84,7 +85,7 @@ if st.toggle("Ablate a head", key="gablate", bind="query-params"):
     )
     ablation = I.ablation_view(step)
     st.write(ablation.sentences[head])
-    panels.plot(ablation.chart, key="p8_ablation", numbers=False)
+    panels.plot(I.ablation_chart(ablation, head), key="p8_ablation", numbers=False)
     st.caption(md_escape(" ".join(s for i, s in enumerate(ablation.sentences) if i != head)))
 
 # --- grow your own -------------------------------------------------------------------------------

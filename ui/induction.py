@@ -317,3 +317,7 @@ def _draw_now(chart: F.Chart, where) -> None:
     spec = json.dumps(chart.spec, separators=(",", ":"), allow_nan=False)
     height = int(chart.spec["layout"]["height"])
     charts.send_plotly_spec(where, spec, charts.PLOT_CONFIG_JSON, height, None, chart.label)
+
+
+def ablation_chart(view: G.AblationView, head: int) -> F.Chart:
+    return cache.lesson_of(("grow ablation chart", view.step, head), lambda: view.chart(head))

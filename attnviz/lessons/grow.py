@@ -145,7 +145,7 @@ def run_view(step: int) -> RunView:
         mark_label=mark,
     )
     induction_series = _head_series(curves, "induction")
-    induction_series["one-layer control (best head)"] = control.scores["induction"][:, -1].max(-1)
+    induction_series["control (best)"] = control.scores["induction"][:, -1].max(-1)
     induction = F.lines(
         x,
         induction_series,
@@ -160,7 +160,7 @@ def run_view(step: int) -> RunView:
     last = m.scores["induction"].shape[0] - 1
     metrics = (
         ("Step", f"{_steps_words(step)} of {_steps_words(curves.steps[-1])}"),
-        ("Loss, first copy", f"{m.loss_first:.2f} (chance {chance:.2f})"),
+        (f"Loss, first copy (chance {chance:.2f})", f"{m.loss_first:.2f}"),
         ("Loss, repeat", f"{m.loss_repeat:.2f}"),
         (f"Best induction score, layer {last}", f"{api.layer_induction(m):.2f}"),
     )
@@ -194,10 +194,10 @@ class MapsView:
 def control_words(control_step: int) -> str:
     cfg = recorded().control.config
     return (
-        f"Layer 1 beside the one-layer control: the same design with {cfg.model.layers} layer, "
-        f"trained as long (this is its checkpoint at step {control_step:,}). With no layer "
-        "before it, nothing tells its heads which token came before, so none of them can find "
-        "the token after the earlier copy."
+        f"Against layer 1, the one-layer control: the same design with {cfg.model.layers} "
+        f"layer, trained as long (this is its checkpoint at step {control_step:,}). With no "
+        "layer before it, nothing tells its heads which token came before each position; what "
+        "its heads do on your text is said under its map."
     )
 
 
@@ -308,7 +308,19 @@ class AblationView:
     step: int
     base: float  # the last layer's induction score, every head on
     sentences: tuple[str, ...]  # one per layer-0 head: what zeroing it does
-    chart: F.Chart  # the last layer's induction score with each head zeroed
+    scores: tuple[float, ...]  # the last layer's induction score: every head on, then each zeroed
+
+    def chart(self, head: int) -> F.Chart:
+        """The scores as bars, the zeroed ``head`` highlighted."""
+        labels = ["every head on", *(f"head 0.{h} zeroed" for h in range(len(self.scores) - 1))]
+        return F.bars(
+            self.scores,
+            labels,
+            title=f"Layer 1's induction score at step {_steps_words(self.step)}",
+            value_name="induction score",
+            ymax=1.0,
+            highlight=1 + head,
+        )
 
 
 def ablation_view(step: int) -> AblationView:
@@ -323,16 +335,8 @@ def ablation_view(step: int) -> AblationView:
             f"Zeroing head {head_label(0, h.head)}, {what}: layer 1's induction score goes from "
             f"{ab.base:.2f} to {h.induction:.2f} ({change})."
         )
-    labels = ["every head on", *(f"head 0.{h.head} zeroed" for h in ab.heads)]
-    chart = F.bars(
-        [ab.base, *(h.induction for h in ab.heads)],
-        labels,
-        title=f"Layer 1's induction score at step {_steps_words(step)}",
-        value_name="induction score",
-        ymax=1.0,
-        highlight=1 + max(range(len(ab.heads)), key=lambda i: ab.heads[i].drop),
-    )
-    return AblationView(step, ab.base, tuple(sentences), chart)
+    scores = (ab.base, *(h.induction for h in ab.heads))
+    return AblationView(step, ab.base, tuple(sentences), scores)
 
 
 # --- a run grown live ---------------------------------------------------------------------------

@@ -61,6 +61,7 @@ def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
         shown = metrics(at)
         assert shown["Step"] == f"{step:,} of 4,000"
         assert shown["Loss, repeat"] == f"{m.loss_repeat:.2f}"
+        assert shown["Loss, first copy (chance 4.16)"] == f"{m.loss_first:.2f}"
         assert shown["Best induction score, layer 1"] == f"{api.layer_induction(m):.2f}"
         for title in ("Loss on held-out", "Previous-token score", "Induction score of every"):
             assert marks(chart(at, title)) == [step], title
@@ -151,8 +152,10 @@ def test_ablation_numbers_are_the_engines():
     text = " ".join(unescape(m.value) for m in at.markdown)
     assert f"from {ab.base:.2f} to {h.induction:.2f}" in text
     assert f"({h.drop:.0%} of it lost)" in text
-    bars = spec_array(chart(at, "Layer 1's induction score at step 3,000")["data"][0]["y"])
-    np.testing.assert_allclose(bars, [ab.base, *(x.induction for x in ab.heads)], atol=1e-6)
+    bars = chart(at, "Layer 1's induction score at step 3,000")["data"][0]
+    values = spec_array(bars["y"])
+    np.testing.assert_allclose(values, [ab.base, *(x.induction for x in ab.heads)], atol=1e-6)
+    assert bars["marker"]["color"].index("#fde725") == 3  # the zeroed head stands out
     assert h.drop >= 0.7  # the reference run's layer-0 head 2 carries what layer 1 needs
     at.radio(key="ghead").set_value(0).run()
     text = " ".join(unescape(m.value) for m in at.markdown)
