@@ -23,6 +23,11 @@ st.caption(
     "This page's model has its own sizes: of the sidebar, only the text applies here "
     "(in book mode, the book's sentence)."
 )
+tokens = I.tokens_of(cfg.text, cfg.settings.max_tokens)
+if len(tokens) == 0:  # as on every page drawn from the text: one message, nothing drawn
+    st.info(EMPTY_MESSAGE)
+    st.stop()
+panels.notes([m for m in (tokens.cap_message(),) if m])  # the token cap, as on every page
 
 
 def bullets(lines) -> None:
@@ -53,22 +58,20 @@ bullets(run.names)
 
 # --- the heads on your text ---------------------------------------------------------------
 st.header("The heads on your text")
-tokens = I.tokens_of(cfg.text)
-if len(tokens) == 0:
-    st.info(EMPTY_MESSAGE)
-else:
-    maps = I.maps_view(cfg.text, step)
-    st.write(md_escape(maps.layout))
-    numbers = panels.show_numbers_toggle()
+maps = I.maps_view(tokens, step)
+st.write(md_escape(maps.layout))
+numbers = panels.show_numbers_toggle()
 
-    def claims_under(panel) -> None:
-        for claim in maps.claims_for(panel.key):
-            st.caption(md_escape(claim.text))
 
-    panels.beside(maps.layers[0], numbers=numbers, below=claims_under)
-    panels.beside(maps.layers[1], numbers=numbers, below=claims_under)
-    st.write(G.control_words(maps.control_step))
-    panels.beside(maps.control, numbers=numbers, below=claims_under)
+def claims_under(panel) -> None:
+    for claim in maps.claims_for(panel.key):
+        st.caption(md_escape(claim.text))
+
+
+panels.beside(maps.layers[0], numbers=numbers, below=claims_under)
+panels.beside(maps.layers[1], numbers=numbers, below=claims_under)
+st.write(G.control_words(maps.control_step))
+panels.beside(maps.control, numbers=numbers, below=claims_under)
 
 # --- ablation ------------------------------------------------------------------------------------
 st.header("Ablate: zero one head of layer 0")

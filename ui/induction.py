@@ -137,15 +137,14 @@ def run_view(step: int) -> G.RunView:
     return cache.lesson_of(("grow run", step), lambda: G.run_view(step))
 
 
-def tokens_of(text: str) -> Tokens:
-    return cache.derived.get(("grow tokens", text), tokenize, (text,))
+def tokens_of(text: str, cap: int) -> Tokens:
+    """The text's tokens, at most ``cap`` (the app's token cap, as on every page)."""
+    return cache.derived.get(("grow tokens", text, cap), tokenize, (text, cap))
 
 
-def maps_view(text: str, step: int) -> G.MapsView:
-    tokens = tokens_of(text)
-    return cache.lesson_of(
-        ("grow maps", text, step), lambda: G.maps_view(step, tokens.ids, tokens.displays)
-    )
+def maps_view(tokens: Tokens, step: int) -> G.MapsView:
+    key = ("grow maps", tokens.ids, step)  # the ids fix the displays (one tokenizer a server)
+    return cache.lesson_of(key, lambda: G.maps_view(step, tokens.ids, tokens.displays))
 
 
 def ablation_view(step: int) -> G.AblationView:
