@@ -47,6 +47,11 @@ PAGES = [
         url_path="against-pytorch",
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+    st.Page(
+        "pages/grow-induction-heads.py",
+        title="8. Grow an induction head",
+        url_path="grow-induction-heads",
+    ),
     # /why-attention (the home page's title as a path, and its file's name, which a fresh
     # server's first visit resolves against) opens the home page; not listed in the menu.
     st.Page(
@@ -61,6 +66,7 @@ PAGES = [
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
 navigation = st.navigation(PAGES)
 
+import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402

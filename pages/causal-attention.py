@@ -10,7 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, links, panels, predict, present, state
+from ui import breakit, cache, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -51,6 +51,7 @@ predict.start(  # the questions read the page's traces: the pass, and its dropou
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
+induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)

@@ -9,7 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, links, panels, predict, present, state
+from ui import breakit, cache, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -55,6 +55,7 @@ predict.start(  # the questions read the module the page draws (v1 or v2)
 if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
+induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)
