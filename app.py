@@ -47,6 +47,11 @@ PAGES = [
         url_path="against-pytorch",
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+    st.Page(
+        "pages/grow-induction-heads.py",
+        title="8. Grow an induction head",
+        url_path="grow-induction-heads",
+    ),
     # /why-attention (the home page's title as a path, and its file's name, which a fresh
     # server's first visit resolves against) opens the home page; not listed in the menu.
     st.Page(
@@ -62,6 +67,7 @@ PAGES = [
 navigation = st.navigation(PAGES)
 
 import ui.explain  # noqa: E402 - registers the pass pages' `cell` before read_url()
+import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402

@@ -10,7 +10,8 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, explain, links, panels, predict, present, slides, state
+from ui import breakit, cache, explain, induction, links, panels
+from ui import predict, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -51,6 +52,7 @@ predict.start(  # the questions read the page's traces: the pass, and its dropou
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
+induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 slides.use(args)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(

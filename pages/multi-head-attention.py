@@ -11,7 +11,7 @@ from attnviz import budget, speed
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import multihead as ML
-from ui import breakit, cache, explain, panels, predict, present, slides, state
+from ui import breakit, cache, explain, induction, panels, predict, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -59,6 +59,7 @@ if cfg.present:
 def apply_preset(values: dict) -> None:
     # Bound widgets are changed through session_state, in a callback, before they are built.
     st.session_state["book"] = False
+    st.session_state["weights"] = "random"  # a preset's sizes are the random weights' own
     for key, value in values.items():
         st.session_state[key] = value
 
@@ -89,6 +90,7 @@ with st.expander("Presets", expanded=False):
     )
 
 trace, view = lesson()
+induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 slides.use(args)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(
@@ -148,7 +150,7 @@ st.header("The wrapper against the weight split")
 left, right = st.columns(2)
 for col, spec in ((left, view.wrapper_spec), (right, view.spec)):
     with col:
-        call = f"torch.manual_seed({spec.seed})\nmha = {spec.constructor_call()}"
+        call = spec.build_lines("mha")
         st.code(call, language="python", wrap_lines=True)
 for title, ours, printed in view.book_printouts:
     panels.book_beside(title, ours, printed)

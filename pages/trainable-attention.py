@@ -9,7 +9,8 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, explain, links, panels, predict, present, slides, state
+from ui import breakit, cache, explain, induction, links, panels
+from ui import predict, present, slides, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -55,6 +56,7 @@ predict.start(  # the questions read the module the page draws (v1 or v2)
 if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
+induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 slides.use(args, variant=version)  # what the panels' "Reproduce" snippets compute
 panel_view = page_view.controls(

@@ -178,7 +178,7 @@ def causal_trace_or_stop(kind: str, cfg, args):
     from . import cache
 
     if kind == "multihead":
-        problem = None if cfg.book else cfg.settings.multihead_problem()
+        problem = None if cfg.book else args[1].multihead_problem()  # the sizes the pass runs at
         if problem:
             st.error(
                 md_escape(problem)
@@ -186,7 +186,7 @@ def causal_trace_or_stop(kind: str, cfg, args):
             )
             st.stop()
     prep = prepared_or_stop(args)
-    context_length = book.CONTEXT_LENGTH if cfg.book else cfg.settings.context_length
+    context_length = book.CONTEXT_LENGTH if cfg.book else args[1].context_length
     _, context_note = lesson.within_context(prep, context_length)
     if context_note:
         st.warning(md_escape(context_note))
