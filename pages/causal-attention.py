@@ -10,8 +10,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, explain, induction, links, panels
-from ui import predict, present, slides, state
+from ui import breakit, cache, explain, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -54,7 +53,7 @@ if cfg.present:
     st.stop()
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
-slides.use(args)  # what the panels' "Reproduce" snippets compute
+panels.drawn_from(args)  # for the "Reproduce" snippets
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below

@@ -11,7 +11,7 @@ from attnviz import budget, speed
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import multihead as ML
-from ui import breakit, cache, explain, induction, panels, predict, present, slides, state
+from ui import breakit, cache, explain, induction, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -92,7 +92,7 @@ with st.expander("Presets", expanded=False):
 trace, view = lesson()
 induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
-slides.use(args)  # what the panels' "Reproduce" snippets compute
+panels.drawn_from(args)  # for the "Reproduce" snippets
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below
@@ -108,7 +108,7 @@ panels.claims(view.claims_for(view.grid.key))
 
 st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="head")
-slides.use(args, head=h)
+panels.drawn_from(args, head=h)
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
 panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)

@@ -10,7 +10,7 @@ from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import breakit, cache, explain, links, panels, predict, present, slides, state
+from ui import breakit, cache, explain, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -40,7 +40,7 @@ if cfg.present:
     st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
-slides.use(args)  # what the panels' "Reproduce" snippets compute
+panels.drawn_from(args)  # for the "Reproduce" snippets
 panel_view = page_view.controls(n)  # colour scale and token window, for every panel below
 
 

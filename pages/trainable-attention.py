@@ -9,8 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, explain, induction, links, panels
-from ui import predict, present, slides, state
+from ui import breakit, cache, explain, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -58,7 +57,7 @@ if cfg.present:
     st.stop()
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
-slides.use(args, variant=version)  # what the panels' "Reproduce" snippets compute
+panels.drawn_from(args, variant=version)  # for the "Reproduce" snippets
 panel_view = page_view.controls(
     len(trace.labels)
 )  # colour scale and token window, for every panel below

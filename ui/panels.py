@@ -28,6 +28,15 @@ from .numbers import numbers_box, plot
 from .text import md_escape
 
 
+def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
+    """Say which computation this run's panels come from (the text, settings and book flag of
+    the page's cache, page 2's module, page 4's head), for their "Reproduce" snippets
+    (:func:`ui.slides.use`). Pages 1–4 call it before drawing their panels."""
+    from . import slides
+
+    slides.use(args, variant=variant, head=head)
+
+
 def show_numbers_toggle(default: bool = False) -> bool:
     """One page-level view control: show each matrix's exact numbers under it. Off by default:
     small matrices already carry their values in the cells, and every table costs a rerun time.

@@ -91,6 +91,12 @@ def reproduce_box(panel: Panel, viewed: bool) -> None:
     if source is None or context is None:
         return
     text, settings, book = context.args[:3]
+    if getattr(settings, "trained", False) and source.page != "simplified":
+        st.caption(
+            "No Reproduce script with the grown model's weights: the script rebuilds the "
+            "chapter's module from its seed, and these weights come from page 8's training run."
+        )
+        return
     head = context.head
     if source.per_head:
         count = panel.values.shape[0] if panel.values.dim() == 3 else 1

@@ -93,6 +93,8 @@ CASES = [
     ("multihead", {}, "h1q5k3", "p4_grid", 1),
     ("multihead", {"d_out": "16", "heads": "4"}, "h3q5k2", "p4_grid", 3),
     ("multihead", {"d_out": "32", "heads": "16"}, "h15q4k4", "p4_grid", 15),
+    ("causal", {"weights": "trained"}, "q4k2", "p3_route2", None),  # page 8's grown weights
+    ("multihead", {"weights": "trained"}, "h1q5k3", "p4_grid", 1),
 ]
 
 

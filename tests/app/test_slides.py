@@ -124,3 +124,12 @@ def test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers(tmp_path)
     assert "head 2's masked scores" in cases[3][0].splitlines()[0]
     assert "head 1's weights the context used" in cases[4][0].splitlines()[0]
     assert "SelfAttention_v1" in cases[1][0] and "book mode" in cases[1][0]
+
+
+def test_with_the_grown_models_weights_the_box_says_why_there_is_no_snippet():
+    at = open_numbers(open_app({"weights": "trained"}, "causal"), "p3_route2")
+    assert not exceptions(at)
+    assert not [c for c in codes(at, "p3_route2", "python") if c.startswith("# attnviz, ")]
+    notes = [c.value for c in numbers_box(at, "p3_route2").caption]
+    assert any(n.startswith("No Reproduce script with the grown model's weights") for n in notes)
+    assert codes(at, "p3_route2", "latex")  # the LaTeX of the numbers drawn is still there
