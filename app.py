@@ -47,6 +47,7 @@ PAGES = [
         url_path="against-pytorch",
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+    st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
 ]
 
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
@@ -54,6 +55,7 @@ PAGES = [
 navigation = st.navigation(PAGES)
 
 import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
+import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
