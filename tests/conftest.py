@@ -72,6 +72,7 @@ SLOW = (
     "tests/test_docker.py::test_vocabulary_steps_",
     "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
     "tests/bench/test_polls_bench.py",
+    "tests/polls/test_class_live.py",
 )
 
 
@@ -81,6 +82,7 @@ SLOW = (
 SERIAL = (
     "tests/budget/",
     "tests/deploy/test_haproxy.py",
+    "tests/polls/test_class_live.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
