@@ -208,6 +208,8 @@ _PROJECTOR = """
 div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li,
 div[data-testid="stMainBlockContainer"] label { font-size: 1.4rem; line-height: 1.45; }
+div[data-testid="stMainBlockContainer"] [data-testid="stText"] { font-size: 1.3rem; }
+div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 0.15em; }
 </style>
 """
 
