@@ -42,11 +42,24 @@ PREDICTION_MARGIN = 1.5
 # under HEAVY_BYTES); heavy traces get a cache of their own so that one large trace cannot push
 # out every small one. The caps hold dozens of default-size traces and at least four of the
 # largest allowed ones (about 60 MB each at 1,600 wide, 32 heads, 256 tokens).
+KB = 2**10
+# Two small caches are Streamlit's st.cache_resource, kept for its spinner and for a waiting
+# session that can still be stopped while a benchmark runs for a minute: it bounds entries, not
+# bytes. Their entries are small results of a fixed shape (a few timings, checks and sentences),
+# so each is capped at its entry count times a bound on one entry, which
+# tests/budget/test_budget.py checks against real entries.
+BENCH_RESULTS, BENCH_RESULT_BYTES = 16, 32 * KB  # page 6's benchmark (ui/comparison.py)
+SPEED_REPORTS, SPEED_REPORT_BYTES = 32, 16 * KB  # page 4's wrapper-against-split timing
 CACHE_BYTES = {
     "inputs": 32 * MB,  # tokens and X per text (1.6 MB at most each)
-    "light traces": 192 * MB,
-    "heavy traces": 288 * MB,
+    "light traces": 192 * MB,  # and the references of light multi-head traces
+    "heavy traces": 288 * MB,  # and the references of heavy ones
     "derived": 96 * MB,  # figures, tables and check results the pages derive from traces
+    # Page 5's finished runs (ui/learn.py): 64 runs at the largest the page allows (1,000
+    # steps, 4 heads) measured 126 kB each, 7.7 MB.
+    "learn runs": 8 * MB,
+    "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
+    "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
 
 

@@ -2,18 +2,27 @@
 
 Every check returns a :class:`CheckResult`: pass/fail (or "documented" when the honest answer is
 a known limitation, such as the naive softmax overflowing, or "n/a" with the reason), the largest
-difference, the tolerance used, the scale of the values involved and a one-line explanation.
+difference, the tolerance used, the largest absolute value on each side of the comparison, and a
+one-line explanation.
 
 Float32 rounding grows with the size of the numbers and with the length of each sum, so a true
 identity at GPT-2 sizes differs by more than at the book's sizes. Each tolerance is therefore
-``TOL_FACTOR * eps32 * scale * sqrt(k)``, where ``scale`` is the magnitude of the values that feed
-the compared result and ``k`` the length of the sums behind it; the scale is reported beside the
-difference ("2.4e-04 on values ~800: float32 rounding").
+``TOL_FACTOR * eps32 * max(scale, 1) * sqrt(k)``, where ``scale`` is the magnitude of the values
+that feed the compared result (each check names what it is: "the largest |score| / √d_k × ...")
+and ``k`` the length of the sums behind it. The detail says all of it: "largest |difference|
+2.98e-08; tolerance 5.39e-06 = ...; compared: ours max |value| 0.381, nn.MultiheadAttention max
+|value| 0.381".
+
+The checks take tensors. Where a check needs an independent computation (PyTorch's own
+attention, a second module holding the same weights, a forward on changed inputs), the
+functions that take a module run it here, for a test or a notebook; the pages read it from
+:func:`attnviz.implementations.references`, computed once per setting and cached like the trace.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +49,10 @@ class CheckResult:
     tol: float | None
     scale: float | None
     explanation: str
+    # Each side of the comparison: its name and its largest |value| (finite entries).
+    compared: tuple[tuple[str, float], ...] = ()
+    scale_is: str = ""  # what ``scale`` is, in words
+    terms: int = 1  # the length of the sums behind the compared numbers (the tolerance's k)
 
     @property
     def passed(self) -> bool:
@@ -52,11 +65,30 @@ class CheckResult:
 
     @property
     def detail(self) -> str:
+        """The numbers behind the verdict, each named, then the explanation."""
         if self.max_diff is None:
             return self.explanation
-        scale = f" on values ~{self.scale:.3g}" if self.scale is not None else ""
-        tol = f" (tolerance {self.tol:.2e})" if self.tol is not None else ""
-        return f"largest difference {self.max_diff:.2e}{scale}{tol}: {self.explanation}"
+        parts = [f"largest |difference| {self.max_diff:.2e}"]
+        if self.tol is not None:
+            parts.append(f"tolerance {self.tol:.2e}{self.tolerance_basis}")
+        if self.compared:
+            sides = ", ".join(f"{name} max |value| {top:.3g}" for name, top in self.compared)
+            parts.append(f"compared: {sides}")
+        return "; ".join(parts) + f": {self.explanation}"
+
+    @property
+    def tolerance_basis(self) -> str:
+        """How the tolerance was set, in words (" = 16 float32 eps × √8 (sums of 8) × ...")."""
+        if self.tol == 0:
+            return " (exactly equal: nothing random, nothing rounded differently)"
+        if self.scale is None or not self.scale_is:
+            return ""
+        sums = f" × √{self.terms} (sums of {self.terms})" if self.terms > 1 else ""
+        if self.scale >= 1:
+            size = f"{self.scale:.3g}, {self.scale_is}"
+        else:
+            size = f"1 ({self.scale_is} is {self.scale:.3g}; the scale is at least 1)"
+        return f" = {TOL_FACTOR:g} float32 eps{sums} × {size}"
 
 
 # The badge title of each named check, by its name: the checks use them, and so does a bug
@@ -69,19 +101,40 @@ TITLES = {
     "no_future_leak": "No future leak",
     "eval_ignores_dropout": "Eval mode ignores dropout",
     "batch_rows_independent": "Batch = each example alone",
+    "matches_torch_mha": "Matches torch.nn.MultiheadAttention",
+    "torch_mha_weights_match": "Per-head weights match nn.MultiheadAttention",
 }
+
+# What each scale is (CheckResult.scale_is), for the checks that share one.
+SCALED_SCORES_TIMES_VALUES = "the largest |scaled score| × max(largest |value|, 1)"
+MHA_OUTPUT_SCALE = SCALED_SCORES_TIMES_VALUES + " × max(out_proj's largest row sum of |weight|, 1)"
 
 
 def tolerance(scale: float, k: int = 1) -> float:
     return TOL_FACTOR * EPS32 * max(float(scale), 1.0) * math.sqrt(max(k, 1))
 
 
-def _max_abs(t: torch.Tensor) -> float:
+def max_abs(t: torch.Tensor) -> float:
+    """The largest |value| among the finite entries (0 when there is none)."""
     finite = t[torch.isfinite(t)]
     return float(finite.abs().max()) if finite.numel() else 0.0
 
 
-def _compare(name, title, actual, reference, scale, k, ok_text, bad_text) -> CheckResult:
+def compare(
+    name,
+    title,
+    actual,
+    reference,
+    scale,
+    k,
+    ok_text,
+    bad_text,
+    sides: tuple[str, str] = ("ours", "the reference"),
+    scale_is: str = "",
+) -> CheckResult:
+    """``actual`` against ``reference``: pass when their largest |difference| is within
+    :func:`tolerance` of ``scale`` (which ``scale_is`` names) for sums of ``k`` terms. ``sides``
+    names the two, for the detail's magnitudes."""
     with torch.inference_mode():
         if actual.shape != reference.shape:
             return CheckResult(
@@ -97,10 +150,20 @@ def _compare(name, title, actual, reference, scale, k, ok_text, bad_text) -> Che
         worst = float(diff.max()) if diff.numel() else 0.0
         if math.isnan(worst):
             worst = math.inf
+        compared = ((sides[0], max_abs(actual)), (sides[1], max_abs(reference)))
     tol = tolerance(scale, k)
     status = "pass" if worst <= tol else "fail"
     return CheckResult(
-        name, title, status, worst, tol, scale, ok_text if status == "pass" else bad_text
+        name,
+        title,
+        status,
+        worst,
+        tol,
+        scale,
+        ok_text if status == "pass" else bad_text,
+        compared,
+        scale_is,
+        max(int(k), 1),
     )
 
 
@@ -110,7 +173,7 @@ def rows_sum_to_one(attn_weights: torch.Tensor) -> CheckResult:
     with torch.inference_mode():
         sums = attn_weights.double().sum(dim=-1)
     n = attn_weights.shape[-1]
-    return _compare(
+    return compare(
         "rows_sum_to_one",
         TITLES["rows_sum_to_one"],
         sums,
@@ -119,6 +182,8 @@ def rows_sum_to_one(attn_weights: torch.Tensor) -> CheckResult:
         n,
         "every row of weights sums to 1: float32 rounding only",
         "some rows do not sum to 1: the softmax normalised the wrong axis",
+        ("row sums", "ones"),
+        "the size of a row sum",
     )
 
 
@@ -126,7 +191,7 @@ def weights_are_softmax(attn_scores: torch.Tensor, attn_weights: torch.Tensor) -
     """The weights are the row softmax of the scores (computed again in float64)."""
     with torch.inference_mode():
         reference = torch.softmax(attn_scores.double(), dim=-1)
-    return _compare(
+    return compare(
         "weights_are_softmax",
         TITLES["weights_are_softmax"],
         attn_weights,
@@ -135,6 +200,8 @@ def weights_are_softmax(attn_scores: torch.Tensor, attn_weights: torch.Tensor) -
         attn_scores.shape[-1],  # softmax's error is relative to the weights, which are <= 1
         "the weights equal a float64 softmax of the scores",
         "the weights are not the softmax of the scores",
+        ("weights", "float64 softmax(scores)"),
+        "the largest possible weight",
     )
 
 
@@ -143,15 +210,17 @@ def loops_equal_matmul(inputs: torch.Tensor, loop_scores: torch.Tensor) -> Check
     n = loop_scores.shape[0]
     with torch.inference_mode():
         matmul = inputs[:n] @ inputs[:n].T
-    return _compare(
+    return compare(
         "loops_equal_matmul",
         "Nested loops = X Xᵀ",
         loop_scores,
         matmul,
-        _max_abs(matmul),
+        max_abs(matmul),
         inputs.shape[-1],
         f"the {n}x{n} dot products equal the matrix product",
         "the loop and the matrix product disagree",
+        ("nested loops", "X Xᵀ"),
+        "the largest |score| of X Xᵀ",
     )
 
 
@@ -163,6 +232,7 @@ def naive_softmax_matches(attn_scores: torch.Tensor) -> CheckResult:
     compared, and their largest difference and tolerance are reported beside the message.
     """
     title = "Naive softmax = stable softmax"
+    sides = ("naive softmax", "torch.softmax")
     with torch.inference_mode():
         exps = torch.exp(attn_scores)
         sums = exps.sum(dim=-1)
@@ -171,15 +241,17 @@ def naive_softmax_matches(attn_scores: torch.Tensor) -> CheckResult:
         # A row whose sum is inf gives finite zeros, which are wrong too: count it as overflowed.
         good = torch.isfinite(naive).all(dim=-1) & torch.isfinite(sums)
     if bool(good.all()):
-        return _compare(
+        return compare(
             "naive_softmax_matches",
             title,
             naive,
             stable,
-            _max_abs(attn_scores),
+            max_abs(attn_scores),
             attn_scores.shape[-1],
             "with no overflow the two formulas agree",
             "the naive and the stable softmax disagree",
+            sides,
+            "the largest |score|",
         )
     why = _naive_breakdown(attn_scores, exps, sums, ~good)
     bad_rows, good_rows = int((~good).sum()), int(good.sum())
@@ -196,15 +268,17 @@ def naive_softmax_matches(attn_scores: torch.Tensor) -> CheckResult:
         )
     with torch.inference_mode():
         finite_scores = attn_scores[good]
-    compared = _compare(
+    compared = compare(
         "naive_softmax_matches",
         title,
         naive[good],
         stable[good],
-        _max_abs(finite_scores),
+        max_abs(finite_scores),
         attn_scores.shape[-1],
         "",
         "",
+        ("naive softmax (finite rows)", "torch.softmax (the same rows)"),
+        "the largest |score| of those rows",
     )
     rows = f"{good_rows} row{'s' if good_rows != 1 else ''}"
     if compared.passed:
@@ -214,14 +288,8 @@ def naive_softmax_matches(attn_scores: torch.Tensor) -> CheckResult:
         )
     else:
         status, verdict = "fail", f"and on the {rows} where naive stayed finite the two disagree"
-    return CheckResult(
-        "naive_softmax_matches",
-        title,
-        status,
-        compared.max_diff,
-        compared.tol,
-        compared.scale,
-        f"{why} ({affected}); {verdict}",
+    return dataclasses.replace(
+        compared, status=status, explanation=f"{why} ({affected}); {verdict}"
     )
 
 
@@ -268,86 +336,111 @@ def masking_routes_agree(
         lost = int((~finite).sum())
         a = route_renormalized[finite]
         b = route_neg_inf[finite]
-    scale = _max_abs(scaled_scores)
-    result = _compare(
+    result = compare(
         "masking_routes_agree",
         title,
         a,
         b,
-        scale,
+        max_abs(scaled_scores),
         scaled_scores.shape[-1],
         "zeroing then renormalising gives the same weights as masking with −∞",
         "the two masking routes give different weights",
+        ("route 1 (renormalise)", "route 2 (−∞ then softmax)"),
+        "the largest |scaled score|",
     )
     if lost and result.passed:
-        return CheckResult(
-            result.name,
-            title,
-            "documented",
-            result.max_diff,
-            result.tol,
-            scale,
-            f"agree on every finite row; {lost} row(s) of the renormalize route underflowed: "
-            "a future key's score was so much larger that every visible weight became 0 before "
-            "renormalising (0/0). Masking with −∞ first avoids this.",
+        return dataclasses.replace(
+            result,
+            status="documented",
+            explanation=f"agree on every finite row; {lost} row(s) of the renormalize route "
+            "underflowed: a future key's score was so much larger that every visible weight "
+            "became 0 before renormalising (0/0). Masking with −∞ first avoids this.",
         )
     return result
 
 
-def no_future_leak(forward: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> CheckResult:
-    """Change the later half of the input: the earlier outputs must not move at all."""
-    title = TITLES["no_future_leak"]
-    n = x.shape[-2]
-    if n < 2:
-        return CheckResult(
-            "no_future_leak",
-            title,
-            "n/a",
-            None,
-            None,
-            None,
-            "needs at least two tokens: with one there is no future to leak",
-        )
-    cut = n // 2
+def changed_future(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """``x`` with its later half (tokens ``cut`` = T // 2 onwards) changed by large noise from a
+    private generator, and ``cut``: the input :func:`no_future_leak` runs the forward on."""
+    cut = x.shape[-2] // 2
     with torch.inference_mode():
         generator = torch.Generator().manual_seed(0)
         noise = torch.randn(x[..., cut:, :].shape, generator=generator) * 10
         x2 = x.clone()
         x2[..., cut:, :] += noise
+    return x2, cut
+
+
+# What no_future_leak gives on one token: nothing to compare.
+ONE_TOKEN_NO_FUTURE = CheckResult(
+    "no_future_leak",
+    TITLES["no_future_leak"],
+    "n/a",
+    None,
+    None,
+    None,
+    "needs at least two tokens: with one there is no future to leak",
+)
+
+
+def no_future_leak(forward: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> CheckResult:
+    """Change the later half of the input: the earlier outputs must not move at all."""
+    if x.shape[-2] < 2:
+        return ONE_TOKEN_NO_FUTURE
+    x2, _ = changed_future(x)
+    with torch.inference_mode():
         before, after = forward(x), forward(x2)
-        earlier = (before[..., :cut, :].double() - after[..., :cut, :].double()).abs()
+    return future_unmoved(before, after)
+
+
+def future_unmoved(before: torch.Tensor, after: torch.Tensor) -> CheckResult:
+    """The outputs on the input and on :func:`changed_future` of it: the tokens before the cut
+    must give the same outputs."""
+    title = TITLES["no_future_leak"]
+    n = before.shape[-2]
+    if n < 2:
+        return ONE_TOKEN_NO_FUTURE
+    cut = n // 2
+    with torch.inference_mode():
+        earlier_before, earlier_after = before[..., :cut, :], after[..., :cut, :]
+        earlier = (earlier_before.double() - earlier_after.double()).abs()
         later_moved = float((before[..., cut:, :] - after[..., cut:, :]).abs().max())
-    worst = float(earlier.max())
-    scale = _max_abs(before)
-    tol = tolerance(scale, 1)
-    if worst <= tol:
-        return CheckResult(
-            "no_future_leak",
-            title,
-            "pass",
-            worst,
-            tol,
-            scale,
-            f"changing tokens {cut}–{n - 1} moved earlier outputs by {worst:.1e} "
-            f"(later ones by {later_moved:.2g})",
+        compared = (
+            (f"outputs of tokens 0–{cut - 1}", max_abs(earlier_before)),
+            ("the same after the change", max_abs(earlier_after)),
         )
-    return CheckResult(
+    worst = float(earlier.max())
+    scale = max_abs(before)
+    tol = tolerance(scale, 1)
+    result = CheckResult(
         "no_future_leak",
         title,
-        "fail",
+        "pass" if worst <= tol else "fail",
         worst,
         tol,
         scale,
-        f"changing tokens {cut}–{n - 1} moved the outputs of tokens 0–{cut - 1}: they see the future",
+        "",
+        compared,
+        "the largest |output|",
+    )
+    if result.passed:
+        return dataclasses.replace(
+            result,
+            explanation=f"changing tokens {cut}–{n - 1} moved the outputs of tokens 0–{cut - 1} "
+            f"by {worst:.1e}, while their own outputs moved by up to {later_moved:.2g}",
+        )
+    return dataclasses.replace(
+        result,
+        explanation=f"changing tokens {cut}–{n - 1} moved the outputs of tokens 0–{cut - 1}: "
+        "they see the future",
     )
 
 
 # --- pass 4 -------------------------------------------------------------------------------
-def heads_equal_loop(
-    queries, keys, values, merged, num_heads: int, mask: torch.Tensor | None
-) -> CheckResult:
-    """The batched (b, H, T, T) computation equals attending head by head over column slices
-    (each head by PyTorch's ``scaled_dot_product_attention``; ``mask``: True = hidden)."""
+def heads_looped(queries, keys, values, num_heads: int, mask: torch.Tensor | None) -> torch.Tensor:
+    """Attention head by head over column slices of (b, T, d_out) queries, keys and values, each
+    head by PyTorch's ``scaled_dot_product_attention`` (``mask``: True = hidden), concatenated:
+    what :func:`heads_equal_loop` compares the batched heads with."""
     head_dim = queries.shape[-1] // num_heads
     allowed = None if mask is None else ~mask
     with torch.inference_mode():
@@ -356,10 +449,28 @@ def heads_equal_loop(
             cols = slice(h * head_dim, (h + 1) * head_dim)
             q, k, v = queries[..., cols], keys[..., cols], values[..., cols]
             outs.append(F.scaled_dot_product_attention(q, k, v, attn_mask=allowed))
-        looped = torch.cat(outs, dim=-1)
+        return torch.cat(outs, dim=-1)
+
+
+def heads_equal_loop(
+    queries,
+    keys,
+    values,
+    merged,
+    num_heads: int,
+    mask: torch.Tensor | None,
+    looped: torch.Tensor | None = None,
+) -> CheckResult:
+    """The batched (b, H, T, T) computation equals attending head by head over column slices
+    (:func:`heads_looped`, or ``looped`` when it was computed already; ``mask``: True =
+    hidden)."""
+    head_dim = queries.shape[-1] // num_heads
+    if looped is None:
+        looped = heads_looped(queries, keys, values, num_heads, mask)
+    with torch.inference_mode():
         scores = queries[..., :head_dim] @ keys[..., :head_dim].transpose(-2, -1)
-    scale = _max_abs(scores) / math.sqrt(head_dim) * max(_max_abs(values), 1.0)
-    return _compare(
+    scale = max_abs(scores) / math.sqrt(head_dim) * max(max_abs(values), 1.0)
+    return compare(
         "heads_equal_loop",
         TITLES["heads_equal_loop"],
         merged,
@@ -368,6 +479,8 @@ def heads_equal_loop(
         head_dim,
         "one batched matmul over (b, H, T, T) gives each head's own result",
         "the batched heads differ from head-by-head attention: tokens were mixed across heads",
+        ("batched heads", "head by head"),
+        "head 0's largest |score| / √head_dim × max(largest |value|, 1)",
     )
 
 
@@ -408,17 +521,37 @@ def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckRes
     with torch.inference_mode(), M.recording() as taps:
         mha(x)
         concatenated = wrapper(x)
-    merged = taps["context"][0]
-    scale = _max_abs(_scaled_scores(mha, taps)) * max(_max_abs(taps["values"][0]), 1.0)
-    return _compare(
+    return wrapper_matches_split(
+        concatenated,
+        taps["context"][0],
+        _scaled_scores(mha, taps),
+        taps["values"][0],
+        mha.num_heads,
+    )
+
+
+def wrapper_matches_split(
+    concatenated: torch.Tensor,
+    merged: torch.Tensor,
+    scaled_scores: torch.Tensor,
+    values: torch.Tensor,
+    num_heads: int,
+) -> CheckResult:
+    """The wrapper's concatenated heads against the weight split's merged context (b, T, d_out)
+    before ``out_proj``, eval mode; ``scaled_scores`` and ``values``: the weight split's."""
+    head_dim = merged.shape[-1] // num_heads
+    scale = max_abs(scaled_scores) * max(max_abs(values), 1.0)
+    return compare(
         "wrapper_equals_split",
         "Wrapper = weight split (before out_proj)",
         concatenated,
         merged,
         scale,
-        mha.head_dim,
-        f"{mha.num_heads} separate heads, concatenated, equal one projection split into heads",
+        head_dim,
+        f"{num_heads} separate heads, concatenated, equal one projection split into heads",
         "the wrapper and the weight-split module disagree before out_proj",
+        ("wrapper (heads concatenated)", "weight split"),
+        SCALED_SCORES_TIMES_VALUES,
     )
 
 
@@ -451,8 +584,8 @@ def v1_equals_v2(
     with torch.inference_mode():
         out1, out2 = sa_v1(inputs), sa_v2(inputs)
         scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).transpose(-2, -1)
-    scale = _max_abs(scores) * max(_max_abs(out2), 1.0)
-    return _compare(
+    scale = max_abs(scores) * max(max_abs(out2), 1.0)
+    return compare(
         "v1_equals_v2",
         title,
         out1,
@@ -461,17 +594,30 @@ def v1_equals_v2(
         inputs.shape[-1],
         "nn.Linear stores W transposed (d_out, d_in) and computes x Wᵀ: with W = weight.T the two agree",
         "v1 and v2 disagree after the weight transfer",
+        ("v1 with v2's weights", "v2"),
+        "the largest |score| × max(largest |output|, 1)",
     )
 
 
-def matches_sdpa(queries, keys, values, context_vec, causal: bool) -> CheckResult:
-    """Our attention equals ``torch.nn.functional.scaled_dot_product_attention`` on the same q, k, v."""
+def sdpa_reference(queries, keys, values, causal: bool) -> torch.Tensor:
+    """PyTorch's ``scaled_dot_product_attention`` on the same q, k, v: what
+    :func:`matches_sdpa` compares our context vectors with."""
     with torch.inference_mode():
-        reference = F.scaled_dot_product_attention(queries, keys, values, is_causal=causal)
+        return F.scaled_dot_product_attention(queries, keys, values, is_causal=causal)
+
+
+def matches_sdpa(
+    queries, keys, values, context_vec, causal: bool, reference: torch.Tensor | None = None
+) -> CheckResult:
+    """Our attention equals ``torch.nn.functional.scaled_dot_product_attention`` on the same q, k,
+    v (``reference``: :func:`sdpa_reference` of them, when it was computed already)."""
+    if reference is None:
+        reference = sdpa_reference(queries, keys, values, causal)
+    with torch.inference_mode():
         scores = queries @ keys.transpose(-2, -1)
-    scale = _max_abs(scores) / math.sqrt(keys.shape[-1]) * max(_max_abs(values), 1.0)
+    scale = max_abs(scores) / math.sqrt(keys.shape[-1]) * max(max_abs(values), 1.0)
     kind = "causal" if causal else "full"
-    return _compare(
+    return compare(
         "matches_sdpa",
         f"{TITLES['matches_sdpa']} ({kind})",
         context_vec,
@@ -480,6 +626,8 @@ def matches_sdpa(queries, keys, values, context_vec, causal: bool) -> CheckResul
         keys.shape[-1],
         "scaled_dot_product_attention(q, k, v) gives the same context vectors",
         "our attention and PyTorch's scaled_dot_product_attention disagree",
+        ("ours", "PyTorch's SDPA"),
+        "the largest |score| / √d_k × max(largest |value|, 1)",
     )
 
 
@@ -505,13 +653,23 @@ def torch_mha_from(mha: M.MultiHeadAttention) -> nn.MultiheadAttention | None:
 
 def torch_mha_na(mha: M.MultiHeadAttention) -> str | None:
     """Why ``nn.MultiheadAttention`` cannot hold this module's weights, or None when it can."""
-    d_in = mha.W_query.in_features
-    if d_in == mha.d_out:
+    return torch_mha_na_for(mha.W_query.in_features, mha.d_out)
+
+
+def torch_mha_na_for(d_in: int, d_out: int) -> str | None:
+    """:func:`torch_mha_na` from the two widths alone."""
+    if d_in == d_out:
         return None
     return (
         f"nn.MultiheadAttention projects queries from embed_dim = d_out, so it needs d_in == d_out "
-        f"(here d_in={d_in}, d_out={mha.d_out}); its kdim/vdim change only keys and values"
+        f"(here d_in={d_in}, d_out={d_out}); its kdim/vdim change only keys and values"
     )
+
+
+def _torch_mha_na_result(name: str, reason: str) -> CheckResult:
+    """The "n/a" result of the check ``name`` (matches_torch_mha, torch_mha_weights_match) when
+    nn.MultiheadAttention cannot hold our weights; ``reason``: :func:`torch_mha_na`."""
+    return CheckResult(name, TITLES[name], "n/a", None, None, None, reason)
 
 
 def _scaled_scores(mha: M.MultiHeadAttention, taps: dict) -> torch.Tensor:
@@ -520,42 +678,54 @@ def _scaled_scores(mha: M.MultiHeadAttention, taps: dict) -> torch.Tensor:
         return taps["attn_scores"][0] / mha.head_dim**0.5
 
 
-def _mha_output_scale(mha: M.MultiHeadAttention, recorded: dict) -> float:
+def mha_output_scale(
+    scaled_scores: torch.Tensor, values: torch.Tensor, out_proj_weight: torch.Tensor
+) -> float:
     """The size of the numbers behind one ``MultiHeadAttention`` output: the scaled scores, times
     the values, times the largest row sum of ``out_proj`` (how much it can amplify them)."""
-    return (
-        _max_abs(_scaled_scores(mha, recorded))
-        * max(_max_abs(recorded["values"][0]), 1.0)
-        * max(float(mha.out_proj.weight.detach().abs().sum(dim=-1).max()), 1.0)
+    with torch.inference_mode():
+        row_sum = float(out_proj_weight.detach().abs().sum(dim=-1).max())
+    return max_abs(scaled_scores) * max(max_abs(values), 1.0) * max(row_sum, 1.0)
+
+
+def _mha_output_scale(mha: M.MultiHeadAttention, recorded: dict) -> float:
+    return mha_output_scale(
+        _scaled_scores(mha, recorded), recorded["values"][0], mha.out_proj.weight
+    )
+
+
+def output_matches_torch_mha(
+    ours: torch.Tensor, theirs: torch.Tensor, scale: float, d_out: int
+) -> CheckResult:
+    """Our ``MultiHeadAttention``'s output against ``nn.MultiheadAttention``'s with the same
+    weights (``scale``: :func:`mha_output_scale`)."""
+    return compare(
+        "matches_torch_mha",
+        TITLES["matches_torch_mha"],
+        ours,
+        theirs,
+        scale,
+        d_out,
+        "PyTorch's own class, loaded with our weights, gives the same output",
+        "our MultiHeadAttention and nn.MultiheadAttention disagree",
+        ("ours", "nn.MultiheadAttention"),
+        MHA_OUTPUT_SCALE,
     )
 
 
 def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
     """Our ``MultiHeadAttention`` equals ``torch.nn.MultiheadAttention`` with the same weights."""
-    title = "Matches torch.nn.MultiheadAttention"
     mha = mha.eval()
     ref = torch_mha_from(mha)
     if ref is None:
-        return CheckResult(
-            "matches_torch_mha", title, "n/a", None, None, None, torch_mha_na(mha) or ""
-        )
+        return _torch_mha_na_result("matches_torch_mha", torch_mha_na(mha) or "")
     n = x.shape[-2]
     with torch.inference_mode(), M.recording() as recorded:
         ours = mha(x)
     with torch.inference_mode():
         future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
         theirs, _ = ref(x, x, x, attn_mask=future, need_weights=False)
-    scale = _mha_output_scale(mha, recorded)
-    return _compare(
-        "matches_torch_mha",
-        title,
-        ours,
-        theirs,
-        scale,
-        mha.d_out,
-        "PyTorch's own class, loaded with our weights, gives the same output",
-        "our MultiHeadAttention and nn.MultiheadAttention disagree",
-    )
+    return output_matches_torch_mha(ours, theirs, _mha_output_scale(mha, recorded), mha.d_out)
 
 
 def mha_reference(mha: M.MultiHeadAttention, x: torch.Tensor) -> tuple[torch.Tensor, float]:
@@ -578,15 +748,25 @@ def same_output_as_mha(
     within the tolerance :func:`matches_torch_mha` uses. ``reference``: :func:`mha_reference`
     of the same module and input, when several implementations are compared with one."""
     ours, scale = reference if reference is not None else mha_reference(mha, x)
-    return _compare(
+    return same_output(actual, ours, scale, mha.d_out, title)
+
+
+def same_output(
+    actual: torch.Tensor, ours: torch.Tensor, scale: float, d_out: int, title: str
+) -> CheckResult:
+    """:func:`same_output_as_mha` on outputs already computed (``scale``:
+    :func:`mha_output_scale` of our forward)."""
+    return compare(
         "same_output_as_mha",
         title,
         actual,
         ours,
         scale,
-        mha.d_out,
+        d_out,
         "gives our MultiHeadAttention's output on the same input",
         "differs from our MultiHeadAttention's output on the same input",
+        ("this implementation", "our MultiHeadAttention"),
+        MHA_OUTPUT_SCALE,
     )
 
 
@@ -610,25 +790,35 @@ def torch_mha_forward(
 
 def torch_mha_weights_match(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
     """Each head's attention weights equal ``nn.MultiheadAttention``'s per-head weights."""
-    title = "Per-head weights match nn.MultiheadAttention"
     mha = mha.eval()
     theirs = torch_mha_forward(mha, x)
     if theirs is None:
-        return CheckResult(
-            "torch_mha_weights_match", title, "n/a", None, None, None, torch_mha_na(mha) or ""
-        )
+        return _torch_mha_na_result("torch_mha_weights_match", torch_mha_na(mha) or "")
     with torch.inference_mode(), M.recording() as recorded:
         mha(x)
-    return _compare(
+    return weights_match_torch_mha(
+        recorded["attn_weights"][0], theirs[1], _scaled_scores(mha, recorded), mha.head_dim
+    )
+
+
+def weights_match_torch_mha(
+    ours: torch.Tensor, theirs: torch.Tensor, scaled_scores: torch.Tensor, head_dim: int
+) -> CheckResult:
+    """Our per-head weights (b, H, T, T), before dropout, against ``nn.MultiheadAttention``'s
+    (``average_attn_weights=False``); ``scaled_scores``: ours, which set the softmax's error."""
+    num_heads = ours.shape[-3]
+    return compare(
         "torch_mha_weights_match",
-        title,
-        recorded["attn_weights"][0],  # (b, H, T, T), before dropout
-        theirs[1],
-        _max_abs(_scaled_scores(mha, recorded)),  # softmax's error follows the size of the scores
-        mha.head_dim,
-        f"need_weights=True, average_attn_weights=False returns the same {mha.num_heads} "
+        TITLES["torch_mha_weights_match"],
+        ours,
+        theirs,
+        max_abs(scaled_scores),  # softmax's error follows the size of the scores
+        head_dim,
+        f"need_weights=True, average_attn_weights=False returns the same {num_heads} "
         "weight matrices",
         "PyTorch's per-head weights differ from ours: heads or scaling do not line up",
+        ("our weights", "nn.MultiheadAttention's weights"),
+        "the largest |scaled score|",
     )
 
 
@@ -640,7 +830,6 @@ def eval_ignores_dropout(
 ) -> CheckResult:
     """In eval mode dropout is the identity: two forwards under different dropout seeds are
     equal, and equal to the forward of the same weights with dropout 0."""
-    title = TITLES["eval_ignores_dropout"]
     module, plain = build(p).eval(), build(0.0).eval()
     with torch.inference_mode():
         with seeded(1):
@@ -648,26 +837,34 @@ def eval_ignores_dropout(
         with seeded(2):
             b = forward_with(module, x)
         c = forward_with(plain, x)
-        worst = max(float((a - b).abs().max()), float((a - c).abs().max()))
-    tol = 0.0  # nothing random and nothing rounded differently: exactly equal
-    if worst <= tol:
-        return CheckResult(
-            "eval_ignores_dropout",
-            title,
-            "pass",
-            worst,
-            tol,
-            _max_abs(a),
-            f"with dropout={p} in eval mode, two dropout seeds and dropout 0 give identical outputs",
+    return dropout_ignored(a, b, c, p)
+
+
+def dropout_ignored(
+    seed_1: torch.Tensor, seed_2: torch.Tensor, no_dropout: torch.Tensor, p: float
+) -> CheckResult:
+    """The eval-mode outputs of :func:`eval_ignores_dropout`: under dropout seeds 1 and 2 and
+    with dropout 0 must be exactly equal."""
+    with torch.inference_mode():
+        worst = max(float((seed_1 - seed_2).abs().max()), float((seed_1 - no_dropout).abs().max()))
+        compared = (
+            ("dropout seed 1", max_abs(seed_1)),
+            ("seed 2", max_abs(seed_2)),
+            ("dropout 0", max_abs(no_dropout)),
         )
+    tol = 0.0  # nothing random and nothing rounded differently: exactly equal
+    passed = worst <= tol
     return CheckResult(
         "eval_ignores_dropout",
-        title,
-        "fail",
+        TITLES["eval_ignores_dropout"],
+        "pass" if passed else "fail",
         worst,
         tol,
-        _max_abs(a),
-        "outputs change with the dropout seed in eval mode: dropout is still on",
+        max_abs(seed_1),
+        f"with dropout={p} in eval mode, two dropout seeds and dropout 0 give identical outputs"
+        if passed
+        else "outputs change with the dropout seed in eval mode: dropout is still on",
+        compared,
     )
 
 
@@ -697,13 +894,15 @@ def batch_rows_independent(
                     "around each example",
                 )
         alone = torch.cat(one_by_one, dim=0)
-    return _compare(
+    return compare(
         "batch_rows_independent",
         title,
         together,
         alone,
-        _max_abs(alone) * 16,
+        max_abs(alone) * 16,
         x.shape[-1],
         f"the {x.shape[0]} examples of the batch do not see each other",
         "the examples of the batch influence each other",
+        ("the batch at once", "each example alone"),
+        "16 × the largest |output|",
     )

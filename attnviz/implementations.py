@@ -38,7 +38,7 @@ from . import checks as C
 from . import modules as M
 from .seeding import seeded
 from .settings import BOUNDS
-from .trace import ModuleSpec
+from .trace import ModuleSpec, MultiHeadTrace, causal_mask, trace_multihead_module
 
 # (batch, tokens, d_in, d_out, num_heads, qkv_bias): a plain, hashable key for the caches.
 Shape = tuple[int, int, int, int, int, bool]
@@ -248,6 +248,147 @@ def verify(
     return C.same_output_as_mha(mha, x, actual, title, reference)
 
 
+# --- references: the independent computations the checks compare a trace with -------------
+@dataclass(frozen=True)
+class References:
+    """What the multi-head checks compare an eval-mode trace with, each computed once per setting
+    by :func:`references` (and cached like the trace by the app), so that building page 4's and
+    page 6's lessons runs no forward: every check then reads the trace and these.
+
+    Each is independent of the traced forward: PyTorch's own attention on the trace's q, k, v,
+    other implementations holding the trace's weights, and our module on a changed input."""
+
+    spec: ModuleSpec  # the traced module's
+    sdpa_context: torch.Tensor  # (b, H, T, head_dim): F.scaled_dot_product_attention, causal
+    heads_looped: torch.Tensor  # (b, T, d_out): SDPA head by head over column slices
+    sdpa_output: torch.Tensor  # (b, T, d_out): the SDPA implementation on the inputs
+    wrapper_context: torch.Tensor  # (b, T, d_out): the wrapper holding the split's rows
+    future_changed: torch.Tensor | None  # (b, T, d_out): ours on checks.changed_future(x); T >= 2
+    torch_output: torch.Tensor | None  # (b, T, d_out): nn.MultiheadAttention with our weights
+    torch_weights: torch.Tensor | None  # (b, H, T, T): its per-head weights
+    torch_na: str | None  # why nn.MultiheadAttention cannot hold the weights (None: it can)
+
+
+def module_of(trace: MultiHeadTrace) -> M.MultiHeadAttention:
+    """A ``MultiHeadAttention`` holding exactly the weights ``trace`` recorded, in eval mode."""
+    module = trace.spec.build()  # inside the seeding helper; its weights are replaced below
+    assert isinstance(module, M.MultiHeadAttention)
+    with torch.no_grad():
+        module.load_state_dict(dict(trace.params), strict=False)  # all but the mask buffer
+    return module.eval()
+
+
+def references(trace: MultiHeadTrace) -> References:
+    """Run every independent computation the multi-head checks need, once, on an eval-mode trace
+    (training mode with dropout draws its own masks, and the chapter's claims hold in eval)."""
+    if trace.training and trace.spec.dropout > 0:
+        raise ValueError("references compare eval-mode numbers: pass the trace in eval mode")
+    mha = module_of(trace)
+    x = trace.inputs
+    with torch.inference_mode():
+        sdpa_context = C.sdpa_reference(
+            trace.queries_heads, trace.keys_heads, trace.values_heads, causal=True
+        )
+        looped = C.heads_looped(
+            trace.queries, trace.keys, trace.values, trace.num_heads, causal_mask(trace).bool()
+        )
+        sdpa_output = SDPA(mha).eval()(x)
+        wrapper_context = C.wrapper_from_mha(mha)(x)
+        future = mha(C.changed_future(x)[0]) if trace.num_tokens >= 2 else None
+    theirs = C.torch_mha_forward(mha, x)
+    return References(
+        spec=trace.spec,
+        sdpa_context=sdpa_context,
+        heads_looped=looped,
+        sdpa_output=sdpa_output,
+        wrapper_context=wrapper_context,
+        future_changed=future,
+        torch_output=None if theirs is None else theirs[0],
+        torch_weights=None if theirs is None else theirs[1],
+        torch_na=C.torch_mha_na(mha),
+    )
+
+
+def _belong(trace: MultiHeadTrace, refs: References) -> None:
+    if refs.spec != trace.spec or refs.wrapper_context.shape != trace.context.shape:
+        raise ValueError("these references were computed for another trace")
+    if trace.training and trace.spec.dropout > 0:
+        raise ValueError("the checks read the eval-mode trace")
+
+
+def _not_applicable(name: str, refs: References) -> C.CheckResult:
+    title = C.TITLES[name]
+    return C.CheckResult(name, title, "n/a", None, None, None, refs.torch_na or "")
+
+
+def torch_mha_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """Our output against nn.MultiheadAttention's, from an eval-mode trace and its references."""
+    _belong(trace, refs)
+    if refs.torch_output is None:
+        return _not_applicable("matches_torch_mha", refs)
+    return C.output_matches_torch_mha(
+        trace.output, refs.torch_output, output_scale(trace), trace.spec.d_out
+    )
+
+
+def output_scale(trace: MultiHeadTrace) -> float:
+    """:func:`attnviz.checks.mha_output_scale` of a traced forward."""
+    return C.mha_output_scale(trace.scaled_scores, trace.values, trace.params["out_proj.weight"])
+
+
+def torch_weights_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """Our per-head weights against nn.MultiheadAttention's (n/a when it cannot hold ours)."""
+    _belong(trace, refs)
+    if refs.torch_weights is None:
+        return _not_applicable("torch_mha_weights_match", refs)
+    return C.weights_match_torch_mha(
+        trace.attn_weights, refs.torch_weights, trace.scaled_scores, trace.head_dim
+    )
+
+
+def sdpa_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """Our per-head context against PyTorch's SDPA on the same q, k, v (causal)."""
+    _belong(trace, refs)
+    return C.matches_sdpa(
+        trace.queries_heads,
+        trace.keys_heads,
+        trace.values_heads,
+        trace.context_heads,  # (b, H, T, hd), before the heads are merged
+        causal=True,
+        reference=refs.sdpa_context,
+    )
+
+
+def future_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """No future leak: our outputs on the input and on the input with its later half changed."""
+    _belong(trace, refs)
+    if refs.future_changed is None:
+        return C.ONE_TOKEN_NO_FUTURE
+    return C.future_unmoved(trace.output, refs.future_changed)
+
+
+def loop_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """The batched heads against head-by-head attention on the same columns."""
+    _belong(trace, refs)
+    return C.heads_equal_loop(
+        trace.queries,
+        trace.keys,
+        trace.values,
+        trace.context,  # the heads merged, before out_proj
+        trace.num_heads,
+        causal_mask(trace).bool(),
+        looped=refs.heads_looped,
+    )
+
+
+def wrapper_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+    """The wrapper built from the split's rows against the split's merged context."""
+    _belong(trace, refs)
+    return C.wrapper_matches_split(
+        refs.wrapper_context, trace.context, trace.scaled_scores, trace.values, trace.num_heads
+    )
+
+
 # --- outputs and weights side by side (the page's first two sections) -------------------------
 @dataclass(frozen=True)
 class SideBySide:
@@ -263,45 +404,38 @@ class SideBySide:
     weights_check: C.CheckResult
 
 
-def _heads(mha: M.MultiHeadAttention, t: torch.Tensor) -> torch.Tensor:
-    b, n, _ = t.shape
-    return t.view(b, n, mha.num_heads, mha.head_dim).transpose(1, 2)  # (b, H, T, head_dim)
+def side_from(trace: MultiHeadTrace, refs: References) -> SideBySide:
+    """Ours (an eval-mode trace), the SDPA implementation and nn.MultiheadAttention (its
+    :func:`references`) side by side, with the checks that compare them. Runs no forward."""
+    _belong(trace, refs)
+    return SideBySide(
+        ours=trace.output,
+        sdpa=refs.sdpa_output,
+        torch_mha=refs.torch_output,
+        ours_weights=trace.attn_weights,
+        torch_weights=refs.torch_weights,
+        not_applicable=refs.torch_na,
+        checks=(
+            sdpa_check(trace, refs),
+            C.same_output(
+                refs.sdpa_output,
+                trace.output,
+                output_scale(trace),
+                trace.spec.d_out,
+                "SDPA implementation = ours (after out_proj)",
+            ),
+            torch_mha_check(trace, refs),
+        ),
+        weights_check=torch_weights_check(trace, refs),
+    )
 
 
 def side_by_side(mha: M.MultiHeadAttention, x: torch.Tensor) -> SideBySide:
-    """Run ours, the SDPA implementation and nn.MultiheadAttention (when it can hold the weights)
-    on ``x`` in eval mode, with the checks that compare them. ``mha`` must be private to the
-    caller: it is switched to eval mode."""
-    mha = mha.eval()
-    with torch.inference_mode():
-        with M.recording() as recorded:
-            ours = mha(x)
-        sdpa = SDPA(mha).eval()(x)
-    theirs = C.torch_mha_forward(mha, x)
-    queries, keys, values = (
-        _heads(mha, recorded[role][0]) for role in ("queries", "keys", "values")
-    )
-    checks = (
-        C.matches_sdpa(
-            queries,
-            keys,
-            values,
-            recorded["context_heads"][0],  # (b, H, T, hd), before the heads are merged
-            causal=True,
-        ),
-        C.same_output_as_mha(mha, x, sdpa, "SDPA implementation = ours (after out_proj)"),
-        C.matches_torch_mha(mha, x),
-    )
-    return SideBySide(
-        ours=ours,
-        sdpa=sdpa,
-        torch_mha=None if theirs is None else theirs[0],
-        ours_weights=recorded["attn_weights"][0],
-        torch_weights=None if theirs is None else theirs[1],
-        not_applicable=C.torch_mha_na(mha),
-        checks=checks,
-        weights_check=C.torch_mha_weights_match(mha, x),
-    )
+    """:func:`side_from` for a module someone built and an input: traces ``mha`` in eval mode
+    and computes the references (the app reads both from its caches instead). ``mha`` must be
+    private to the caller: it is switched to eval mode."""
+    trace = trace_multihead_module(mha, x)
+    return side_from(trace, references(trace))
 
 
 # --- the race -----------------------------------------------------------------------------------

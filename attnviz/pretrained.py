@@ -32,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
+from . import detectors as D
 from . import modules as M
 from .seeding import seeded
 
@@ -501,26 +502,24 @@ BROAD = 0.9
 
 
 def head_measures(weights: torch.Tensor) -> dict[str, np.ndarray]:
-    """Per head (layers, heads) arrays: mean weight on i−1, on token 0, on i, and the mean
-    normalized entropy, over queries 1 .. T−1. NaN when T < 2."""
+    """Per head (layers, heads) arrays: mean weight on i−1, on token 0, on i (the detectors of
+    :mod:`attnviz.detectors`), and the mean normalized entropy, over queries 1 .. T−1. NaN when
+    T < 2."""
     w = weights.detach().to(torch.float64)
     T = w.shape[-1]
     shape = w.shape[:-2]
     if T < 2:
         nan = np.full(tuple(shape), np.nan)
-        return {"previous": nan, "first": nan, "current": nan, "entropy": nan.copy()}
+        return {"previous": nan, "first": nan.copy(), "current": nan.copy(), "entropy": nan.copy()}
     rows = torch.arange(1, T)
-    previous = w[..., rows, rows - 1].mean(-1)
-    first = w[..., rows, 0].mean(-1)
-    current = w[..., rows, rows].mean(-1)
     plogp = torch.where(w > 0, w * torch.log(w.clamp_min(1e-300)), torch.zeros_like(w))
     entropy = -plogp[..., 1:, :].sum(-1)  # (..., T-1)
     visible = torch.log(rows.to(torch.float64) + 1)  # query i sees i + 1 keys
     spread = (entropy / visible).mean(-1)
     return {
-        "previous": previous.numpy(),
-        "first": first.numpy(),
-        "current": current.numpy(),
+        "previous": D.previous_token_score(w),
+        "first": D.first_token_score(w),
+        "current": D.current_token_score(w),
         "entropy": spread.numpy(),
     }
 
@@ -534,6 +533,42 @@ def head_types(measures: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "current-token": measures["current"] > THRESHOLD,
         "broad": measures["entropy"] > BROAD,
     }
+
+
+# --- the detectors on a repeated random sequence ----------------------------------------------
+PROBE_LENGTH = 50  # random tokens, then the same tokens again: 100 positions (+ the prefix)
+PROBE_SEED = 0
+
+
+@dataclass(frozen=True)
+class ProbeScores:
+    """Every head's detector scores on random tokens repeated once (attnviz.detectors)."""
+
+    ids: tuple[int, ...]  # prefix, then ``length`` random tokens, then the same tokens again
+    length: int  # L: the last L tokens repeat the L before them
+    scores: dict[str, np.ndarray]  # detector -> (layers, heads)
+
+    def strongest(self, detector: str = "induction", count: int = 5) -> list[tuple[int, int]]:
+        """The ``count`` heads with the highest ``detector`` score, as (layer, head), best first."""
+        s = self.scores[detector]
+        order = np.argsort(-s, axis=None, kind="stable")[:count]
+        return [(int(i) // s.shape[1], int(i) % s.shape[1]) for i in order]
+
+
+def probe_scores(
+    folder: str, length: int = PROBE_LENGTH, seed: int = PROBE_SEED, prefix=(50256,)
+) -> ProbeScores:
+    """Run the model in ``folder`` on ``prefix`` + A + A, with A ``length`` random token ids drawn
+    from a private generator, and score every layer and head with the detectors (induction from
+    the known repeat: query i of the second A on key i − length + 1). ``prefix`` defaults to
+    GPT-2's ``<|endoftext|>``; it is left out for a model whose vocabulary lacks that id."""
+    loaded = load(folder)
+    vocab = loaded.config.vocab_size
+    prefix = tuple(int(p) for p in prefix if 0 <= int(p) < vocab)
+    repeated = D.random_repeated_tokens(length, vocab, seed)
+    ids = prefix + tuple(int(t) for t in repeated)
+    weights = attention_weights(folder, ids)  # (L, H, T, T)
+    return ProbeScores(ids, length, D.all_scores(weights, repeat=length))
 
 
 # --- the overview ---------------------------------------------------------------------------

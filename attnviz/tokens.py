@@ -175,7 +175,7 @@ def load_tokenizer(*, allow_network: bool = True, timeout: float = NETWORK_TIMEO
         try:
             _fetch_into_cache(folder, timeout)
             problems, source = cache_problems(folder), "network"
-        except Exception as exc:  # noqa: BLE001 - any network or disk failure means fallback
+        except Exception as exc:  # any network or disk failure means fallback
             problems.append(f"download failed ({type(exc).__name__})")
     if not problems:
         try:
@@ -186,7 +186,7 @@ def load_tokenizer(*, allow_network: bool = True, timeout: float = NETWORK_TIMEO
                 "gpt2", True, source, "GPT-2 byte-pair encoding (tiktoken), 50,257 tokens."
             )
             return Tokenizer(encoding, status)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             problems.append(f"tiktoken failed to load ({type(exc).__name__})")
     detail = (
         "GPT-2's vocabulary could not be loaded ("

@@ -105,7 +105,6 @@ class SimplifiedTrace(_Labelled):
     attn_weights: Tensor  # (T, T): row softmax of the scores
     context: Tensor  # (T, d_in): attn_weights @ inputs
     sum_weights: Tensor  # (T, T): scores divided by their row sum (the book's first try)
-    naive_weights: Tensor  # (T, T): exp / sum exp (the book's softmax_naive)
     loop_scores: Tensor | None  # (n, n), n = min(T, LOOP_TOKEN_CAP): the nested loops
 
     kind = "simplified"
@@ -299,7 +298,6 @@ def trace_simplified(inputs: Tensor, labels) -> SimplifiedTrace:
             attn_weights=taps["attn_weights"][0],
             context=context,
             sum_weights=sum_normalize(attn_scores),
-            naive_weights=naive_softmax(attn_scores),
             loop_scores=loop_scores(inputs) if inputs.shape[0] <= LOOP_TOKEN_CAP else None,
         )
 
@@ -307,7 +305,10 @@ def trace_simplified(inputs: Tensor, labels) -> SimplifiedTrace:
 # --- passes 2-4 -------------------------------------------------------------------------------
 def _run(spec: ModuleSpec, x: Tensor, training: bool, dropout_seed: int | None):
     """Build the module, run its forward once with the recorder on; (module, output, taps)."""
-    module = spec.build()
+    return _run_module(spec.build(), spec, x, training, dropout_seed)
+
+
+def _run_module(module, spec: ModuleSpec, x: Tensor, training: bool, dropout_seed: int | None):
     module.train(training)  # a private module: never shared, so switching mode here is safe
     draws = training and spec.dropout > 0
     with torch.inference_mode():
@@ -330,11 +331,14 @@ def _fill(cls: type[_Traced], taps: dict[str, list[Tensor]], i: int, **given) ->
     return cls(**fields)
 
 
-def _recorded(spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed):
-    """Run ``spec``'s module once on ``x`` with the recorder on: (module, taps, the fields
-    every trace of passes 2-4 takes from the run: labels, spec, params, inputs, training,
-    dropout_seed and output)."""
-    module, out, taps = _run(spec, x, training, dropout_seed)
+def _recorded(spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed, module=None):
+    """Run ``spec``'s module (or ``module``, which ``spec`` describes) once on ``x`` with the
+    recorder on: (module, taps, the fields every trace of passes 2-4 takes from the run: labels,
+    spec, params, inputs, training, dropout_seed and output)."""
+    if module is None:
+        module, out, taps = _run(spec, x, training, dropout_seed)
+    else:
+        module, out, taps = _run_module(module, spec, x, training, dropout_seed)
     with torch.inference_mode():  # inference tensors: they refuse in-place changes
         params, inputs = _params(module), x.clone()
     given = dict(labels=tuple(labels), spec=spec, params=params, inputs=inputs, output=out)
@@ -342,10 +346,16 @@ def _recorded(spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed)
 
 
 def _trace(
-    cls: type[_Traced], spec: ModuleSpec, x: Tensor, labels, training: bool, dropout_seed
+    cls: type[_Traced],
+    spec: ModuleSpec,
+    x: Tensor,
+    labels,
+    training: bool,
+    dropout_seed,
+    module=None,
 ) -> _Traced:
     """Run ``spec``'s module once on ``x`` with the recorder on, and fill a ``cls`` trace."""
-    module, taps, given = _recorded(spec, x, labels, training, dropout_seed)
+    module, taps, given = _recorded(spec, x, labels, training, dropout_seed, module)
     with torch.inference_mode():
         mask = module.mask.clone() if hasattr(module, "mask") else None  # v1, v2: no mask
         # context: what forward returned, unless the forward tapped it (before out_proj)
@@ -370,6 +380,25 @@ def trace_multihead(
 ) -> MultiHeadTrace:
     """Pass 4: ``MultiHeadAttention`` (weight splits) on a batch (b, T, d_in)."""
     return _trace(MultiHeadTrace, spec, x, labels, training, dropout_seed)
+
+
+def trace_multihead_module(module: M.MultiHeadAttention, x: Tensor, labels=None) -> MultiHeadTrace:
+    """Pass 4 in eval mode on a ``MultiHeadAttention`` someone already built (a test's, a
+    notebook's): its spec describes the module, with no seed (the trace's ``params`` hold its
+    weights). ``module`` is switched to eval mode. ``labels``: "0", "1", ... by default."""
+    spec = ModuleSpec(
+        "mha",
+        module.W_query.in_features,
+        module.d_out,
+        module.mask.shape[0],
+        module.dropout.p,
+        module.num_heads,
+        module.W_query.bias is not None,
+        None,
+    )
+    if labels is None:
+        labels = tuple(str(i) for i in range(x.shape[-2]))
+    return _trace(MultiHeadTrace, spec, x, labels, False, None, module)
 
 
 def trace_wrapper(

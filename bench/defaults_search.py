@@ -60,7 +60,7 @@ def raw_x(ids: tuple[int, ...], d: int, seed: int) -> torch.Tensor:
     rows = [
         inputs._row("token", seed, i, d) + inputs._row("position", seed, p, d)
         for p, i in enumerate(ids)
-    ]  # noqa: SLF001
+    ]
     return torch.stack(rows)
 
 

@@ -324,7 +324,7 @@ class Session:
             fm = ForwardMsg()
             try:
                 fm.ParseFromString(raw)
-            except Exception as exc:  # noqa: BLE001 - a broken frame is a protocol error
+            except Exception as exc:  # a broken frame is a protocol error
                 raise ProtocolError(f"undecodable ForwardMsg ({type(exc).__name__})") from None
             kind = fm.WhichOneof("type")
             if kind == "delta":
@@ -745,7 +745,7 @@ def versions() -> dict[str, str]:
     for name in ("streamlit", "torch", "plotly", "websockets", "tiktoken", "numpy", "psutil"):
         try:
             out[name] = version(name)
-        except Exception:  # noqa: BLE001
+        except Exception:
             out[name] = "?"
     return out
 

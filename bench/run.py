@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import suite  # noqa: E402
+from bench import suite
 
 ROOT = suite.ROOT
 RESULTS = ROOT / "bench" / "results.md"

@@ -7,8 +7,8 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
+from attnviz import budget, speed
 from attnviz import modules as M
-from attnviz import speed
 from attnviz.lessons import multihead as ML
 from ui import breakit, cache, panels, present, state
 from ui import view as page_view
@@ -22,12 +22,16 @@ panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/
 
 
 def lesson():
-    """The weight split's trace and its lesson (the page and presenter mode share them)."""
+    """The weight split's trace and its lesson (the page and presenter mode share them). The
+    checks read the cached eval-mode trace and its references: building runs no forward."""
     trace = panels.causal_trace_or_stop("multihead", cfg, args)
-    return trace, cache.lesson_of(
-        ("multihead", *args),
-        lambda: ML.build(trace, cache.trace("wrapper", *args) if book else None, book),
-    )
+
+    def build() -> ML.MultiHeadLesson:
+        wrapper = cache.trace("wrapper", *args) if book else None
+        refs, checked = cache.references(*args), cache.checked_trace(*args)
+        return ML.build(trace, wrapper, book, refs, checked)
+
+    return trace, cache.lesson_of(("multihead", *args), build)
 
 
 if cfg.present:
@@ -129,7 +133,7 @@ panels.badge(view.equivalence)
 st.write(view.flops_text)
 
 
-@st.cache_resource(show_spinner="Timing both modules…", max_entries=32)
+@st.cache_resource(show_spinner="Timing both modules…", max_entries=budget.SPEED_REPORTS)
 def timing(shape: tuple) -> ML.SpeedReport:
     """Both modules timed at one shape, once per process and shape, and what it shows."""
     return ML.speed_report(speed.wrapper_against_split(*shape), shape)

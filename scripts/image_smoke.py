@@ -98,7 +98,7 @@ def check_pages(url: str) -> int:
                     tab.locator("h1").first.wait_for(timeout=120_000)
                     wait_for_app(tab, 120_000)
                     tab.wait_for_timeout(1000)
-                except Exception as error:  # noqa: BLE001 - reported as a problem below
+                except Exception as error:  # reported as a problem below
                     found.append(f"did not finish loading: {type(error).__name__}")
                 seconds = time.monotonic() - started
                 body = tab.locator("body").inner_text()

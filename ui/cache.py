@@ -16,6 +16,7 @@ from typing import TypeVar
 import streamlit as st
 
 from attnviz import budget, lesson
+from attnviz import implementations as impl
 from attnviz.panel import Panel, View, viewed
 from attnviz.settings import BOOK, Settings
 from attnviz.tokens import get_tokenizer
@@ -84,6 +85,30 @@ def trace(kind: str, text: str, settings: Settings, book: bool, variant: str = "
     return _traced(_costed(settings, book), tokens, ("trace", key), _compute_trace, key)
 
 
+def checked_trace(text: str, settings: Settings, book: bool):
+    """The multi-head trace the live checks read: eval mode, where the chapter's claims hold
+    (the sidebar's trace itself unless training mode is on)."""
+    return trace("multihead", text, _eval(settings), book)
+
+
+def references(text: str, settings: Settings, book: bool) -> impl.References:
+    """What the multi-head checks compare :func:`checked_trace` with (PyTorch's attention, the
+    wrapper, our module on a changed input), computed once per setting and cached like a trace:
+    pages 4 and 6 read it, so building their lessons runs no forward."""
+    key = (text, _eval(settings), book)
+    tokens = prepared(text, settings, book).num_tokens
+    cost = _costed(key[1], book)
+    return _traced(cost, tokens, ("references", key), _compute_references, key)
+
+
+def _eval(settings: Settings) -> Settings:
+    return settings.with_changes(training=False) if settings.training else settings
+
+
+def _compute_references(text: str, settings: Settings, book: bool) -> impl.References:
+    return impl.references(checked_trace(text, settings, book))
+
+
 # --- heavy requests ---------------------------------------------------------------------------
 # A page run that asks for a heavy trace (cached or not) takes one of budget.HEAVY_SLOTS slots
 # and holds it until the run ends (the figures drawn from that trace cost memory too). The
@@ -108,11 +133,6 @@ def page_run():
             yield
         finally:
             _run.stack = None
-
-
-def holds_heavy_slot() -> bool:
-    """Whether this thread's page run holds a heavy slot now."""
-    return getattr(_run, "stack", None) is not None and _run.heavy
 
 
 def _take_heavy_slot(settings: Settings, tokens: int) -> None:

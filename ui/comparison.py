@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnviz import budget
 from attnviz import implementations as impl
 from attnviz.lessons import pytorch as lessons
 from attnviz.settings import Settings
 
 from . import cache
-from .memo import Memo
 
-RESULT_ENTRIES = 16  # benchmark results are a few numbers each
-SIDE_ENTRIES = 16  # side-by-side results hold (H, T, T) weights twice: few entries
+# Benchmark results are a few numbers, checks and sentences each: bounded by their count
+# (attnviz.budget counts RESULT_ENTRIES x BENCH_RESULT_BYTES in the server's memory bound).
+RESULT_ENTRIES = budget.BENCH_RESULTS
 
 
 @st.cache_resource(
@@ -40,22 +41,14 @@ def measured(shape: tuple) -> impl.BenchResult:
     return impl.benchmark(shape)
 
 
-_side = Memo(SIDE_ENTRIES)
-
-
-@_side
-def side_by_side(text: str, settings: Settings, book: bool) -> impl.SideBySide:
-    """Ours, SDPA and nn.MultiheadAttention on the sidebar's text, in eval mode."""
-    trace = cache.trace("multihead", text, settings, book)
-    return impl.side_by_side(trace.spec.build(), trace.inputs)
-
-
 def lesson(text: str, settings: Settings, book: bool, training: bool) -> lessons.PytorchLesson:
-    """Page 6's lesson object, built once per plain key and shared by every session."""
+    """Page 6's lesson object, built once per plain key and shared by every session. It reads
+    the eval-mode trace and its references from ``ui.cache`` (shared with page 4): building it
+    runs no forward."""
 
     def build() -> lessons.PytorchLesson:
-        trace = cache.trace("multihead", text, settings, book)
-        side = side_by_side(text, settings, book)
+        trace = cache.checked_trace(text, settings, book)
+        side = impl.side_from(trace, cache.references(text, settings, book))
         return lessons.lesson(trace, side, training=training, book=book)
 
     return cache.lesson_of(("pytorch", text, settings, book, training), build)

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attnviz import learn
+from attnviz import budget, learn
 from attnviz.learn import LearnConfig, LearnResult
 
 from . import state
 from .memo import Memo
 
-RUN_ENTRIES = 64  # finished runs kept (each is a few hundred kB at most)
+RUN_ENTRIES = 64  # finished runs kept (126 kB each at the largest the page allows)
 STEPS_RANGE = (1, 1000)
 SEED_RANGE = (0, 2**31 - 1)
 DEFAULTS = LearnConfig()
@@ -97,8 +97,8 @@ def read_url() -> str | None:
 # --- the finished runs ----------------------------------------------------------------------
 # One process-wide memo keyed by the run's frozen settings: the page can show a run that
 # already exists without starting one (``peek``), and two students pressing Train with the same
-# settings share one computation. Runs are small (a few hundred kB), so entries bound it.
-runs = Memo(RUN_ENTRIES, name="learn runs")
+# settings share one computation. Capped in bytes like every shared cache (attnviz/budget.py).
+runs = Memo(RUN_ENTRIES, budget.CACHE_BYTES["learn runs"], "learn runs")
 
 
 def existing_run(config: LearnConfig) -> LearnResult | None:

@@ -159,7 +159,7 @@ def read_url(
         try:
             del params[key]
             removed = True
-        except Exception:  # noqa: BLE001 - a key already bound by a widget cannot be deleted
+        except Exception:  # a key already bound by a widget cannot be deleted
             pass
     if not rejected:
         return st.session_state.pop(warning_key, None)

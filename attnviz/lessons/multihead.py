@@ -13,7 +13,7 @@ the ones that context used, so Z = A·V holds for what is drawn (:func:`head_vie
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import torch
@@ -22,7 +22,7 @@ from .. import book
 from .. import bugs as B
 from .. import checks as C
 from .. import figures as F
-from .. import modules as M
+from .. import implementations as impl
 from .. import trace as T
 from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
@@ -354,27 +354,24 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
     return panel, note
 
 
-def _checks(trace: T.MultiHeadTrace) -> tuple[C.CheckResult, ...]:
-    """The chapter's claims about pass 4, in eval mode (dropout off), where they hold."""
-    module = cast(M.MultiHeadAttention, trace.spec.build())
-    mask = T.causal_mask(trace).bool()
-    context_eval = trace.attn_weights @ trace.values_heads  # (b, H, T, head_dim), no dropout
+def _checks(checked: T.MultiHeadTrace, refs: impl.References) -> tuple[C.CheckResult, ...]:
+    """The chapter's claims about pass 4, in eval mode (dropout off), where they hold: read off
+    the eval-mode trace and its references."""
     return (
-        C.rows_sum_to_one(trace.attn_weights),
-        C.heads_equal_loop(
-            trace.queries,
-            trace.keys,
-            trace.values,
-            context_eval.transpose(1, 2).flatten(2),  # the heads merged, as eval mode does
-            trace.num_heads,
-            mask,
-        ),
-        C.matches_sdpa(
-            trace.queries_heads, trace.keys_heads, trace.values_heads, context_eval, causal=True
-        ),
-        C.matches_torch_mha(module, trace.inputs),
-        C.no_future_leak(module.eval(), trace.inputs),
+        C.rows_sum_to_one(checked.attn_weights),
+        impl.loop_check(checked, refs),
+        impl.sdpa_check(checked, refs),
+        impl.torch_mha_check(checked, refs),
+        impl.future_check(checked, refs),
     )
+
+
+def eval_trace(trace: T.MultiHeadTrace) -> T.MultiHeadTrace:
+    """``trace`` itself when it ran without dropout, else the same pass in eval mode (one more
+    forward: the app passes its cached eval trace to :func:`build` instead)."""
+    if not dropped(trace):
+        return trace
+    return T.trace_multihead(trace.spec, trace.inputs, trace.labels)
 
 
 def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
@@ -406,10 +403,19 @@ def _flops_text(n: int, spec: T.ModuleSpec) -> str:
 
 
 def build(
-    trace: T.MultiHeadTrace, wrapper: T.WrapperTrace | None, use_book: bool
+    trace: T.MultiHeadTrace,
+    wrapper: T.WrapperTrace | None,
+    use_book: bool,
+    refs: impl.References | None = None,
+    checked: T.MultiHeadTrace | None = None,
 ) -> MultiHeadLesson:
     """Page 4 below its preface, from the weight split's trace; ``wrapper``: the wrapper's
-    trace, for book mode's printouts (None outside book mode)."""
+    trace, for book mode's printouts (None outside book mode). The live checks read
+    ``checked``, the same pass in eval mode (``trace`` itself unless dropout acted), and its
+    :func:`~attnviz.implementations.references` ``refs``; given both, building runs no forward
+    (the app passes its cached ones), otherwise they are computed here."""
+    checked = checked if checked is not None else eval_trace(trace)
+    refs = refs if refs is not None else impl.references(checked)
     spec, n = trace.spec, trace.num_tokens
     grid, grid_note = _grid(trace)
     wrapper_spec = book.SPEC_WRAPPER if use_book else spec.as_wrapper()
@@ -449,7 +455,7 @@ def build(
         strides=pd.DataFrame(T.strides_table(trace)),
         wrapper_text=_wrapper_text(spec, use_book),
         book_printouts=printouts,
-        equivalence=C.wrapper_equals_split(cast(M.MultiHeadAttention, spec.build()), x),
+        equivalence=impl.wrapper_check(checked, refs),
         flops_text=_flops_text(n, spec),
         timing_shape=(
             1,
@@ -460,7 +466,7 @@ def build(
             spec.context_length,
             spec.qkv_bias,
         ),
-        checks=_checks(trace),
+        checks=_checks(checked, refs),
         checks_note=checks_note,
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
@@ -600,23 +606,17 @@ def context_check(
     """Z = A·V for the panels drawn: the context shown is the weights shown times V."""
     with torch.inference_mode():
         product = weights @ values
-        diff = (product.double() - context.double()).abs()
-    worst = float(diff.max()) if diff.numel() else 0.0
-    scale = max(float(values.abs().max()) if values.numel() else 0.0, 1.0) * max(
-        float(weights.abs().max()) if weights.numel() else 0.0, 1.0
-    )
-    tol = C.tolerance(scale, weights.shape[-1])
-    ok = worst <= tol
-    return C.CheckResult(
+    return C.compare(
         "context_is_shown_weights_times_v",
         "Context = weights shown @ V",
-        "pass" if ok else "fail",
-        worst,
-        tol,
-        scale,
-        "multiply the weights shown by this head's V and you get the context shown"
-        if ok
-        else "the context shown is not the weights shown times V",
+        product,
+        context,
+        max(C.max_abs(values), 1.0) * max(C.max_abs(weights), 1.0),
+        weights.shape[-1],
+        "multiply the weights shown by this head's V and you get the context shown",
+        "the context shown is not the weights shown times V",
+        ("weights shown @ V", "context shown"),
+        "max(largest |value|, 1) × max(largest |weight|, 1)",
     )
 
 

@@ -48,7 +48,6 @@ class TrainableLesson:
     exercise_3_1: C.CheckResult
     exercise_3_1_block: BookBlock | None  # book mode: sa_v1(inputs) after the transfer
     book_blocks: tuple[BookBlock, ...]
-    wide_d_out: int | None  # the d_out of the "wide" panel, when there is one
     scaling_note: str  # where to look when there is no wide panel ("" when there is one)
     entropy_figure: F.Chart
     gradient_figure: F.Chart
@@ -277,7 +276,6 @@ def trainable_lesson(
             else None
         ),
         book_blocks=_book_blocks(tr) if book else (),
-        wide_d_out=WIDE_D_OUT if wide is not None else None,
         scaling_note=_scaling_note(tr, wide, book),
         entropy_figure=entropy,
         gradient_figure=gradient,

@@ -63,7 +63,7 @@ def scores_used(at) -> tuple[float, float]:
 
 
 def within_tolerance(caption: str) -> bool:
-    found = re.match(r"largest difference (\S+) on values ~\S+ \(tolerance (\S+)\)", caption)
+    found = re.match(r"largest \|difference\| (\S+); tolerance (\S+) ", caption)
     assert found, caption
     return float(found[1]) <= float(found[2])
 

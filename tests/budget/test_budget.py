@@ -67,14 +67,6 @@ def test_the_server_bound_adds_every_cache_cap_and_the_heavy_slots():
     assert f"{bound['total'] / 2**20:,.0f} MB" in guide
 
 
-def test_every_shared_cache_is_capped_in_bytes():
-    """ui/cache.py keeps traces, inputs and derived values in memos with the byte caps of
-    attnviz.budget."""
-    from ui import cache
-
-    assert {m.name: m.max_bytes for m in cache.MEMOS} == budget.CACHE_BYTES
-
-
 def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
     t = torch.zeros(1000)  # 4,000 bytes
     assert 4000 <= budget.size_of(t) < 4200

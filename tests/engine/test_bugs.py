@@ -528,4 +528,4 @@ def test_a_check_that_cannot_run_on_the_buggy_code_fails_and_says_why():
     result = C.CheckResult("no_future_leak", "No future leak", "fail", None, None, None, "why")
     assert result.detail == "why"
     shapes = C.CheckResult("x", "X", "fail", math.inf, None, None, "shapes differ")
-    assert shapes.detail == "largest difference inf: shapes differ"
+    assert shapes.detail == "largest |difference| inf: shapes differ"

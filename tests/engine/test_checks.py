@@ -247,7 +247,8 @@ def test_gpt2_tolerance_grows_with_the_width_and_reports_the_scale(gpt2_results)
     # Larger here than at book sizes, and the scale is reported beside the difference.
     torch_mha = next(r for r in gpt2_results[4] if r.name == "matches_torch_mha")
     assert torch_mha.tol >= C.tolerance(1.0, 768) > C.tolerance(1.0, 3)
-    assert f"on values ~{torch_mha.scale:.3g}" in torch_mha.detail
+    assert torch_mha.scale_is == C.MHA_OUTPUT_SCALE
+    assert f"(sums of 768) × 1 ({C.MHA_OUTPUT_SCALE} is {torch_mha.scale:.3g}" in torch_mha.detail
 
 
 # --- naive softmax ------------------------------------------------------------------------
@@ -304,8 +305,8 @@ def test_naive_softmax_compares_the_rows_that_stayed_finite_beside_the_overflow(
     assert "(1 row affected); on the other 5 rows, where naive stayed finite, the two agree" in (
         result.detail
     )
-    assert result.detail.startswith(f"largest difference {result.max_diff:.2e}")
-    assert f"(tolerance {result.tol:.2e})" in result.detail
+    assert result.detail.startswith(f"largest |difference| {result.max_diff:.2e}")
+    assert f"; tolerance {result.tol:.2e} = " in result.detail
 
 
 def test_naive_softmax_fails_when_its_finite_rows_disagree():
@@ -478,9 +479,26 @@ def test_tolerance_grows_with_scale_and_sum_length():
     assert C.tolerance(1.0, 64) == pytest.approx(8 * C.tolerance(1.0, 1))
 
 
-def test_detail_reports_the_scale_beside_the_difference():
-    result = C.CheckResult("n", "t", "pass", 2.4e-4, 1e-3, 800.0, "float32 rounding")
-    assert result.detail == (
-        "largest difference 2.40e-04 on values ~800 (tolerance 1.00e-03): float32 rounding"
+def test_detail_names_the_tolerance_and_the_magnitudes_compared():
+    result = C.CheckResult(
+        "n",
+        "t",
+        "pass",
+        2.4e-4,
+        1e-3,
+        800.0,
+        "float32 rounding",
+        (("ours", 0.381), ("PyTorch's", 0.3814)),
+        "the largest |score|",
+        64,
     )
+    assert result.detail == (
+        "largest |difference| 2.40e-04; tolerance 1.00e-03 = 16 float32 eps × √64 (sums of 64) "
+        "× 800, the largest |score|; compared: ours max |value| 0.381, PyTorch's max |value| "
+        "0.381: float32 rounding"
+    )
+    small = C.CheckResult("n", "t", "pass", 0.0, 1e-6, 0.0971, "e", (), "the largest |score|")
+    assert "× 1 (the largest |score| is 0.0971; the scale is at least 1)" in small.detail
+    exact = C.CheckResult("n", "t", "pass", 0.0, 0.0, 6.0, "e", (("a", 1.0), ("b", 1.0)))
+    assert "tolerance 0.00e+00 (exactly equal" in exact.detail
     assert C.CheckResult("n", "t", "n/a", None, None, None, "why").detail == "why"

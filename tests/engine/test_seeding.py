@@ -134,7 +134,7 @@ def test_concurrent_seeded_traces_are_bit_identical_to_single_threaded_runs():
                 ):
                     if not torch.equal(a, b):
                         mismatches.append(f"seed {seed} iteration {i}: {name} differs")
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     def unseeded_noise():
@@ -145,7 +145,7 @@ def test_concurrent_seeded_traces_are_bit_identical_to_single_threaded_runs():
                 with seeded(None):
                     torch.rand(64)
                 noise_runs[0] += 1
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(s,)) for s in seeds]

@@ -118,7 +118,7 @@ def test_a_page_runs_engine_calls_give_the_same_result_under_concurrency():
                 value = THREAD_CALLS[name]()
                 with lock:
                     results[name].append(value)
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:  # reported below
             errors.append(err)
 
     noise_runs = [0]

@@ -356,8 +356,8 @@ def test_strides_table_shows_the_head_split_non_contiguous_and_the_merge_contigu
 
 def test_strides_table_contiguity_agrees_with_the_strides():
     for row in T.strides_table(_trace("mha")):
-        shape = eval(row["shape"])  # noqa: S307 - a tuple the engine printed
-        stride = eval(row["stride"])  # noqa: S307
+        shape = eval(row["shape"])  # a tuple the engine printed
+        stride = eval(row["stride"])
         assert row["contiguous"] is (stride == _contiguous_stride(shape)), row["step"]
 
 
@@ -373,7 +373,7 @@ def test_constructor_call_rebuilds_the_same_module(kind):
         "MultiHeadAttention": M.MultiHeadAttention,
     }
     with book_seed(77):
-        typed = eval(spec.constructor_call(), namespace)  # noqa: S307 - our own literal
+        typed = eval(spec.constructor_call(), namespace)  # our own literal
     built = spec.build()
     assert type(typed) is type(built)
     assert typed.state_dict().keys() == built.state_dict().keys()

@@ -17,9 +17,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_OPTIONS = _record  # noqa: N815
+    do_GET = do_POST = do_HEAD = do_PUT = do_OPTIONS = _record
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - silence the default stderr log
+    def log_message(self, format, *args) -> None:  # silence the default stderr log
         pass
 
 

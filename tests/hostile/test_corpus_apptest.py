@@ -174,7 +174,7 @@ def test_case_on_page(case_id, page, canary, blackhole_start):
             assert f"{key} (" in named, (key, named)
         for words in case.warned_text:
             assert words in named, (words, named)
-        from ui.state import FIELDS_BY_URL  # noqa: PLC0415 - imports streamlit widgets code
+        from ui.state import FIELDS_BY_URL  # imports streamlit widgets code
 
         for key in case.warned:
             if key in FIELDS_BY_URL and key != "text":

@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 
 from attnviz import checks as C
 from attnviz import figures as F
+from attnviz import implementations as IM
 from attnviz import lesson
 from attnviz import trace as T
+from attnviz.lessons import multihead as ML
 from attnviz.seeding import rng_lock_held_by_me
 from attnviz.settings import BOUNDS, Settings
 from attnviz.tokens import tokenize
@@ -383,6 +385,14 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
     with torch.inference_mode():
         own = module(x)
     _ok(C.same_output_as_mha(module, x, own, "the same module"))
+    # The pages' way: the eval-mode trace and its references, computed once.
+    checked = ML.eval_trace(multi)
+    refs = IM.references(checked)
+    side = IM.side_from(checked, refs)
+    for result in (*side.checks, side.weights_check):
+        _ok(result)
+    for check in (IM.loop_check, IM.future_check, IM.wrapper_check):
+        _ok(check(checked, refs))
 
 
 # --- guards -------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def test_concurrent_sessions_get_their_own_weights(models):
         try:
             for _ in range(5):
                 results[i] = P.attention_weights(folder, texts[i])
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(len(texts))]
