@@ -54,7 +54,7 @@ PAGES = [
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
 navigation = st.navigation(PAGES)
 
-import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
+import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
 import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, present, profiling, state, style  # noqa: E402
