@@ -6,7 +6,7 @@ One page (``pages/poll.py``, at ``/poll``) shows, by its link:
   settings (the sidebar's) on a chosen pass, and "Ask the class", which opens a poll on it;
 - ``/poll?poll=CODE&secret=S`` (the presenter's link, made when the poll opens): the
   projector's view, with the join link, its QR code, how many have answered (refreshed every
-  second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows it, "discuss and
+  half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows it, "discuss and
   answer again", the reveal with the true figure and the share per misconception, and the
   counts as CSV. The secret is checked by the store on every read and every action; the
   page never prints it;
@@ -44,8 +44,8 @@ PAGE_FILE = "pages/poll.py"
 JOIN, POLL, SECRET = "join", "poll", "secret"
 state.register_page_keys(JOIN, POLL, SECRET)  # the sidebar's link check leaves them to us
 
-PROJECTOR_REFRESH = 1.0  # seconds: the projector shows an answer about this long after it
-PHONE_REFRESH = 3.0  # seconds: a phone notices the next round, the spread or the reveal
+PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this long after it
+PHONE_REFRESH = 5.0  # seconds: a phone notices the next round, the spread or the reveal
 QR_WIDTH = 340  # px on the projector
 PUBLIC_URL_ENV = "ATTNVIZ_PUBLIC_URL"  # the address phones use, when the presenter's is not
 
@@ -370,7 +370,8 @@ def _refused(refused: P.Refused, presenter: bool = True) -> None:
 
 @st.fragment(run_every=PROJECTOR_REFRESH)
 def _live(code: str, secret: str, drawn: P.PollState) -> None:
-    """The projector's live part, run every second on its own: one read of the store."""
+    """The projector's live part, run every PROJECTOR_REFRESH seconds on its own: one read of
+    the store."""
     view = store().presenter_view(code, secret)
     if isinstance(view, P.Refused):
         _refused(view)
@@ -404,7 +405,7 @@ def _tally(view: P.PresenterView, question: Q.Question | None) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _tally_chart(form, rounds, key, labels) -> tuple[str, int, str] | None:
-    """The tally's chart, encoded once per distinct tally (a projector redraws it every
+    """The tally's chart, encoded once per distinct tally (a projector redraws it twice a
     second; most of those runs see the same counts)."""
     chart = C.tally_chart(form, rounds, key, labels)
     return None if chart is None else charts.encode(chart.spec, chart.label)
@@ -486,19 +487,13 @@ def student(code: str) -> None:
         return
     st.caption(md_escape(f"Poll {code} · the presenter's text: {question.text or '(book mode)'}"))
     st.markdown(md_escape(question.prompt))
-    _note()
     s = view.state
     if s.phase == "open":
         if s.round > 1:
             st.info("Round 2: discuss with your neighbours, then answer again.")
-        if view.your_answer is not None:
-            st.success(
-                md_escape(
-                    f"Your answer in round {s.round}: {view.answer.label(view.your_answer)}. "
-                    "You can change it until the presenter moves on."
-                )
-            )
-        _answer_form(code, s.round, view.answer, question)
+        _answering(code, s, view.answer, question)
+    else:
+        _note()
     if view.tally and s.phase == "open":
         labels = tuple(question.choices)
         chart = _tally_chart(view.answer, view.tally[-1:], None, labels)
@@ -508,6 +503,25 @@ def student(code: str) -> None:
     if view.key is not None:
         _graded(view, question)
     _watch(code, s)
+
+
+@st.fragment
+def _answering(code: str, drawn: P.PollState, form: P.AnswerFormat, question: Q.Question) -> None:
+    """The phone's answer and its form, a fragment of its own: sending an answer reruns this
+    part only (about a third of a full run's CPU), with one read of the store."""
+    view = store().student_view(code, session_id())
+    if isinstance(view, P.Refused) or view.state != drawn:
+        st.rerun()  # the poll moved on (or the store went away): the whole page again
+        return
+    _note()
+    if view.your_answer is not None:
+        st.success(
+            md_escape(
+                f"Your answer in round {drawn.round}: {form.label(view.your_answer)}. "
+                "You can change it until the presenter moves on."
+            )
+        )
+    _answer_form(code, drawn.round, form, question)
 
 
 def _answer_keys(code: str, round_: int, n: int = 1) -> list[str]:

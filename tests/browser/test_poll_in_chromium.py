@@ -56,7 +56,7 @@ def test_a_class_answers_from_phones_and_the_projector_counts(app_in_chromium, a
         phone.get_by_text("Answer recorded (round 1).").wait_for(timeout=30_000)
         phones.append((context, phone))
         assert "secret" not in phone.url
-    # The projector counted all three without a reload (its live part reruns every second).
+    # The projector counted all three without a reload (its live part reruns every half second).
     projector.get_by_text("Round 1: 3 answers").wait_for(timeout=15_000)
     projector.get_by_role("button", name="Show the answers").click()
     projector.get_by_text("2: ␣starts — 2 (67%)").wait_for(timeout=30_000)
