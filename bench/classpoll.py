@@ -93,6 +93,7 @@ class Run:
     sent: float  # perf_counter() when the BackMsg went out
     finished: float  # ... when script_finished arrived
     elements: dict[tuple[int, ...], object]  # delta path -> Element, this run's
+    fragments_of: dict[str, str]  # widget id -> the fragment that drew it (Delta.fragment_id)
     raw: bytes  # every ForwardMsg of the run, as received
     queries: list[str]  # page_info_changed: the URL's query string, as the server set it
     fragment: tuple[str, float] | None  # auto_rerun: (fragment id, interval in s)
@@ -133,6 +134,11 @@ class Run:
             )
         return found[0]
 
+    def fragment_of(self, widget_id: str) -> str | None:
+        """The fragment a widget belongs to: a browser reruns only that fragment when the
+        widget is used (``ClientState.fragment_id``)."""
+        return self.fragments_of.get(widget_id) or None
+
     def answered(self) -> int | None:
         """The projector's "Round r: N answers" of the round being asked (the last one)."""
         found = [m for t in self.texts() if (m := _ANSWERED.match(t.strip()))]
@@ -152,14 +158,19 @@ class Client(loadtest.Session):
     """loadtest's session (HTTP first, cookies kept, then the websocket), running the poll
     page with widget states, and the fragment reruns a browser's timer sends."""
 
+    page_hash = ""  # the page the last full run ran (Navigation.page_script_hash)
+
     async def run(
         self,
         query: str,
         *,
         widgets: tuple = (),
         fragment_id: str | None = None,
+        auto: bool = True,
         page: str = PAGE,
     ) -> Run:
+        """One run: the page's (``fragment_id`` None), or one fragment's, from its timer
+        (``auto``) or from a widget inside it."""
         msg = BackMsg()
         msg.rerun_script.query_string = query
         msg.rerun_script.page_name = page
@@ -172,11 +183,15 @@ class Client(loadtest.Session):
                 setattr(state, kind, value)
         if fragment_id is not None:
             msg.rerun_script.fragment_id = fragment_id
-            msg.rerun_script.is_auto_rerun = True
+            msg.rerun_script.is_auto_rerun = auto
+            # The page the fragment is on, as the browser names it in every rerun: an
+            # st.rerun() inside the fragment then reruns this page, not the default one.
+            msg.rerun_script.page_script_hash = self.page_hash
         sent = time.perf_counter()
         deadline = sent + self.timeout
         await self.ws.send(msg.SerializeToString())
         elements: dict[tuple[int, ...], object] = {}
+        fragments_of: dict[str, str] = {}
         raw = bytearray()
         queries: list[str] = []
         fragment = None
@@ -194,9 +209,15 @@ class Client(loadtest.Session):
             kind = fm.WhichOneof("type")
             if kind == "new_session":
                 elements.clear()  # a run that st.rerun() started: only its elements count
+            elif kind == "navigation":  # the page st.navigation runs (the browser keeps it)
+                self.page_hash = fm.navigation.page_script_hash
             elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
                 element = fm.delta.new_element
                 elements[tuple(fm.metadata.delta_path)] = element
+                which = element.WhichOneof("type")
+                widget_id = getattr(getattr(element, which), "id", "") if which else ""
+                if widget_id and fm.delta.fragment_id:
+                    fragments_of[widget_id] = fm.delta.fragment_id
                 if element.WhichOneof("type") == "exception":
                     exceptions.append(f"{element.exception.type}: {element.exception.message}")
             elif kind == "page_info_changed":
@@ -209,7 +230,10 @@ class Client(loadtest.Session):
                 if fm.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     continue
                 break
-        return Run(sent, time.perf_counter(), elements, bytes(raw), queries, fragment, exceptions)
+        return Run(
+            sent, time.perf_counter(), elements, fragments_of, bytes(raw), queries, fragment,
+            exceptions,
+        )  # fmt: skip
 
 
 # --- the presenter and the students ------------------------------------------------------------
@@ -277,6 +301,7 @@ class Student:
         self.code = code
         self.view: Run | None = None
         self.watcher: tuple[str, float] | None = None  # the watcher fragment of the last full run
+        self.form_fragment: str | None = None  # the fragment the answer form is drawn in
         self.runs: list[Run] = []
 
     def _seen(self, run: Run) -> Run:
@@ -319,8 +344,15 @@ class Student:
         else:
             (box,) = [n for n in view.widgets("number_input") if n.form_id]
             widgets.append((box.id, "double_value", float(value)))
-        widgets.append((view.button(SEND), "trigger_value", True))
-        return self._seen(await self.client.run(self.query, widgets=tuple(widgets)))
+        send = view.button(SEND)
+        widgets.append((send, "trigger_value", True))
+        # As the browser does: a widget inside a fragment reruns that fragment only.
+        fragment = view.fragment_of(send) or self.form_fragment
+        self.form_fragment = fragment
+        run = await self.client.run(
+            self.query, widgets=tuple(widgets), fragment_id=fragment, auto=False
+        )
+        return self._seen(run)
 
     def accepted(self) -> bool:
         return self.view is not None and any(
