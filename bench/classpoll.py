@@ -731,6 +731,7 @@ def markdown(classes: list[tuple[str, ClassResult]], costs: dict, command: str) 
             for name, v in table.items():
                 lines.append(f"| {name} | {v['app_ms']:.2f} | {v['app_ms'] / page:.2f} |")
             answer = next(v for k, v in table.items() if "answer" in k)["app_ms"]
+            view = next(v for k, v in table.items() if "view" in k)["app_ms"]
             tally = next(v for k, v in table.items() if "tally" in k)["app_ms"]
             watcher = next(v for k, v in table.items() if "watcher" in k)["app_ms"]
             per_second = tally / PROJECTOR_REFRESH + 50 * watcher / PHONE_REFRESH + 50 * answer / 10
@@ -740,7 +741,8 @@ def markdown(classes: list[tuple[str, ClassResult]], costs: dict, command: str) 
                 f"{PROJECTOR_REFRESH:g} s and every phone's watcher every {PHONE_REFRESH:g} s: "
                 f"about {per_second:.0f} ms of server CPU a second ({tally:.1f} / "
                 f"{PROJECTOR_REFRESH:g} + 50 × {watcher:.1f} / {PHONE_REFRESH:g} + 50 × "
-                f"{answer:.1f} / 10), {per_second / page:.1f} lesson page runs' worth.",
+                f"{answer:.1f} / 10), {per_second / page:.1f} lesson page runs' worth; the "
+                f"class joining costs 50 × {view:.1f} ms once.",
                 "",
             ]
     return "\n".join(lines) + "\n"
