@@ -148,7 +148,8 @@ def test_another_question_changes_the_question(store):
     at = open_page({})
     first = at.markdown[1].value
     at.button(key="poll_another").click().run()
-    assert at.markdown[1].value != first or at.info  # another seed, another question (or none)
+    assert not at.exception
+    assert at.markdown[1].value != first  # another seed: at the defaults, another row asked
 
 
 # --- only the presenter -----------------------------------------------------------------
