@@ -13,9 +13,9 @@ from ui import entry
 # file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
 # To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
 PAGES = [
-    st.Page(
-        "pages/why-attention.py", title="Why attention", url_path="why-attention", default=True
-    ),
+    # The default page is served at "/" whatever its url_path; its own name, /why-attention,
+    # is the hidden alias at the end of this list (the two need different url_paths).
+    st.Page("pages/why-attention.py", title="Why attention", url_path="home", default=True),
     st.Page(
         "pages/simplified-attention.py",
         title="1. Simplified self-attention",
@@ -48,6 +48,14 @@ PAGES = [
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
     st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
+    # /why-attention (the home page's title as a path, and its file's name, which a fresh
+    # server's first visit resolves against) opens the home page; not listed in the menu.
+    st.Page(
+        "pages/why-attention.py",
+        title="Why attention",
+        url_path="why-attention",
+        visibility="hidden",
+    ),
 ]
 
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
@@ -57,7 +65,7 @@ navigation = st.navigation(PAGES)
 import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
 import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
 from attnviz import budget, runtime  # noqa: E402
-from ui import cache, present, profiling, state, style  # noqa: E402
+from ui import cache, links, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, for the whole server process: set once, never per session.
@@ -72,18 +80,21 @@ url_warning = state.read_url()
 if url_warning:
     st.session_state[state.URL_WARNING_KEY] = url_warning
 present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
-config = state.sidebar(present.bar(navigation.url_path))
+links.read_url()  # the pages' view controls (colour, token window, query token, bug, ...)
+config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
 st.session_state["_attnviz_config"] = config
 
 status = cache.tokenizer().status
 header = st.container()
 with header:
-    if status.is_real:
-        st.caption(f"{status.headline} · {status.detail}")
-    else:
+    if not status.is_real:
         st.warning(f"{status.headline}. {md_escape(status.detail)}")
+    elif not config.present:  # a projector's screen is for the step
+        st.caption(f"{status.headline} · {status.detail}")
     if state.URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state[state.URL_WARNING_KEY])
+    if links.URL_WARNING_KEY in st.session_state:
+        st.warning(st.session_state.pop(links.URL_WARNING_KEY))
 
 # A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
 # dragging every slider to its end at once queues instead of exhausting the server's memory.

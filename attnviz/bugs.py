@@ -238,7 +238,8 @@ BUGS: tuple[Bug, ...] = (
         SOFTMAX_SCALED,
         "attn_weights = torch.softmax(attn_scores, dim=-1)",
         "matches_sdpa",
-        "scores grow with d_k, the softmax saturates towards one-hot",
+        "without it the scores spread wider as d_k grows, and at large d_k the softmax "
+        "saturates towards one-hot",
         BugSetting(head_dim_at_least=2),
         slips_when="the scores here are so close to each other (or so far apart) that dividing "
         "them by √d_k barely moves the softmax; other text or a wider d_out shows it",
@@ -341,12 +342,29 @@ class PassRun:
 
     output: torch.Tensor  # what the forward returned
     attn_weights: torch.Tensor  # before dropout
+    weights_dropped: torch.Tensor | None = None  # after dropout (the causal passes)
     scaled_scores: torch.Tensor | None = None  # what the softmax saw
     queries: torch.Tensor | None = None  # (.., T, d_out), before any head split
     keys: torch.Tensor | None = None
     values: torch.Tensor | None = None
     context_heads: torch.Tensor | None = None  # (b, H, T, head_dim)
     context: torch.Tensor | None = None  # (b, T, d_out): multi-head's merged heads
+
+
+# The colour kinds of a matrix the break-it block draws (attnviz.figures.heatmap's ``kind``).
+WEIGHTS = "weights"  # sequential, 0 to zmax: attention weights as a softmax gives them
+SIGNED = "signed"  # diverging around 0: weights that can be negative must be seen to be
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One (T, T) matrix the break-it block draws for a bug, over the page's token labels
+    (example 0, head 0 of a stack): its title, its exact numbers and its colour kind."""
+
+    title: str
+    values: torch.Tensor
+    kind: str  # WEIGHTS or SIGNED
+    zmax: float  # the top of the scale (SIGNED: from -zmax to zmax), shared by the matrices
 
 
 @dataclass(frozen=True)
@@ -357,6 +375,12 @@ class BugOutcome:
     why: str | None  # why the shapes clash, when it raises
     wrong: PassRun | None  # the buggy run
     right: PassRun  # the correct run
+    # What the page shows of the bug's effect (:func:`outcome` fills these): the matrices to
+    # draw, in order (the buggy ones first, then the correct ones), the sentences that say what
+    # they show, computed from them, and what the bug does at these settings, in a few words.
+    shown: tuple[Shown, ...] = ()
+    sentences: tuple[str, ...] = ()
+    verdict: str = ""
 
 
 Forward = Callable[[nn.Module | None, torch.Tensor], torch.Tensor]
@@ -405,6 +429,7 @@ def run_pass(forward: Forward, module: nn.Module | None, x: torch.Tensor) -> Pas
     return PassRun(
         output=output,
         attn_weights=taps["attn_weights"][0],
+        weights_dropped=first("weights_dropped"),
         scaled_scores=scores,
         queries=first("queries"),
         keys=keys,
@@ -600,6 +625,208 @@ def outcome(
     bug_key: str, x: torch.Tensor, spec: ModuleSpec | None = None
 ) -> tuple[BugOutcome, C.CheckResult]:
     """What the break-it block shows for one bug: its run on ``x`` (and the module ``spec``
-    builds), and the same named check on the correct code."""
+    builds) with the matrices and sentences that show its effect and the verdict at these
+    settings, and the same named check on the correct code."""
     bug = BUGS_BY_KEY[bug_key]
-    return run_bug(bug, x, spec), correct_check(bug, x, spec)
+    ran = run_bug(bug, x, spec)
+    shown, sentences = effect(ran, x, spec)
+    found = replace(ran, shown=shown, sentences=sentences)
+    return replace(found, verdict=verdict(found, bug.hidden_at(x, spec))), correct_check(
+        bug, x, spec
+    )
+
+
+# --- what a bug's effect looks like, computed --------------------------------------------------
+# The wider keys where dropping 1/√d_k matters: page 2's second map (lessons.trainable) too.
+WIDE_D_OUT = 128
+# The two dropout seeds of "dropout left on in eval mode": those of its check (eval_ignores_dropout).
+RUN_SEEDS = (1, 2)
+ONE_HOT = 0.9  # a row whose largest weight reaches this is called close to one-hot
+
+
+def verdict(found: BugOutcome, hidden: str | None) -> str:
+    """What the bug does at these settings, from its outcome: it raises, it is visible (its
+    check fails), it is in the code but too small to see, or why the settings hide it."""
+    if found.error is not None:
+        return "raises an error"
+    check = found.check
+    if check is not None and check.status == "fail":
+        return "visible: " + ("the matrices below differ" if found.shown else "its check fails")
+    if hidden is not None:
+        return hidden
+    return "in the code, but too small to see at these numbers"
+
+
+def _first(t: torch.Tensor) -> torch.Tensor:
+    """Example 0 (and head 0) of a stack: the (T, T) matrix the page draws."""
+    while t.dim() > 2:
+        t = t[0]
+    return t
+
+
+def _top(*matrices: torch.Tensor) -> float:
+    """The largest |value| of the finite entries, at least 1 (a shared colour scale)."""
+    tops = [1.0]
+    for m in matrices:
+        finite = m[torch.isfinite(m)]
+        if finite.numel():
+            tops.append(float(finite.abs().max()))
+    return max(tops)
+
+
+def _most_moved(a: torch.Tensor, b: torch.Tensor) -> float:
+    with torch.inference_mode():
+        diff = (a.double() - b.double()).abs()
+        diff = diff[torch.isfinite(diff)]
+        return float(diff.max()) if diff.numel() else 0.0
+
+
+def _pair(
+    wrong: torch.Tensor, right: torch.Tensor, what: str, where: str = ""
+) -> tuple[Shown, Shown]:
+    """The buggy matrix beside the correct one, on one scale: diverging when a buggy weight is
+    negative (a 0-to-1 scale would hide it), else 0 to the largest weight."""
+    if bool((wrong[torch.isfinite(wrong)] < 0).any()):
+        # each on its own scale around 0: the buggy weights can be many times the correct ones
+        return (
+            Shown(f"With the bug{where}: {what}", wrong, SIGNED, _top(wrong)),
+            Shown(f"Correct{where}: {what}", right, SIGNED, _top(right)),
+        )
+    top = _top(wrong, right)
+    return (
+        Shown(f"With the bug{where}: {what}", wrong, WEIGHTS, top),
+        Shown(f"Correct{where}: {what}", right, WEIGHTS, top),
+    )
+
+
+def effect(
+    found: BugOutcome, x: torch.Tensor, spec: ModuleSpec | None
+) -> tuple[tuple[Shown, ...], tuple[str, ...]]:
+    """The matrices that show what the bug does to the numbers, and sentences computed from
+    them; nothing when the bug raises (the page shows the error)."""
+    if found.wrong is None:
+        return (), ()
+    bug = found.bug
+    what = "weights of head 0" if bug.pass_kind == "multihead" else "weights"
+    wrong, right = _first(found.wrong.attn_weights), _first(found.right.attn_weights)
+    if bug.key == "dropout_in_eval":
+        return _dropout_runs(bug, x, spec, found)
+    shown: tuple[Shown, ...] = _pair(wrong, right, what)
+    if bug.key == "no_scaling" and spec is not None and spec.d_out < WIDE_D_OUT:
+        wide = replace(spec, d_out=WIDE_D_OUT)
+        ran = run_bug(bug, x, wide)
+        if ran.wrong is not None:
+            w, r = _first(ran.wrong.attn_weights), _first(ran.right.attn_weights)
+            shown += _pair(w, r, what, f" at d_out = {WIDE_D_OUT}")
+            return shown, (
+                _unscaled_sentence(wrong, right, spec.d_out),
+                _unscaled_sentence(w, r, WIDE_D_OUT, wide=True),
+            )
+    return shown, (_sentence(bug, wrong, right, x, spec),)
+
+
+def _unscaled_sentence(
+    wrong: torch.Tensor, right: torch.Tensor, d_k: int, *, wide: bool = False
+) -> str:
+    top_wrong, top_right = float(wrong.max()), float(right.max())
+    where = f"At d_out = {d_k} (the second pair)" if wide else f"At d_k = {d_k}"
+    said = (
+        f"{where}, dropping 1/√d_k moves a weight by up to {_most_moved(wrong, right):.3f}; "
+        f"the largest weight is {top_wrong:.3f} without it and {top_right:.3f} with it"
+    )
+    if top_wrong >= ONE_HOT:
+        return said + ": without the scaling the softmax is close to one-hot."
+    return said + ": the softmax is far from one-hot at this width."
+
+
+def _sentence(
+    bug: Bug, wrong: torch.Tensor, right: torch.Tensor, x: torch.Tensor, spec: ModuleSpec | None
+) -> str:
+    """What the buggy matrix shows against the correct one, in numbers."""
+    changed = _most_moved(wrong, right)
+    if bug.key == "softmax_wrong_axis":
+        sums = wrong.double().sum(dim=-1)
+        return (
+            f"With the bug the rows sum to between {float(sums.min()):.3f} and "
+            f"{float(sums.max()):.3f} instead of 1: each key's column sums to 1 instead."
+        )
+    if bug.key == "divide_by_sum":
+        negative = int((wrong < 0).sum())
+        if negative:
+            return (
+                f"With the bug {negative} of the {wrong.numel()} weights are negative (the "
+                f"lowest {float(wrong.min()):.3f}) and the largest is {float(wrong.max()):.3f}: "
+                "each row still sums to 1, but these are not a softmax's weights. Both maps are "
+                "coloured around 0, each on its own scale, so the negative weights show."
+            )
+        return (
+            "Every score is positive here, so no weight is negative, but the weights differ "
+            f"from the softmax's by up to {changed:.3f}."
+        )
+    if bug.key in ("mask_with_zero", "renormalize_without_mask"):
+        n = wrong.shape[-1]
+        future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        leaking = wrong[future]
+        count = int((leaking != 0).sum())
+        return (
+            f"With the bug {count} of the {leaking.numel()} weights on future keys are above 0 "
+            f"(the largest {float(leaking.max()) if leaking.numel() else 0.0:.3f}): those "
+            "tokens leak into the context. With the correct code every one is exactly 0."
+        )
+    if bug.key == "scale_by_d_out" and spec is not None and wrong.shape[-1] > 1:
+        # Row 0 sees one key and puts 1 on it whatever the scale: the rows after it tell.
+        flat, sharp = (float(m[1:].amax(dim=-1).mean()) for m in (wrong, right))
+        head_dim = spec.d_out // spec.num_heads
+        return (
+            f"With the bug the largest weight of each row of head 0 (rows 1 on) averages "
+            f"{flat:.3f}, against {sharp:.3f} with the correct code: dividing by √d_out = "
+            f"√{spec.d_out} instead of √head_dim = √{head_dim} flattens every head."
+        )
+    if changed == 0:
+        return "With the bug the weights are the same as the correct ones here."
+    return f"With the bug the weights differ from the correct ones by up to {changed:.3g}."
+
+
+def _dropout_runs(
+    bug: Bug, x: torch.Tensor, spec: ModuleSpec | None, found: BugOutcome
+) -> tuple[tuple[Shown, ...], tuple[str, ...]]:
+    """Dropout left on in eval mode: its weights before dropout equal the correct ones, so the
+    effect is in the weights after dropout. Two runs of the buggy code (the check's two dropout
+    seeds) beside the correct code's, which every run gives alike."""
+    assert spec is not None and found.wrong is not None
+    module = spec.build().eval()
+    buggy = forward_of(bug, bug.pass_kind, spec)
+    runs = []
+    with torch.inference_mode():
+        for seed in RUN_SEEDS:
+            with seeded(seed):
+                runs.append(run_pass(buggy, module, x))
+    first, second = (cast(torch.Tensor, r.weights_dropped) for r in runs)
+    right = cast(torch.Tensor, found.right.weights_dropped)
+    a, b, c = _first(first), _first(second), _first(right)
+    top = _top(a, b, c)
+    what = "weights after dropout"
+    shown = (
+        Shown(f"With the bug, run 1 (dropout seed {RUN_SEEDS[0]}): {what}", a, WEIGHTS, top),
+        Shown(f"With the bug, run 2 (dropout seed {RUN_SEEDS[1]}): {what}", b, WEIGHTS, top),
+        Shown(f"Correct: {what}, the same on every run", c, WEIGHTS, top),
+    )
+    n = a.shape[-1]
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    differ = int((a[seen] != b[seen]).sum())
+    moved = _most_moved(runs[0].output, runs[1].output)
+    if spec.dropout == 0:
+        said = "With dropout 0 nothing is dropped, so the bug changes nothing here. "
+    elif differ:
+        said = (
+            f"With the bug the two runs drop different weights: {differ} of the "
+            f"{int(seen.sum())} weights the queries can see differ between them, and the "
+            f"outputs differ by up to {moved:.3g}. "
+        )
+    else:
+        said = "With the bug the two runs happened to drop the same weights here. "
+    said += (
+        f"The correct code gives the same weights on every run, equal to the softmax's: in "
+        f"eval mode dropout (p = {spec.dropout:g}) is the identity."
+    )
+    return shown, (said,)

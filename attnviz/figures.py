@@ -92,10 +92,13 @@ COLOURBAR_THICKNESS = 12  # px, not Plotly's 30: on a phone the plot keeps the w
 LEGEND_ABOVE = dict(orientation="h", x=0.0, xanchor="left", y=1.0, yanchor="bottom")
 LEGEND_ROW = 24  # px
 GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the browser down
-# A heatmap grows 22 px a row up to 640 px (see heatmap): past (640 - 120) // 22 = 23 tokens its
-# rows shrink and Plotly would start skipping token labels, so longer texts get a token window
-# and a heads grid labels every token up to this many per head.
+# A heatmap grows 24 px a row up to 760 px (see heatmap): past about (760 - 230) // 24 = 22
+# tokens its rows shrink and Plotly would start skipping token labels, so up to this many every
+# label is written out (explicit ticks), longer texts get a token window, and a heads grid
+# labels every token up to this many per head.
 LABEL_EVERY_TOKEN_UP_TO = 24
+ROW_PX = 24  # a heatmap row's height, px, up to the cap (see heatmap)
+X_LABELS_PX = 135  # a heatmap's x axis: token labels slanted at 45°, and its title
 GRID_TICK_SIZE = 10
 RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
 RATIO_NAME = "weight × visible keys"
@@ -135,7 +138,7 @@ PROJECTOR = Look(
     cells=28,
     colour_bar=20,
     heads=24,
-    min_height=560,
+    min_height=600,
     title_chars=90,
     title_line=38,
     top=70,
@@ -313,6 +316,35 @@ def _axis(title: str | None, look: Look, **rest: Any) -> dict:
         axis["title"] = {"text": title, "font": _font(look.axis_titles)}
     axis.update(rest)
     return axis
+
+
+def _bar_room(look: Look) -> int:
+    """px a flat colour bar takes above a matrix's plot: the bar, its numbers, a gap."""
+    return COLOURBAR_THICKNESS + round(1.5 * look.colour_bar) + 14
+
+
+def _lay_bar_flat(spec: Spec, look: Look) -> None:
+    """Lay a matrix's colour bar (its trace's, or the log scale's marker's) flat between the
+    title and the plot, in room added to the top margin: beside the plot it would take about
+    60 px of a phone's 358 px chart from the cells, whose numbers must fit their width. The bar
+    is placed in the figure's own pixels (``yref`` container) so that Plotly pushes no margin
+    (a pushed margin moves the title up, out of the figure)."""
+    layout = spec["layout"]
+    top, height = layout["margin"]["t"], layout["height"]
+    flat = {
+        "orientation": "h",
+        "x": 0.0,
+        "xanchor": "left",
+        "len": 0.6,
+        "yref": "container",
+        "y": 1.0 - (top + 4) / height,
+        "yanchor": "top",
+    }
+    for trace in spec["data"]:
+        bar = trace["marker"] if trace.get("name") == COLOUR_BAR else trace
+        if "colorbar" in bar:
+            bar["colorbar"].update(flat)
+    layout["margin"]["t"] = top + _bar_room(look)
 
 
 def _colour_bar(look: Look, **rest: Any) -> dict:
@@ -505,9 +537,13 @@ def heatmap(
     }
     if trace.get("showscale", True):
         trace["colorbar"] = _colour_bar(look)
-    if annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask":
+    annotated = annotate and n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
+    if annotated:
+        # No textfont size: plotly.js then sizes the cell numbers when it draws them, from the
+        # cells as drawn (the widest number must fit its cell's width, one line its height),
+        # at most the layout's font size, look.cells. One spec serves every screen: 28 px on a
+        # projector, 11 px on a laptop, and on a phone as large as fits, never overlapping.
         trace["texttemplate"] = "%{z:.2f}"
-        trace["textfont"] = {"size": look.cells}
     xaxis = _axis(col_name, look, type="category", tickangle=-45)
     yaxis = _axis(row_name, look, type="category", autorange="reversed")
     if label_all or n_cols <= LABEL_EVERY_TOKEN_UP_TO:
@@ -519,9 +555,14 @@ def heatmap(
     if label_all or n_rows <= LABEL_EVERY_TOKEN_UP_TO:
         yaxis.update(_every_label(ys))
     if height is None:
-        per_row = 18 if label_all else 22
-        cap = 1600 if label_all else 640
-        height = int(min(cap, max(260, 120 + per_row * n_rows)))
+        # The rows get ROW_PX each (18 past the token window's labels) below the title, its
+        # note and the flat colour bar (``top``), above the x axis's slanted labels and title
+        # (X_LABELS_PX): a row needs about 1.3 times its cell numbers' size.
+        full = ", ".join(filter(None, [note, cut]))
+        top = _title(title, full, look)[1] + _bar_room(look)
+        per_row = 18 if label_all else ROW_PX
+        cap = 1600 if label_all else 760
+        height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))
     if look is not NORMAL:
         height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
     data: list[dict] = [trace]
@@ -536,7 +577,11 @@ def heatmap(
         yaxis=yaxis,
         shapes=[row_outline(i) for i in outline_rows if 0 <= i < n_rows],
     )
-    return {"data": data, "layout": layout}
+    if annotated:
+        layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
+    spec = {"data": data, "layout": layout}
+    _lay_bar_flat(spec, look)
+    return spec
 
 
 def heads_grid(
@@ -576,8 +621,10 @@ def heads_grid(
         per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
     rows = math.ceil(H / per_row)
     cell = max(170, 14 * n_rows) if labelled else 170
-    if look is not NORMAL:
-        cell = max(cell, look.min_height // rows if rows <= 2 else 0)
+    if look is not NORMAL and labelled:
+        # The grid's whole height (90 + cells + gaps + 110 px of labels) is the look's own
+        # (a projector's: the step fits one screen below its formula), not more.
+        cell = max(cell, (look.min_height - 200 - (rows - 1) * 120) // rows)
     gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
     area = rows * cell + (rows - 1) * gap
     h_space = 0.08 if labelled else 0.03

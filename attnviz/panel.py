@@ -234,6 +234,25 @@ def _num_rows(values: torch.Tensor, arg: float | None) -> bool:
     return arg is not None and values.shape[-2] == int(arg)
 
 
+def _zeros_where(values: torch.Tensor, future: bool) -> int:
+    """How many entries are exactly 0 above the diagonal (``future``), or on and below it,
+    over every matrix of a stack."""
+    n = values.shape[-1]
+    above = torch.triu(torch.ones(values.shape[-2], n, dtype=torch.bool), diagonal=1)
+    where = above if future else ~above
+    return int((values[..., where] == 0).sum())
+
+
+def _future_zeros(values: torch.Tensor, arg: float | None) -> bool:
+    """Exactly ``arg`` entries above the diagonal (the future keys) are 0."""
+    return arg is not None and _zeros_where(values, True) == int(arg)
+
+
+def _visible_zeros(values: torch.Tensor, arg: float | None) -> bool:
+    """Exactly ``arg`` entries on or below the diagonal (the keys a query sees) are 0."""
+    return arg is not None and _zeros_where(values, False) == int(arg)
+
+
 # name -> test(values, arg): the properties a sentence on a page may state about a panel.
 PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "rows_sum_to_one": _rows_sum_to_one,
@@ -250,6 +269,8 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
     "max_near": _max_near,
     "largest_change_near": _largest_change_near,
     "num_rows": _num_rows,
+    "future_zeros": _future_zeros,
+    "visible_zeros": _visible_zeros,
 }
 
 

@@ -41,9 +41,7 @@ import os
 import platform
 import random
 import re
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -61,9 +59,10 @@ from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from bench import loadtest  # noqa: E402
-from tests.support.network import Blackhole, free_port, proxy_env  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
-from tests.support.server import running_app  # noqa: E402
+from bench.support.haproxy import REPLICAS, running_haproxy  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.redis_server import RedisServer  # noqa: E402
+from bench.support.server import running_app  # noqa: E402
 from ui.poll import PHONE_REFRESH, PROJECTOR_REFRESH  # noqa: E402
 
 RESULTS = ROOT / "bench" / "classpoll-results.md"
@@ -609,57 +608,24 @@ def app_env(redis_url: str | None = None) -> dict[str, str]:
     return env
 
 
-def haproxy_binary() -> str:
-    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
-    if not binary:
-        raise RuntimeError("haproxy is not installed: apt-get install -y haproxy")
-    return binary
-
-
 @contextmanager
-def replicas_behind_haproxy(env: dict[str, str], log_dir: Path, count: int = 2):
-    """``count`` (1 or 2) ``streamlit run app.py`` on loopback behind deploy/haproxy.cfg (run
-    by Debian's haproxy, as tests/deploy/test_haproxy.py runs it). Yields (HAProxy's URL,
-    {replica name: (url, process)})."""
-    names = ("replica-a", "replica-b")
+def replicas_behind_haproxy(env: dict[str, str], log_dir: Path):
+    """Two ``streamlit run app.py`` on loopback behind deploy/haproxy.cfg (Debian's haproxy,
+    bench/support/haproxy.py), one cookie secret for both as Compose gives them, each visited
+    once. Yields (HAProxy's URL, {replica name: (url, process)})."""
     env = {**env, "STREAMLIT_SERVER_COOKIE_SECRET": "poll-" + os.urandom(16).hex()}
     with ExitStack() as stack:
-        servers = {}
-        for name in names[:count]:
-            servers[name] = stack.enter_context(
+        servers = {
+            name: stack.enter_context(
                 running_app(env=env, log_path=log_dir / f"classpoll-{name}.log")
             )
-        port = free_port()
-        addresses = [u.split("://")[1] for u, _ in servers.values()]
-        proxy_env_ = {
-            **os.environ,
-            "ATTNVIZ_BIND": f"127.0.0.1:{port}",
-            "ATTNVIZ_REPLICA_A": addresses[0],
-            "ATTNVIZ_REPLICA_B": addresses[-1],
+            for name in REPLICAS
         }
-        log = stack.enter_context(open(log_dir / "classpoll-haproxy.log", "w"))
-        proc = subprocess.Popen(
-            [haproxy_binary(), "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")],
-            env=proxy_env_,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+        url = stack.enter_context(
+            running_haproxy(
+                servers["replica-a"][0], servers["replica-b"][0], log_dir / "classpoll-haproxy.log"
+            )
         )
-        stack.callback(lambda: (proc.terminate(), proc.wait(10)))
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 40
-        while True:  # both replicas pass HAProxy's health check (rise 2 x inter 3 s)
-            seen = set()
-            for _ in range(4):
-                try:
-                    _, _, headers = loadtest.http_get(url + "/", timeout=5)
-                    seen.add(loadtest.set_cookies(headers).get(STICKY, ""))
-                except OSError:
-                    pass
-            if seen >= set(names[:count]):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"HAProxy did not route to every replica: {seen}")
-            time.sleep(0.5)
         for replica_url, _ in servers.values():
             asyncio.run(warm(replica_url))
         yield url, servers

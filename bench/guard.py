@@ -1,20 +1,26 @@
 """The speed regression guard that CI runs (a step of .ci/run, not a pytest).
 
-It measures what a class pays: on live servers started side by side (bench/live.py), attnviz
-as deployed and the trivial one-heatmap app on Streamlit's defaults, each page's server CPU per
-warm page run at the default settings, as a ratio app / trivial. A page fails when its ratio
-exceeds TOLERANCE x the committed one in bench/baseline.json; failing pages are measured once
-more before the guard gives up (this machine is shared).
+It measures what a class pays, on live servers started side by side (bench/live.py): attnviz as
+deployed and the trivial one-heatmap app on Streamlit's defaults. Per page, two ratios:
 
-Why 1.5x: the three measurements behind the committed baseline, on this shared two-core
-machine under a load average of ~15, spread by up to 1.46x on one page (the learn page: 0.24,
-0.29, 0.35) and by less than 1.3x on the others (CPU time is read in 10 ms ticks, and each
-app's cost per run moves with the machine's load), so 1.5x over the median with one retry does
-not fail on noise; a regression that adds half a page run's cost (~10 ms a run: an uncached
-figure, a table built eagerly) fails, and Streamlit's post-run collection back on (5-8x) fails
-every page.
+- cold: the server CPU of the page's FIRST run with a new text (a sentence no one computed
+  before) over the trivial app's page run measured right after it;
+- warm: the server CPU of the rerun that follows (the same text, every cache hit) over the
+  trivial run measured right after that.
 
-    .venv/bin/python bench/guard.py            # check (about 2 minutes)
+It is built to hold on a busy machine (CI shares its two cores with whatever else runs):
+
+- fine interleaving: one app run, then one trivial run, repeated; each ratio is taken within
+  its pair, a second apart, so load that comes and goes moves both sides alike;
+- CPU time, not wall time, of each server process (nanoseconds, from the kernel's per-process
+  CPU clock: bench/measure.py), read after each run's tail;
+- the median over ROUNDS pairs per page and kind;
+- a page over its limit is measured again (ROUNDS fresh pairs) once before the guard fails.
+
+A ratio fails when it exceeds TOLERANCE x the committed one in bench/baseline.json. Why the
+tolerances (bench/guard-results.md has the runs): see TOLERANCE below.
+
+    .venv/bin/python bench/guard.py            # check (2-4 minutes on a busy machine)
     .venv/bin/python bench/guard.py --update   # rewrite the baseline (commit it and say why)
     .venv/bin/python bench/guard.py --gc on    # the deliberate regression: it must fail
 """
@@ -22,8 +28,11 @@ every page.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
 import sys
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -31,22 +40,105 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import live  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
+from bench import live, measure  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
 
 BASELINE = ROOT / "bench" / "baseline.json"
-TOLERANCE = 1.5
-RUNS = 20  # warm reruns per block: 20 runs of ~20 ms make the 10 ms CPU tick a 2.5% error
-BLOCKS = 3
+KINDS = ("cold", "warm")
+# Why 1.6: in ten guard runs with two busy processes beside each (and two earlier ones with 7
+# pairs a page), on this two-core machine shared with other work (load average 9-17;
+# bench/guard-results.md, 2026-12-01, the baseline of that day), the largest
+# page ratio over its baseline was 1.18 for cold runs and 1.28 for warm ones, and no run needed
+# its retry; three runs without the busy processes spread by at most 1.29x around their median
+# (the learn page, whose "cold" run is a warm one: its own controls ignore the text). 1.6 is
+# 1.25x above the worst of these. It still fails what the guard is for: Streamlit's post-run
+# collection back on multiplies a warm run by 5-8; on cold runs, a change that adds ~60% to a
+# page's run (today's cold runs are 2-5x the trivial app's; after the figure rewrite, about 1x).
+TOLERANCE = {"cold": 1.6, "warm": 1.6}
+ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
 
 
 def load_baseline(path: Path = BASELINE) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {}
+    """The committed baseline: {"cold": {page: ratio}, "warm": {page: ratio}, ...}."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    if "ratios" in data and "warm" not in data:  # the warm-only format before cold runs
+        data["warm"] = data["ratios"]
+    return data
 
 
-def measure(app, trivial, pages) -> dict[str, float]:
-    costs = live.page_costs(app, trivial, pages, RUNS, BLOCKS)
-    return {path: c["ratio"] for path, c in costs.items()}
+def measure_pages(app, trivial, pages, rounds: int = ROUNDS, seed: int | None = None) -> dict:
+    """{kind: {page file: median ratio}} over ``rounds`` pairs of each kind per page."""
+    seed = time.time_ns() % 2**31 if seed is None else seed
+    pairs = measure.cold_warm_pairs(app, trivial, pages, rounds, seed)
+    for path, pp in pairs.items():
+        if pp.errors:
+            raise RuntimeError(f"{path}: {pp.errors[0]}")
+    return {
+        "cold": {path: pp.cold_ratio for path, pp in pairs.items()},
+        "warm": {path: pp.warm_ratio for path, pp in pairs.items()},
+        "ms": {path: pp.summary() for path, pp in pairs.items()},
+    }
+
+
+def check(pages, measured: dict, baseline: dict, remeasure, final: dict | None = None) -> bool:
+    """True when every page has a baseline of each kind and stays within TOLERANCE x it; pages
+    over a limit are measured once more (``remeasure(pages) -> {kind: {page: ratio}}``) and
+    judged on the second measurement. ``final``: filled with the ratios judged."""
+
+    def over(p) -> list[str]:
+        return [
+            kind
+            for kind in KINDS
+            if p.path in baseline.get(kind, {})
+            and measured[kind][p.path] > TOLERANCE[kind] * baseline[kind][p.path]
+        ]
+
+    failing = [p for p in pages if over(p)]
+    if failing:
+        print(f"{len(failing)} page(s) over their limit; measuring them again", flush=True)
+        again = remeasure(failing)
+        measured = {kind: {**measured[kind], **again.get(kind, {})} for kind in KINDS}
+        failing = [p for p in failing if over(p)]
+    if final is not None:
+        final.update({kind: dict(measured[kind]) for kind in KINDS})
+    missing = [
+        f"{p.path} ({kind})"
+        for p in pages
+        for kind in KINDS
+        if p.path not in baseline.get(kind, {})
+    ]
+    for p in pages:
+        parts = []
+        for kind in KINDS:
+            if p.path in baseline.get(kind, {}):
+                limit = TOLERANCE[kind] * baseline[kind][p.path]
+                flag = "" if measured[kind][p.path] <= limit else " FAIL"
+                parts.append(f"{kind} {measured[kind][p.path]:5.2f} (limit {limit:5.2f}){flag}")
+        state = "FAIL" if p in failing else "ok"
+        print(f"  {state:4s} {p.path:32s} " + "  ".join(parts))
+    if missing:
+        print(f"  no baseline for {', '.join(missing)}: run bench/guard.py --update, commit why")
+    return not failing and not missing
+
+
+def write_baseline(measured: dict, path: Path = BASELINE) -> None:
+    path.write_text(
+        json.dumps(
+            {
+                "what": "live server CPU per page run, attnviz / trivial app measured right "
+                "after it (bench/guard.py): cold = the page's first run with a new text, warm = "
+                "its rerun; median over pairs",
+                "tolerance": TOLERANCE,
+                "made": f"bench/guard.py --update on {datetime.date.today()}, load average "
+                f"{os.getloadavg()[0]:.1f}",
+                "machine": live.machine(),
+                "cold": measured["cold"],
+                "warm": measured["warm"],
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def main(argv=None) -> int:
@@ -60,67 +152,58 @@ def main(argv=None) -> int:
         default="config",
         help="force Streamlit's post-run collection on or off (default: the config's)",
     )
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"pairs per page ({ROUNDS})")
+    parser.add_argument("--json", type=Path, default=None, help="also write the measurement here")
     args = parser.parse_args(argv)
     pages = app_pages()
+    started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     print(
-        "speed guard: live server CPU per warm page run, attnviz / trivial app, default settings",
+        "speed guard: live server CPU per page run, attnviz / trivial app, cold (a new text) "
+        f"and warm; load average {load_before:.1f}",
         flush=True,
     )
     with ExitStack() as stack:
         app = stack.enter_context(live.attnviz_server(args.gc))
         trivial = stack.enter_context(live.trivial_server())
-        measured = measure(app, trivial, pages)
-        if args.update:
-            # A baseline is the median of three measurements, so one noisy run does not set it.
-            more = [measure(app, trivial, pages), measure(app, trivial, pages)]
-            measured = {p: sorted([measured[p], *(m[p] for m in more)])[1] for p in measured}
-            BASELINE.write_text(
-                json.dumps(
-                    {
-                        "what": "live server CPU per warm page run, attnviz / trivial app "
-                        "(bench/live.py), default settings",
-                        "tolerance": TOLERANCE,
-                        "machine": live.machine(),
-                        "ratios": measured,
-                    },
-                    indent=2,
-                )
-                + "\n"
+        measured = measure_pages(app, trivial, pages, args.rounds)
+        for row in measured["ms"].values():
+            print(
+                f"  {row['page']:26s} cold {row['cold_ms']:6.1f} ms  warm {row['warm_ms']:5.1f}"
+                f" ms  trivial {row['trivial_ms']:5.1f} ms",
+                flush=True,
             )
+        if args.update:
+            write_baseline(measured)
             print(f"wrote {BASELINE}")
             return 0
-        baseline = load_baseline().get("ratios", {})
-        passed = check(pages, measured, baseline, lambda again: measure(app, trivial, again))
+        baseline = load_baseline()
+        judged: dict = {}
+        passed = check(
+            pages,
+            measured,
+            baseline,
+            lambda again: measure_pages(app, trivial, again, args.rounds),
+            judged,
+        )
+    wall = time.perf_counter() - started
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        summary = {
+            "passed": passed,
+            "wall_s": wall,
+            "loadavg": [load_before, os.getloadavg()[0]],
+            "first": {"cold": measured["cold"], "warm": measured["warm"]},
+            "judged": judged,
+            "ms": measured["ms"],
+        }
+        args.json.write_text(json.dumps(summary, indent=1) + "\n")
     print(
-        "speed guard passed" if passed else "speed guard FAILED",
+        f"speed guard {'passed' if passed else 'FAILED'} in {wall:.0f} s "
+        f"(load average {load_before:.1f} → {os.getloadavg()[0]:.1f})",
         file=sys.stdout if passed else sys.stderr,
     )
     return 0 if passed else 1
-
-
-def check(pages, measured: dict, baseline: dict, remeasure) -> bool:
-    """True when every page has a baseline and stays within TOLERANCE x its baseline ratio;
-    pages over the limit are measured once more (``remeasure(pages) -> ratios``)."""
-    failing = [
-        p for p in pages if p.path in baseline and measured[p.path] > TOLERANCE * baseline[p.path]
-    ]
-    if failing:
-        print(
-            f"{len(failing)} page(s) over {TOLERANCE}x their baseline ratio; measuring them again"
-        )
-        measured = {**measured, **remeasure(failing)}
-        failing = [p for p in failing if measured[p.path] > TOLERANCE * baseline[p.path]]
-    missing = [p.path for p in pages if p.path not in baseline]
-    for p in pages:
-        if p.path in baseline:
-            state = "FAIL" if p in failing else "ok"
-            print(
-                f"  {state:4s} {p.path:28s} ratio {measured[p.path]:.2f} "
-                f"(baseline {baseline[p.path]:.2f}, limit {TOLERANCE * baseline[p.path]:.2f})"
-            )
-    if missing:
-        print(f"  no baseline for {', '.join(missing)}: run bench/guard.py --update and commit why")
-    return not failing and not missing
 
 
 if __name__ == "__main__":

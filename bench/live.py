@@ -1,7 +1,9 @@
 """Live-server benchmark: what a class feels, measured on ``streamlit run`` as deployed.
 
-    .venv/bin/python bench/live.py                  # per-page CPU, then 50 sessions (~10 min)
-    .venv/bin/python bench/live.py --sessions 0     # per-page CPU only (~1 min)
+    .venv/bin/python bench/live.py                  # per-page CPU, cold runs, the own-sentence
+                                                    # class and the shared settings at 50
+                                                    # sessions (~9 min)
+    .venv/bin/python bench/live.py --sessions 0     # per-page CPU, warm and cold, only
     .venv/bin/python bench/live.py --gc on          # the same with Streamlit's post-run GC forced on
 
 AppTest runs a page script in-process and skips what the live server does around it (the
@@ -20,10 +22,23 @@ and reports:
    (psutil, every thread) before and after the runs is divided by their number. The app's page
    and the trivial app's page are measured in alternating blocks; the ratio app / trivial is
    what the CI guard (bench/guard.py) compares with bench/baseline.json;
-2. under N concurrent websocket sessions each opening every page under every setting
+2. per page, cold runs: the server CPU of the FIRST run of the page with a new text (a
+   sentence no one computed before, 5-8 words, drawn with a per-run seed), of its warm rerun
+   right after, and of a trivial-app page run measured right after each (a new ``seed``, so its
+   one heatmap is new too): cold ms, warm ms, trivial ms and the ratios, medians over
+   ``--cold-rounds`` rounds that take the pages in turn (bench/measure.py);
+3. the own-sentence class: N sessions at once, each with a sentence of its own, changing one
+   sidebar value at each of six page runs (text, d_out, heads, training mode, dropout, a seed),
+   and the trivial app under the same harness (six page runs per session, each with a new
+   seed): page runs per second, p50, p95, server CPU per page run, errors;
+4. under N concurrent websocket sessions each opening every page under every setting
    (bench/loadtest.py's protocol and plans): page runs per second, p50, p95, server CPU per page
    run, errors, and figures that differ from a single-session reference; the same load on the
    trivial app right after.
+
+Server CPU is the server process's user + system time, every thread, read from the kernel's
+per-process CPU clock (bench/measure.py), after the run's tail. The machine's load average is
+recorded beside every number: this machine is shared.
 
 Output: bench/live-results.md (and the console). Loopback only; every outbound request goes to a
 blackhole; the servers stop when the run ends.
@@ -50,10 +65,10 @@ if str(ROOT) not in sys.path:
 
 import psutil  # noqa: E402
 
-from bench import loadtest  # noqa: E402
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app, streamlit_command  # noqa: E402
+from bench import loadtest, measure  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app, streamlit_command  # noqa: E402
 
 RESULTS = ROOT / "bench" / "live-results.md"
 TRIVIAL = ROOT / "bench" / "trivial"
@@ -105,27 +120,35 @@ class Server:
     label: str
     url: str
     pid: int
+    others: tuple[int, ...] = ()  # more processes behind ``url`` (replicas behind a balancer)
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return (self.pid, *self.others)
 
     def cpu_seconds(self) -> float:
-        times = psutil.Process(self.pid).cpu_times()
-        return times.user + times.system
+        """User + system CPU seconds of every process behind ``url``, to the nanosecond."""
+        return measure.cpu_of(self.pids)
 
     def rss(self) -> int:
         return psutil.Process(self.pid).memory_info().rss
 
 
 @contextmanager
-def attnviz_server(gc: str = "config", extra_env: dict[str, str] | None = None):
+def attnviz_server(
+    gc: str = "config", extra_env: dict[str, str] | None = None, name: str = "attnviz"
+):
     """attnviz as deployed: the Dockerfile's ENV, the repository's config, ``streamlit run``.
-    ``gc``: "config" (whatever .streamlit/config.toml says), "on" or "off" (forced by env)."""
+    ``gc``: "config" (whatever .streamlit/config.toml says), "on" or "off" (forced by env);
+    ``name``: the server's label and log file (test-artifacts/live-NAME.log)."""
     env = {**deployed_env(), **(extra_env or {})}
     if gc != "config":
         env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "true" if gc == "on" else "false"
     hole = Blackhole()
-    log = ROOT / "test-artifacts" / "live-attnviz.log"
+    log = ROOT / "test-artifacts" / f"live-{name}.log"
     try:
         with running_app("app.py", env={**env, **proxy_env(hole)}, log_path=log) as (url, proc):
-            yield Server("attnviz", url, proc.pid)
+            yield Server(name, url, proc.pid)
     finally:
         hole.close()
 
@@ -242,6 +265,7 @@ class LoadArgs:  # what loadtest.run_load reads
 
 def load(server: Server, label: str, steps, settings, pages, sessions: int, args) -> dict:
     report = loadtest.Report(label, sessions, 1, tuple(settings), tuple(pages))
+    before = os.getloadavg()[0]
     load_args = LoadArgs(args.max_seconds, args.timeout, 2.0)
     try:
         asyncio.run(
@@ -255,6 +279,7 @@ def load(server: Server, label: str, steps, settings, pages, sessions: int, args
     times = [r.seconds for r in report.results]
     runs = len(report.results)
     return {
+        "loadavg": (before, os.getloadavg()[0]),
         "label": label,
         "sessions": sessions,
         "runs": runs,
@@ -284,10 +309,69 @@ def trivial_load_plan(count: int):
     return steps, [f"seed={s}" for s in seeds], [f"page-{i}" for i in range(TRIVIAL_PAGES)]
 
 
+# --- 2. and 3. cold runs, the own-sentence class -------------------------------------------------
+def cold_costs(app: Server, trivial: Server, pages, rounds: int, seed: int) -> dict:
+    """Per page: cold, warm and trivial ms and the ratios (bench/measure.py's pairs)."""
+    load = os.getloadavg()[0]
+    pairs = measure.cold_warm_pairs(app, trivial, pages, rounds, seed)
+    out = {}
+    for path, pp in pairs.items():
+        row = {**pp.summary(), "loadavg": (load, os.getloadavg()[0])}
+        out[path] = row
+        print(
+            f"  {row['page']:26s} cold {row['cold_ms']:6.1f} ms  warm {row['warm_ms']:5.1f} ms  "
+            f"trivial {row['trivial_ms']:5.1f} ms  cold/trivial {row['cold_ratio']:5.2f}  "
+            f"warm/trivial {row['warm_ratio']:4.2f}  (load {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
+        if row["errors"]:
+            print(f"    errors: {row['errors'][:3]}")
+    return out
+
+
+def own_sentence_classes(app: Server, trivial: Server, sessions: int, seed: int) -> list[dict]:
+    """The own-sentence class on attnviz, then on the trivial app, under one harness."""
+    rows = []
+    for server, is_trivial in ((app, False), (trivial, True)):
+        label = "trivial app" if is_trivial else "attnviz"
+        print(f"own-sentence class: {sessions} sessions × 6 page runs on {label} …", flush=True)
+        result = measure.own_sentence_class(
+            server.url, server.pids, label, sessions, seed, trivial=is_trivial
+        )
+        rows.append(result.row())
+        print(f"  {class_line(rows[-1])}", flush=True)
+    return rows
+
+
+def class_line(r: dict) -> str:
+    return (
+        f"{r['label']}: {r['runs']} runs, {r['runs_per_s']:.2f} runs/s, p50 {r['p50']:.2f} s, "
+        f"p95 {r['p95']:.2f} s, {r['cpu_ms']:.1f} ms CPU a run, {len(r['errors'])} errors "
+        f"(load {r['loadavg'][0]:.1f} → {r['loadavg'][1]:.1f})"
+    )
+
+
+def class_table(rows: list[dict]) -> list[str]:
+    lines = [
+        "| served | sessions | page runs | runs/s | p50 (s) | p95 (s) | server CPU per run (ms) | "
+        "cores busy | errors | load average before / after |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['label']} | {r['sessions']} | {r['runs']} | {r['runs_per_s']:.2f} | "
+            f"{r['p50']:.2f} | {r['p95']:.2f} | {r['cpu_ms']:.1f} | {r['cores_busy']:.2f} | "
+            f"{len(r['errors'])} | {r['loadavg'][0]:.1f} / {r['loadavg'][1]:.1f} |"
+        )
+    return lines
+
+
 # --- report ------------------------------------------------------------------------------------
-def markdown(costs: dict, loads: list[dict], args, wall: float, gc: str) -> str:
+def markdown(results: dict, args, wall: float, gc: str) -> str:
     from importlib.metadata import version
 
+    costs, cold = results.get("warm", {}), results.get("cold", {})
+    classes, loads = results.get("class", []), results.get("load", [])
     pkgs = ", ".join(f"{n} {version(n)}" for n in ("streamlit", "torch", "plotly", "websockets"))
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     lines = [
@@ -295,11 +379,13 @@ def markdown(costs: dict, loads: list[dict], args, wall: float, gc: str) -> str:
         "",
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `{command}`; {wall:.0f} s in all. "
         f"Machine: {os.cpu_count()} cores ({platform.machine()}), shared with other work "
-        f"(load average at the end {os.getloadavg()[0]:.1f}); {pkgs}. attnviz runs as the "
+        f"(load average at the start {results['loadavg'][0]:.1f}, at the end "
+        f"{os.getloadavg()[0]:.1f}); {pkgs}. attnviz runs as the "
         "Docker image does (the Dockerfile's ENV, the repository's config"
         + ("" if gc == "config" else f", post-run GC forced {gc}")
         + "); the trivial app (bench/trivial/, one cached 64×64 heatmap per page) runs on "
-        "Streamlit's defaults (post-run GC on). Both on loopback, side by side in this run.",
+        "Streamlit's defaults (post-run GC on). Both on loopback, side by side in this run. "
+        "Server CPU: the server process's user + system time, every thread (bench/measure.py).",
         "",
     ]
     if costs:
@@ -308,7 +394,8 @@ def markdown(costs: dict, loads: list[dict], args, wall: float, gc: str) -> str:
             "",
             "The server process's user + system CPU over "
             f"{args.runs} reruns of the page, median of {args.blocks} blocks alternating "
-            "with the trivial app's.",
+            "with the trivial app's. Load average "
+            f"{results['warm_load'][0]:.1f} before, {results['warm_load'][1]:.1f} after.",
             "",
             "| page | attnviz (ms) | trivial app (ms) | ratio | received per run (kB) |",
             "|---|---:|---:|---:|---:|",
@@ -319,21 +406,63 @@ def markdown(costs: dict, loads: list[dict], args, wall: float, gc: str) -> str:
                 f"{c['ratio']:.2f} | {c['kb']:.0f} |"
             )
         lines.append("")
+    if cold:
+        first = next(iter(cold.values()))
+        lines += [
+            "## Cold runs: the first run of each page with a new text",
+            "",
+            f"{args.cold_rounds} rounds over the pages (seed {results['seed']}); in each, per "
+            "page: the first run with a new text (5–8 common words no one computed before, "
+            "every other value at its default), a trivial-app page run with a new seed, the "
+            "page's warm rerun, another trivial run. Server CPU of each run on its own, its "
+            "tail included; medians over the rounds, ratios the median over pairs of "
+            "(app run / the trivial run right after it). Load average "
+            f"{first['loadavg'][0]:.1f} before the cold runs, {first['loadavg'][1]:.1f} after.",
+            "",
+            "| page | cold (ms) | warm (ms) | trivial (ms) | cold / trivial | warm / trivial | "
+            "errors |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for c in cold.values():
+            lines.append(
+                f"| {c['page']} | {c['cold_ms']:.1f} | {c['warm_ms']:.1f} | "
+                f"{c['trivial_ms']:.1f} | {c['cold_ratio']:.2f} | {c['warm_ratio']:.2f} | "
+                f"{len(c['errors'])} |"
+            )
+        lines.append("")
+    if classes:
+        lines += [
+            f"## The own-sentence class: {classes[0]['sessions']} sessions, each with a sentence "
+            "of its own, one sidebar value changed at each of six page runs",
+            "",
+            "Each session connects (the page over HTTP, then the websocket), then runs six "
+            "pages back to back: its own text, then d_out, heads, training mode, dropout and "
+            "one seed changed in turn (every value valid), a page each (why attention, the four "
+            "passes, against PyTorch; rotated per session). The trivial app: six page runs per "
+            "session, each with a seed no one used. Latency from sending the run to "
+            "`script_finished`; CPU over the whole load.",
+            "",
+            *class_table(classes),
+            "",
+        ]
+        problems = [f"- {r['label']}: {e}" for r in classes for e in r["errors"]]
+        lines += ["Errors:", "", "\n".join(problems[:20]) or "None.", ""]
     if loads:
         lines += [
             f"## {loads[0]['sessions']} concurrent sessions, each opening every page under "
             "every setting",
             "",
             "| app | page runs | errors | figure mismatches | runs/s | p50 (s) | p95 (s) | "
-            "server CPU per run (ms) | cores busy | received per run (kB) | RSS before / peak (MB) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "server CPU per run (ms) | cores busy | received per run (kB) | RSS before / peak (MB) | "
+            "load average before / after |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
         ]
         for r in loads:
             lines.append(
                 f"| {r['label']} | {r['runs']} | {len(r['errors'])} | {len(r['mismatches'])} | "
                 f"{r['runs_per_s']:.2f} | {r['p50']:.2f} | {r['p95']:.2f} | {r['cpu_ms']:.1f} | "
                 f"{r['cores_busy']:.2f} | {r['kb']:.0f} | {r['rss_before'] / 2**20:.0f} / "
-                f"{r['rss_peak'] / 2**20:.0f} |"
+                f"{r['rss_peak'] / 2**20:.0f} | {r['loadavg'][0]:.1f} / {r['loadavg'][1]:.1f} |"
             )
         for r in loads:
             lines += [
@@ -359,6 +488,10 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--runs", type=int, default=10, help="warm reruns per block (10)")
     parser.add_argument("--blocks", type=int, default=3, help="alternating blocks per page (3)")
+    parser.add_argument(
+        "--cold-rounds", type=int, default=5, help="cold runs per page, one a round (5; 0: none)"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="the texts' seed (a new one)")
     parser.add_argument("--sessions", type=int, default=50, help="concurrent sessions; 0: none")
     parser.add_argument(
         "--settings",
@@ -366,7 +499,10 @@ def main(argv=None) -> int:
         help="comma list of bench/loadtest.py settings for the load (all five)",
     )
     parser.add_argument("--gc", choices=("config", "on", "off"), default="config")
-    parser.add_argument("--skip-pages", action="store_true", help="only the load")
+    parser.add_argument("--skip-pages", action="store_true", help="no per-page measurements")
+    parser.add_argument(
+        "--skip-shared", action="store_true", help="no shared-settings load (only the class)"
+    )
     parser.add_argument("--timeout", type=float, default=180.0)
     parser.add_argument("--max-seconds", type=float, default=1500.0)
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -374,16 +510,27 @@ def main(argv=None) -> int:
     if not 0 <= args.sessions <= loadtest.MAX_SESSIONS:
         parser.error(f"--sessions must be 0–{loadtest.MAX_SESSIONS}")
     settings = tuple(s.strip() for s in args.settings.split(","))
+    seed = args.seed if args.seed is not None else time.time_ns() % 2**31
     started = time.perf_counter()
-    costs, loads = {}, []
+    results: dict = {"loadavg": os.getloadavg(), "seed": seed}
     with ExitStack() as stack:
         app = stack.enter_context(attnviz_server(args.gc))
         trivial = stack.enter_context(trivial_server())
         print(f"attnviz {app.url} (pid {app.pid}), trivial {trivial.url} (pid {trivial.pid})")
         if not args.skip_pages:
-            print("server CPU per warm page run, default settings:")
-            costs = page_costs(app, trivial, app_pages(), args.runs, args.blocks)
+            print(
+                f"server CPU per warm page run, default settings (load {os.getloadavg()[0]:.1f}):"
+            )
+            before = os.getloadavg()[0]
+            results["warm"] = page_costs(app, trivial, app_pages(), args.runs, args.blocks)
+            results["warm_load"] = (before, os.getloadavg()[0])
+            if args.cold_rounds:
+                print(f"cold runs, a new text each (seed {seed}, load {os.getloadavg()[0]:.1f}):")
+                results["cold"] = cold_costs(app, trivial, app_pages(), args.cold_rounds, seed)
         if args.sessions:
+            results["class"] = own_sentence_classes(app, trivial, args.sessions, seed + 1)
+        if args.sessions and not args.skip_shared:
+            loads = results["load"] = []
             steps, names, pages = app_load_plan(settings)
             print(f"load: {args.sessions} sessions × {len(steps)} page runs on attnviz …")
             loads.append(load(app, "attnviz", steps, names, pages, args.sessions, args))
@@ -391,13 +538,16 @@ def main(argv=None) -> int:
             print(f"load: {args.sessions} sessions × {len(steps)} page runs on the trivial app …")
             loads.append(load(trivial, "trivial app", steps, names, pages, args.sessions, args))
     wall = time.perf_counter() - started
-    text = markdown(costs, loads, args, wall, args.gc)
+    text = markdown(results, args, wall, args.gc)
     print()
     print(text)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
     print(f"written to {args.output}")
-    return 1 if any(r["errors"] or r["mismatches"] for r in loads) else 0
+    bad = [r for r in results.get("load", []) if r["errors"] or r["mismatches"]]
+    bad += [r for r in results.get("class", []) if r["errors"]]
+    bad += [r for r in results.get("cold", {}).values() if r["errors"]]
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -85,9 +85,9 @@ import websockets  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app  # noqa: E402
 
 RESULTS = ROOT / "bench" / "loadtest-results.md"
 QUICK_RESULTS = ROOT / "test-artifacts" / "loadtest-quick.md"

@@ -44,7 +44,7 @@ from attnviz.polls import (  # noqa: E402
     StudentView,
 )
 from attnviz.polls_redis import RedisPollStore  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
+from bench.support.redis_server import RedisServer  # noqa: E402
 
 OPTIONS = tuple(f"{i}: token" for i in range(8))
 

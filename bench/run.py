@@ -120,9 +120,9 @@ _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimati
 def browser_figures(slider_moves: int = 5) -> dict:
     """Start-up to the first page drawn, and a slider move to the charts redrawn on every page,
     in Chromium. The browser is started before the clock, so start-up is the server's alone."""
-    from tests.support.browser import chromium, wait_for_app
-    from tests.support.network import Blackhole, proxy_env
-    from tests.support.server import running_app
+    from bench.support.browser import chromium, wait_for_app
+    from bench.support.network import Blackhole, proxy_env
+    from bench.support.server import running_app
 
     hole = Blackhole()
     env = proxy_env(hole)

@@ -44,9 +44,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import LOOPBACK_FLAGS, running_app  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import LOOPBACK_FLAGS, running_app  # noqa: E402
 
 RESULTS = ROOT / "bench" / "soak-results.md"
 # A leak must not outlast a teaching day: ~30,000 page runs (6 lessons, 50 students, 100 runs

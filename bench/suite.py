@@ -21,7 +21,7 @@ SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 if SHARED_CACHE.is_dir():
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(SHARED_CACHE))
 
-from tests.support.pages import app_pages  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
 
 REFERENCE_APP = ROOT / "bench" / "reference_app.py"
 LONG_TEXT = (

@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
 
 PAGE = "trained-heads"
 MB = 2**20

@@ -58,7 +58,7 @@ st.write(
 if view.weights_na:
     st.info(md_escape(view.weights_na))
 else:
-    head = panels.pick_head(view.num_heads, key="p6_head")
+    head = panels.pick_head(view.num_heads, key="head")
     panels.beside(*comparison.head_panels(view, args, head), numbers=numbers)
     panels.claims(view.claims)
 panels.badge(view.weights_check)

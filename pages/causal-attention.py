@@ -9,9 +9,9 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, links, panels, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("causal")
@@ -49,6 +49,7 @@ if L.book_note:
 # --- the mask ----------------------------------------------------------------------------------
 st.header("The mask is a buffer")
 panels.show(L.mask, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 st.write(L.mask_sentence)
 st.dataframe(L.buffers, hide_index=True)
 
@@ -108,7 +109,9 @@ elif lab is not None and lab.dropped is not None:
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
     )
-    if st.toggle("Compare with dropout on the context vectors", key="p3_placement"):
+    if st.toggle(
+        "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+    ):
         left, right = st.columns(2)
         with left:
             st.write(lab.placement)

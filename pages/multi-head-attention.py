@@ -12,7 +12,7 @@ from attnviz import modules as M
 from attnviz.lessons import multihead as ML
 from ui import breakit, cache, panels, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("multihead")
@@ -82,12 +82,13 @@ panel_view = page_view.controls(
 st.header("All heads")
 st.write(md_escape(view.weights_note))
 panels.show(view.grid, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 if view.grid_note:
     st.info(view.grid_note)
 panels.claims(view.claims_for(view.grid.key))
 
 st.subheader("One head in detail")
-h = panels.pick_head(view.num_heads, key="p4_head")
+h = panels.pick_head(view.num_heads, key="head")
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
 panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)

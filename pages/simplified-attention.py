@@ -9,9 +9,9 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, links, panels, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("simplified")
@@ -43,12 +43,14 @@ def book_blocks(blocks) -> None:
 
 # --- one query ------------------------------------------------------------------------------
 st.header("One query at a time")
+links.unknown_choices(links.QUERY, labels, labels[min(1, n - 1)])
 query = st.selectbox(
     "Query token",
     list(range(n)),
     index=min(1, n - 1),
     format_func=lambda i: labels[i],
-    key="p1_query",
+    key=links.QUERY,
+    bind="query-params",
 )
 st.write(
     f"The query is `inputs[{query}]`, the book's {L.book_name('x', query)} (rows count from 0 "
@@ -68,13 +70,18 @@ c1, c2 = st.columns(2)
 with c1:
     stretch = st.select_slider(
         "Multiply the inputs by a (scores grow by a²)",
-        options=[1, 2, 3, 5, 10, 20, 50],
+        options=links.STRETCHES,
         value=1,
-        key="p1_stretch",
+        key=links.STRETCH,
+        bind="query-params",
     )
 with c2:
     shift = st.select_slider(
-        "Add to every score", options=[-300, -200, -100, -50, 0, 50, 100], value=0, key="p1_shift"
+        "Add to every score",
+        options=links.SHIFTS,
+        value=0,
+        key=links.SHIFT,
+        bind="query-params",
     )
 view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
@@ -91,6 +98,7 @@ st.write(
     "weighted sum of all input vectors, each scaled by its weight."
 )
 panels.show(view.context_walk, numbers=numbers, view=panel_view)
+st.caption(md_escape(token_legend(labels)))  # how to read the labels, under the first matrix
 if view.book_blocks:
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
     book_blocks(view.book_blocks)

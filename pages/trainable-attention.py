@@ -8,9 +8,9 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, links, panels, present, state
 from ui import view as page_view
-from ui.text import md_escape
+from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("trainable")
@@ -26,12 +26,10 @@ else:
         "Module",
         ["v2", "v1"],
         index=1 if cfg.book else 0,
-        format_func=lambda v: {
-            "v2": "SelfAttention_v2: nn.Linear layers",
-            "v1": "SelfAttention_v1: raw nn.Parameter matrices",
-        }[v],
+        format_func=links.MODULES.__getitem__,
         horizontal=True,
-        key="p2_version",
+        key=links.MODULE,
+        bind="query-params",
     )
 # The traces the lesson reads: the module picked, the other version, and (narrow keys) the
 # picked module one click away at a wider d_out.
@@ -89,6 +87,8 @@ for group in (("W_query", "W_key", "W_value"), ("queries", "keys", "values")):
             "nn.Linear stores its weight as (d_out, d_in) and computes x Wᵀ; the heatmaps show "
             "Wᵀ so they read like the formula X W."
         )
+    if group[0] == "queries":  # the first matrices with a row per token
+        st.caption(md_escape(token_legend(lesson.labels)))
 
 st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):
@@ -126,7 +126,14 @@ st.write(
 # The same map at the wider d_out beside it, when that trace exists; else a note why not.
 changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
 panels.beside(*changes, numbers=numbers, view=panel_view, below=captions)
-if "wide_change" not in lesson.panels:
+if "wide_change" in lesson.panels:
+    st.button(
+        f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
+        key="p2_wide",
+        on_click=state.set_sidebar,
+        kwargs={"d_out": L.WIDE_D_OUT},
+    )
+else:
     st.caption(md_escape(lesson.scaling_note))
 
 # --- v1 against v2 -----------------------------------------------------------------------------

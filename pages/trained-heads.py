@@ -47,7 +47,15 @@ panels.notes([m for m in (tokens.cap_message(),) if m])  # the token cap, as on 
 
 folder, problem = trained.weights_problem()
 if problem or folder is None:
-    st.info(f"**No GPT-2 weights on this server.** {problem}  \n{trained.HOW_TO_GET}")
+    # Students read what the page will show, and see it; the set-up is for the instructor.
+    st.info(trained.NOT_YET)
+    st.image(
+        trained.illustration(),
+        caption=trained.ILLUSTRATION_CAPTION,
+        alt="Illustration: five attention maps, four kinds of trained head and an untrained one",
+    )
+    with st.expander(trained.INSTRUCTOR_TITLE):
+        st.markdown(f"{problem}  \n{trained.HOW_TO_GET}")
     rand_settings = trained.random_settings(None, cfg.settings)
     labels = tokens.labels
     rand = trained.random_head(cfg.text, rand_settings, len(labels))

@@ -76,9 +76,9 @@ def check_pages(url: str) -> int:
     return the number of problems."""
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root))
-    from tests.support.browser import chromium, wait_for_app
-    from tests.support.network import Blackhole
-    from tests.support.pages import app_pages
+    from bench.support.browser import chromium, wait_for_app
+    from bench.support.network import Blackhole
+    from bench.support.pages import app_pages
 
     pages = sorted(app_pages(), key=lambda p: p.default)  # the home page last
     problems = 0

@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.browser import chromium, wait_for_app  # noqa: E402
-from tests.support.network import Blackhole, proxy_env  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
-from tests.support.server import running_app  # noqa: E402
+from bench.support.browser import chromium, wait_for_app  # noqa: E402
+from bench.support.network import Blackhole, proxy_env  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
+from bench.support.server import running_app  # noqa: E402
 
 PAGES = [("" if p.default else p.url_path) for p in app_pages()]
 # Streamlit scrolls its main block, not the document: a tall window shows the whole page.

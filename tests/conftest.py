@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support.network import Blackhole, proxy_env
+from bench.support.network import Blackhole, proxy_env
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
@@ -56,8 +56,13 @@ SLOW = (
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_first_visit.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
     "tests/hostile/test_corpus_apptest.py",
+    # every lesson at five settings, the bugs' runs and two short trainings (~15 s)
+    "tests/words/test_spelling.py::test_every_generated_sentence_is_spelt_right",
+    "tests/words/test_spelling.py::test_the_generated_sentences_cover_what_the_brief_names",
+    "tests/words/test_spelling.py::test_terms_lists_only_words_the_app_uses",
     "tests/hostile/test_runtime_threads.py::test_configure_threads_applies_once_per_process",
     "tests/hostile/test_properties_engine.py::test_any_text_and_settings_run_through_every_pass",
     "tests/learn/test_training.py::test_defaults_learn_the_task_and_attend_to_the_expected_key",
@@ -83,6 +88,7 @@ SERIAL = (
     "tests/budget/",
     "tests/deploy/test_haproxy.py",
     "tests/polls/test_class_live.py",
+    "tests/deploy/test_first_visit.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",

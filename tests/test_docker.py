@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from dockerfile_parse import DockerfileParser
 
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import Blackhole, free_port, proxy_env
-from tests.support.pages import app_pages
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import Blackhole, free_port, proxy_env
+from bench.support.pages import app_pages
+from bench.support.server import running_app
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"

@@ -4,25 +4,30 @@ the engine's code; turned on, its diff, what it does to the numbers and the chec
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 import torch
 
 from attnviz import bugs as B
+from attnviz import checks as C
 from attnviz.panel import Panel, Style
 
+from . import links
 from .panels import badge, show
 from .text import md_escape
 
-NONE = "(none: the correct code)"
+NONE = links.NO_BUG
 
 
 def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
-    """The pass's bugs as a Markdown table (the engine's own text, escaped all the same)."""
-    rows = ["| bug | caught by | what goes wrong | at these settings |", "|---|---|---|---|"]
+    """The pass's bugs as a Markdown table (the engine's own text, escaped all the same). A bug
+    is caught by its check's badge, named by the badge's title; the last column says whether
+    these settings hide it (what it does here is said once it is turned on, from its run)."""
+    rows = [
+        "| bug | caught by | what goes wrong | hidden by these settings? |",
+        "|---|---|---|---|",
+    ]
     for bug in B.bugs_for(pass_kind):
-        now = hidden[bug.key] or ("raises an error" if bug.raises else "visible")
-        cells = (bug.title, bug.check, bug.symptom, now)
+        cells = (bug.title, C.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
         rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     st.markdown("\n".join(rows))
 
@@ -55,7 +60,9 @@ def break_it(
     bug_table(pass_kind, hidden)
     bugs = B.bugs_for(pass_kind)
     titles = {bug.title: bug for bug in bugs}
-    choice = st.selectbox("Turn on a bug", [NONE, *titles], key=f"bug_{pass_kind}")
+    choice = st.selectbox(
+        "Turn on a bug", [NONE, *titles], key=links.bug_key(pass_kind), bind="query-params"
+    )
     if choice == NONE:
         return
     bug = titles[choice]
@@ -67,44 +74,45 @@ def break_it(
     outcome, right_check, drawn = cache.lesson_of(
         ("bug", pass_kind, *key, bug.key), lambda: _outcome(bug.key, x, spec, labels)
     )
-    if outcome.error or drawn is None or outcome.check is None:
+    st.markdown(md_escape(f"At these settings: {outcome.verdict}."))
+    if outcome.error or outcome.wrong is None or outcome.check is None:
         st.error("With this bug the pass does not run. PyTorch raises:")
         st.code(f"RuntimeError: {outcome.error}", language="text")
         if outcome.why:
             st.write(md_escape("Why: " + outcome.why + "."))
         return
-    wrong, right = drawn
+    # The matrices that show the bug's effect (the buggy ones first, then the correct ones),
+    # two to a row, each on the colour kind and scale the engine chose.
+    for start in range(0, len(drawn), 2):
+        for column, panel in zip(st.columns(2), drawn[start : start + 2], strict=False):
+            with column:
+                show(panel, numbers=False)
+    for sentence in outcome.sentences:
+        st.caption(md_escape(sentence))
     left, mid = st.columns(2)
     with left:
-        show(wrong, numbers=False)
         badge(outcome.check)
     with mid:
-        show(right, numbers=False)
         badge(right_check)
 
 
 def _outcome(bug_key: str, x: torch.Tensor, spec, labels):
-    """The bug's outcome, the check on the correct code, and (unless it raised) the wrong and
-    the right weights as panels on one colour scale: built once per setting and bug."""
+    """The bug's outcome, the check on the correct code, and (unless it raised) the matrices
+    that show its effect (``BugOutcome.shown``) as panels: built once per setting and bug."""
     outcome, right_check = B.outcome(bug_key, x, spec)
     if outcome.error or outcome.wrong is None or outcome.check is None:
-        return outcome, right_check, None
-    wrong = _first_matrix(outcome.wrong.attn_weights)
-    right = _first_matrix(outcome.right.attn_weights)
-    top = float(max(1.0, np.nanmax(np.abs(wrong.numpy())) if wrong.numel() else 1.0))
+        return outcome, right_check, ()
     labels = tuple(labels)
-    style = Style(zmax=top)
+    names = {0: f"bug_w_{bug_key}", 1: f"bug_r_{bug_key}"}
     drawn = tuple(
-        Panel(f"bug_{tag}_{bug_key}", t, labels, labels, title=title, style=style)
-        for tag, t, title in (
-            ("w", wrong, "With the bug: weights"),
-            ("r", right, "Correct: weights"),
+        Panel(
+            names.get(i, f"bug_{i}_{bug_key}"),
+            shown.values,
+            labels,
+            labels,
+            title=shown.title,
+            style=Style(colour=shown.kind, zmax=shown.zmax),
         )
+        for i, shown in enumerate(outcome.shown)
     )
     return outcome, right_check, drawn
-
-
-def _first_matrix(t: torch.Tensor) -> torch.Tensor:
-    while t.dim() > 2:
-        t = t[0]
-    return t

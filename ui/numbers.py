@@ -82,15 +82,53 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
     return F.crop(array, list(rows), list(cols))
 
 
+# How a numbers table writes a value: 4 decimals (as the book prints them, and as the hover
+# reads), every column as wide as its longest text, so that no number is cut in a half-width
+# box or on a phone; the CSV keeps every digit. A masked score (−∞) reads "-Infinity", as the
+# grid writes every value that is not finite (its placeholder text for an empty cell, the one
+# other way to write "−∞" there, is a faint grey below WCAG's 4.5:1).
+DECIMALS = 4
+NUMBER_FORMAT = f"%.{DECIMALS}f"
+# Column widths, px: a generous width per character of the grid's 14 px type, plus the cell's
+# padding (the grid draws 8 px on each side) and room for the header's sort arrow.
+CHAR_PX = 8.5
+CELL_PAD_PX = 26
+
+
+def column_width(texts, header: str) -> int:
+    """px that show the longest of ``texts`` and the header whole."""
+    longest = max([len(str(header)), *(len(t) for t in texts)], default=1)
+    return int(CELL_PAD_PX + CHAR_PX * longest)
+
+
+def shown_texts(values) -> list[str]:
+    """The text a numbers table's grid draws for each of ``values``: ``NUMBER_FORMAT``, and
+    JavaScript's names for the values that are not finite (−∞, a masked score, reads
+    "-Infinity", whole)."""
+    names = {np.inf: "Infinity", -np.inf: "-Infinity"}
+    return [
+        names.get(v, "NaN") if not np.isfinite(v) else NUMBER_FORMAT % v
+        for v in np.asarray(values, dtype=np.float64).ravel().tolist()
+    ]
+
+
 def numbers_table(z, rows, cols) -> None:
-    """The exact numbers of ``z`` as a table, cropped as its figure is (with a note saying so)."""
+    """The numbers of ``z`` as a table, cropped as its figure is (with a note saying so): each
+    value to 4 decimals, right-aligned, in a column wide enough for its longest text; a table
+    wider than its box scrolls inside itself."""
     part, r, c, cut = table_part(z, rows, cols)
     df = frame(part, r, c)
-    # 7 significant digits: what float32 holds; the CSV has every digit.
-    formats = {col: st.column_config.NumberColumn(format="%.7g") for col in df.columns}
+    formats = {
+        col: st.column_config.NumberColumn(
+            format=NUMBER_FORMAT, width=column_width(shown_texts(df.iloc[:, i]), col)
+        )
+        for i, col in enumerate(df.columns)
+    }
     st.dataframe(df, height=min(400, 38 + 35 * len(df)), column_config=formats)
     if cut:
         st.caption(f"The table shows only {cut}; the CSV has every value.")
+    else:
+        st.caption(f"Values to {DECIMALS} decimals; the CSV has every digit.")
 
 
 NUMBERS_LABEL = "Numbers and CSV"
@@ -148,7 +186,13 @@ def series_frame(item: F.Chart) -> pd.DataFrame:
 def series_table(frame: pd.DataFrame, key: str) -> None:
     """A chart's numbers as a table and a CSV of the same values. (Kept apart from
     numbers_table so the matrix renderer and this one can change separately.)"""
-    formats = {col: st.column_config.NumberColumn(format="%.7g") for col in frame.columns}
+    formats = {
+        col: st.column_config.NumberColumn(
+            format="%.7g",
+            width=column_width([f"{v:.7g}" for v in frame.iloc[:, i]], col),
+        )
+        for i, col in enumerate(frame.columns)
+    }
     st.dataframe(frame, height=min(400, 38 + 35 * len(frame)), column_config=formats)
     st.download_button(
         "CSV",

@@ -30,8 +30,16 @@ from .text import md_escape
 
 def show_numbers_toggle(default: bool = False) -> bool:
     """One page-level view control: show each matrix's exact numbers under it. Off by default:
-    small matrices already carry their values in the cells, and every table costs a rerun time."""
-    return st.toggle("Show the exact numbers under each matrix", value=default, key="show_numbers")
+    small matrices already carry their values in the cells, and every table costs a rerun time.
+    Bound to ``numbers`` in the URL."""
+    from . import links
+
+    return st.toggle(
+        "Show the exact numbers under each matrix",
+        value=default,
+        key=links.NUMBERS,
+        bind="query-params",
+    )
 
 
 def notes(messages) -> None:
@@ -250,8 +258,12 @@ def beside(
 
 
 def pick_head(num_heads: int, *, key: str) -> int:
-    """The head a "Head" select box picks (no box for a single head); a choice left over from
-    more heads is brought within ``num_heads``."""
+    """The head a "Head" select box picks (no box for a single head), bound to ``key`` in the
+    URL; a choice left over from more heads is brought within ``num_heads``."""
+    from . import links
+
     if num_heads <= 1:
         return 0
-    return min(int(st.selectbox("Head", list(range(num_heads)), key=key)), num_heads - 1)
+    links.unknown_choices(key, [str(h) for h in range(num_heads)], "head 0")
+    box = st.selectbox("Head", list(range(num_heads)), key=key, bind="query-params")
+    return min(int(box), num_heads - 1)

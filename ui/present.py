@@ -25,8 +25,6 @@ STEP_KEY = "step"
 MAX_STEP = 50  # no pass has more steps; a larger step= is named in the link warning
 URL_WARNING_KEY = "_attnviz_present_url_warning"
 TOGGLE_LABEL = "Presenter mode"
-# Tall enough for a projector, short enough that a 1920×1080 screen shows the whole step.
-FIGURE_HEIGHT = 480
 # The pass pages (their url_path) that have a stepper.
 PASS_PAGES = frozenset(
     {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
@@ -95,19 +93,32 @@ def bar(url_path: str):
             help="One step at a time, large, for a projector. Switch off to leave.",
             bind="query-params",
         )
+        if presenting:
+            from . import links
+
+            links.copy_link_button(key="copy_link_present")
     return right
 
 
-# Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome.
+# Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
+# little above the figure, so that a 1920×1080 projector shows the whole step with the figure
+# on at least half the screen: a smaller page title, the text box one line high in 22 px type,
+# the status line (shape and live checks) in 20 px dark grey (about 7:1 on white).
 _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
-div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 4rem; }
+div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3.5rem;
+  padding-bottom: 1rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li {
-  font-size: 1.45rem; line-height: 1.5; }
+  font-size: 1.45rem; line-height: 1.45; }
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
-div[data-testid="stMainBlockContainer"] h1 { font-size: 2.4rem; }
+div[data-testid="stMainBlockContainer"] .katex-display { margin: 0.2em 0; }
+div[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
+div[data-testid="stMainBlockContainer"] textarea { font-size: 1.375rem; line-height: 1.4; }
+div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"],
+div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
+  font-size: 1.25rem; color: #4a4d59; }
 </style>
 """
 
@@ -172,13 +183,19 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
         )
     step = steps[index]
     with middle:
-        st.markdown(f"**Step {index + 1} of {len(steps)}**")
+        # The counter and the status line (shape and live checks) share one line, the progress
+        # bar under them: the whole step stays on one 1080-pixel screen.
+        counter, status = st.columns([1, 4], vertical_alignment="center")
+        counter.markdown(f"**Step {index + 1} of {len(steps)}**")
+        status.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
         st.progress((index + 1) / len(steps))
-        # Shape and live checks up here, so that one 1080-pixel screen holds the whole step.
-        st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
-    if step.formula:
+    if step.formula and step.sentence:  # side by side: one line less above the figure
+        maths, words = st.columns([2, 3], vertical_alignment="center")
+        maths.latex(step.formula)
+        words.write(md_escape(step.sentence))
+    elif step.formula:
         st.latex(step.formula)
-    if step.sentence:
+    elif step.sentence:
         st.write(md_escape(step.sentence))
     chart(step, key=f"present_{step.key}", look=F.PROJECTOR)  # drawn for a projector
     return index

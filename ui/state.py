@@ -19,11 +19,12 @@ import streamlit as st
 
 from attnviz import book as B
 from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOOK, BOUNDS, Settings
+from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, Settings
 
 from .text import md_escape
 
 TEXT_MAX_CHARS = 2000
+PRESENT_TEXT_HEIGHT = 68  # px: Streamlit's smallest text area, one line of the presenter's type
 DEFAULT_TEXT2 = "Every effort moves you forward"
 DEFAULTS = Settings()
 
@@ -46,7 +47,7 @@ class Field:
 
 HELP = {
     "book": "Use the book's 'Your journey starts with one step' vectors, arguments and seeds.",
-    "text": f"At most {TEXT_MAX_CHARS:,} characters.",
+    "text": f"At most {TEXT_MAX_CHARS:,} characters: a longer text is cut, and the page says so.",
     "text2": "Batched with the first text on the causal page; both are cut to the shorter one.",
     "d_out": "MultiHeadAttention's d_out; single-head passes use it as the head's width.",
     "ctx": "The causal mask buffer is context_length × context_length.",
@@ -91,11 +92,10 @@ def register_page_keys(*keys: str) -> None:
 
 
 def parse_value(f: Field, raw: str):
-    """The value of ``raw`` for field ``f``, or raise ValueError with the reason."""
+    """The value of ``raw`` for field ``f``, or raise ValueError with the reason. A text longer
+    than the limit gives its first TEXT_MAX_CHARS characters (read_url says it was cut)."""
     if f.kind == "text":
-        if len(raw) > TEXT_MAX_CHARS:
-            raise ValueError(f"longer than {TEXT_MAX_CHARS:,} characters")
-        return raw
+        return raw[:TEXT_MAX_CHARS]
     if f.kind == "bool":
         # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
         # would drop silently, so it is named in the warning instead.
@@ -127,7 +127,8 @@ def read_url(
     """Check the link's values before the widgets exist; drop what is rejected.
 
     ``parsers`` maps a query-parameter name to a function that returns its value or raises
-    ValueError with the reason. Without it, the sidebar's fields are checked and every name
+    ValueError with the reason; a function with a true ``many`` attribute gets the list of the
+    name's values (a range slider's two ends, a multiselect's choices), the others one value. Without it, the sidebar's fields are checked and every name
     that neither the sidebar, Streamlit nor a page (:func:`register_page_keys`) knows is
     rejected as unknown; with it (a page's own controls), only those names are checked.
 
@@ -142,6 +143,7 @@ def read_url(
     else:
         names = [k for k in checks if k in params]
     rejected = []
+    shortened = []
     removed = False
     for key in names:
         parse = checks.get(key)
@@ -150,9 +152,21 @@ def read_url(
         else:
             values = params.get_all(key)
             try:
+                if getattr(parse, "many", False):  # a list (a range, several choices)
+                    many: Callable[[list[str]], object] = parse  # type: ignore[assignment]
+                    many(values)
+                    continue
                 if len(values) != 1:
                     raise ValueError("given more than once")
-                parse(values[0])
+                value = parse(values[0])
+                if isinstance(value, str) and value != values[0]:
+                    # A text cut to its limit: the link keeps the part used, and says so.
+                    shortened.append((key, len(values[0]), len(value)))
+                    try:
+                        params[key] = value
+                        removed = True
+                    except Exception:  # a key bound by a widget is not rewritten
+                        pass
                 continue
             except ValueError as err:
                 rejected.append(f"{key} ({err})")
@@ -161,12 +175,21 @@ def read_url(
             removed = True
         except Exception:  # a key already bound by a widget cannot be deleted
             pass
-    if not rejected:
+    if not rejected and not shortened:
         return st.session_state.pop(warning_key, None)
-    listed = "; ".join(md_escape(r[:80]) for r in rejected)
-    warning = (
-        f"Some values in the link were not understood and the defaults are used instead: {listed}."
-    )
+    said = []
+    if rejected:
+        listed = "; ".join(md_escape(r[:80]) for r in rejected)
+        said.append(
+            "Some values in the link were not understood and the defaults are used instead: "
+            f"{listed}."
+        )
+    for key, given, kept in shortened:
+        said.append(
+            f"The link's {md_escape(key)} was {given:,} characters long: it was shortened to "
+            f"its first {kept:,}."
+        )
+    warning = " ".join(said)
     if removed:
         # Streamlit seeds bound widgets from the URL as it was when this run started, so a value
         # deleted above would still reach its widget (a 2,001-character text cut to 2,000,
@@ -207,16 +230,19 @@ class Config:
         return (self.text, self.text2, self.settings.for_pass(kind), False)
 
 
-def _widget(f: Field, disabled: bool = False):
+def _widget(f: Field, disabled: bool = False, **extra: Any):
     """The widget for ``f``, bound to its URL name: a toggle, a text box, a slider (the dropout
-    rate) or a number box, each with the field's label, default, bounds and help."""
+    rate) or a number box, each with the field's label, default, bounds and help. ``extra``:
+    more keyword arguments for it (the presenter's one-line text box: ``height``)."""
     make: Callable[..., Any]
     own: dict[str, Any]
     if f.kind == "bool":
         make, own = st.toggle, {"value": bool(f.default)}
     elif f.kind == "text":
+        # No max_chars: a browser ignores a paste that would pass it, silently. The whole paste
+        # arrives instead, and _clamp_texts keeps its first TEXT_MAX_CHARS and says so.
         make = st.text_area if f.url == "text" else st.text_input
-        own = {"value": str(f.default), "max_chars": TEXT_MAX_CHARS}
+        own = {"value": str(f.default)}
         if f.url == "text":
             own["height"] = 90
     else:
@@ -235,70 +261,145 @@ def _widget(f: Field, disabled: bool = False):
         help=f.help or None,
         disabled=disabled,
         bind="query-params",
-        **own,
+        **(own | extra),
     )
 
 
+# text key -> (the text kept, how long the text given was): the notice shows while it is kept.
+_CUT_KEY = "_attnviz_text_cut"
+
+
 def _clamp_texts() -> None:
-    """A text put into session state (not typed: the browser and the server both stop typed
-    text at ``max_chars``) is cut to the limit before its widget reads it, so no page ever
-    sees more and the bound URL never carries more."""
+    """A text longer than the limit (a paste, or app code writing the key) is cut to its first
+    TEXT_MAX_CHARS characters before its widget reads it, so no page ever sees more and the
+    bound URL never carries more; :func:`cut_notice` then says so while that text stays."""
+    cut = st.session_state.setdefault(_CUT_KEY, {})
     for key in ("text", "text2"):
         value = st.session_state.get(key)
         if isinstance(value, str) and len(value) > TEXT_MAX_CHARS:
             st.session_state[key] = value[:TEXT_MAX_CHARS]
+            cut[key] = (value[:TEXT_MAX_CHARS], len(value))
 
 
-def sidebar(text_box=None) -> Config:
+def cut_notice(key: str, value: str) -> str | None:
+    """The notice for a text that was cut to the limit, while the box still holds what was
+    kept of it; None otherwise."""
+    kept = st.session_state.get(_CUT_KEY, {}).get(key)
+    if kept is None or kept[0] != value:
+        return None
+    which = "second text" if key == "text2" else "text"
+    return (
+        f"The {which} you gave had {kept[1]:,} characters: only its first {TEXT_MAX_CHARS:,} "
+        "are kept."
+    )
+
+
+def _reads(*passes: str, also: tuple[str, ...] = ()) -> frozenset[str]:
+    """The sidebar fields (URL names) a page reads: the book switch, the text, ``also``, and
+    every field that feeds a setting these passes read (Settings.for_pass)."""
+    names = {name for kind in passes for name in PASS_FIELDS[kind]}
+    return frozenset({"book", "text", *also} | {f.url for f in FIELDS if f.setting in names})
+
+
+# The sidebar fields each page reads, by its url_path ("" is the default page, at "/"). The
+# others are gathered at the bottom of the sidebar in a closed "Not used on this page" box:
+# still live, since they apply on other pages, but out of the way and said to be unused here.
+PAGE_FIELDS: dict[str, frozenset[str]] = {
+    "": _reads("simplified"),  # the home page draws X
+    "why-attention": _reads("simplified"),
+    "simplified-attention": _reads("simplified"),
+    "trainable-attention": _reads("trainable"),
+    "causal-attention": _reads("causal", also=("text2",)),  # the batch of two texts
+    "multi-head-attention": _reads("multihead"),
+    "against-pytorch": _reads("multihead"),
+    # GPT-2 fixes the sizes; the sidebar's seeds make the random head beside each trained one.
+    "trained-heads": frozenset({"book", "text", "eseed", "wseed"}),
+    "watch-attention-learn": frozenset(),  # its own controls, on the page
+}
+NOT_USED_TITLE = "Not used on this page"
+NOT_USED_NOTE = (
+    "These settings apply on other pages; changing one here changes nothing on this one."
+)
+
+
+def fields_used(page: str | None) -> frozenset[str]:
+    """The sidebar fields page ``page`` (a url_path) reads; every field for a page not listed."""
+    if page is None or page not in PAGE_FIELDS:
+        return frozenset(FIELDS_BY_URL)
+    return PAGE_FIELDS[page]
+
+
+def sidebar(text_box=None, page: str | None = None) -> Config:
     """Build the shared sidebar (once, in app.py) and return the current configuration.
 
     ``text_box``: presenter mode's container in the main area; the text widget is built
-    there instead of in the (hidden) sidebar, still one widget bound to ``text``."""
+    there instead of in the (hidden) sidebar, still one widget bound to ``text``. ``page``:
+    the url_path of the page being run; the fields it does not read go in a closed box below
+    the others (:data:`PAGE_FIELDS`)."""
     _clamp_texts()
     present = text_box is not None
+    used = fields_used(page)
     with st.sidebar:
         st.header("Settings")
-        book = _widget(FIELDS_BY_URL["book"])
+        here = st.container()
+        spare = st.container()  # the "not used" box, made when the first field goes in it
+        box: list[Any] = []
+
+        def place(url: str):
+            """Where field ``url``'s widget goes: with the others, or in the unused box."""
+            if url in used:
+                return here
+            if not box:
+                with spare:
+                    box.append(st.expander(NOT_USED_TITLE, expanded=False))
+                with box[0]:
+                    st.caption(NOT_USED_NOTE)
+            return box[0]
+
+        def build(url: str):
+            with place(url):
+                return _widget(FIELDS_BY_URL[url])
+
+        book = build("book")
         if book:
             # The controls below do not apply in book mode, so they are not shown at all: the
             # panel lists the values in use. Streamlit keeps a bound widget's value while it is
             # not drawn, so switching book mode off brings the student's values back.
-            book_panel()
+            with place("book"):
+                book_panel()
             return dataclasses.replace(BOOK_CONFIG, present=present)
         if text_box is not None:
-            with text_box:
-                text = _widget(FIELDS_BY_URL["text"])
+            with text_box:  # one line high: the projector's screen is for the figure
+                text = _widget(FIELDS_BY_URL["text"], height=PRESENT_TEXT_HEIGHT)
         else:
-            text = _widget(FIELDS_BY_URL["text"])
-        if len(text) >= TEXT_MAX_CHARS:
-            st.warning(
-                f"The text reached the {TEXT_MAX_CHARS:,}-character limit; the rest was cut."
-            )
-        text2 = _widget(FIELDS_BY_URL["text2"])
-        st.subheader("Sizes")
-        values = _settings_widgets("d_in", "d_out", "heads", "ctx")
-        st.subheader("Randomness")
-        values |= _settings_widgets("dropout", "eseed", "wseed", "dseed")
-        values |= _settings_widgets("bias", "train")
-        if values["dropout"] > 0.2:
-            st.caption(
-                f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
-            )
+            text = build("text")
+        text2 = build("text2")
+        for key, value in (("text", text), ("text2", text2)):
+            notice = cut_notice(key, value)
+            if notice:
+                with place(key):
+                    st.warning(notice)
+        values: dict[str, Any] = {}
+        for group, urls in (
+            ("Sizes", ("d_in", "d_out", "heads", "ctx")),
+            ("Randomness", ("dropout", "eseed", "wseed", "dseed", "bias", "train")),
+        ):
+            if any(url in used for url in urls):
+                with here:
+                    st.subheader(group)
+            for url in urls:
+                f = FIELDS_BY_URL[url]
+                values[f.setting or url] = _AS_TYPE[f.kind](build(url))
+        if values["dropout"] > 0.2 and "dropout" in used:
+            with here:
+                st.caption(
+                    f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
+                )
     values["dropout"] = round(values["dropout"], 4)
     return Config(Settings(**values), text, text2, False, present)
 
 
 _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool": bool}
-
-
-def _settings_widgets(*urls: str) -> dict[str, Any]:
-    """The widgets of these fields, in order; their values (as the field's type) by the
-    Settings field each feeds."""
-    values = {}
-    for url in urls:
-        f = FIELDS_BY_URL[url]
-        values[f.setting or url] = _AS_TYPE[f.kind](_widget(f))
-    return values
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
@@ -327,6 +428,18 @@ def book_panel() -> None:
         st.markdown(f"**{BOOK_PANEL_TITLE}**")
         st.markdown("\n".join(f"- {line}" for line in book_lines()))
         st.caption("Turn book mode off to get your own text and settings back.")
+
+
+def set_sidebar(**values) -> None:
+    """Set sidebar values from a button (its ``on_click``): a callback runs before the script,
+    so the bound widgets are built with the new values and the URL follows them."""
+    for key, value in values.items():
+        f = FIELDS_BY_URL[key]  # a name the sidebar does not have is a programming error
+        if f.kind in ("int", "float"):
+            low, high = f.bounds()
+            if not low <= value <= high:
+                raise ValueError(f"{key}={value} is outside {low:g}–{high:g}")
+        st.session_state[key] = value
 
 
 def config() -> Config:

@@ -19,3 +19,28 @@ def md_escape(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+# The symbols attnviz.tokens puts in token labels for characters that would not show.
+_SYMBOLS = (
+    ("\u2423", "a space"),  # ␣
+    ("\u21b5", "a line break"),  # ↵
+    ("\u21e5", "a tab"),  # ⇥
+    ("\u240d", "a carriage return"),  # ␍
+    ("⟨U+", "an invisible character, named by its code"),
+)
+
+
+def token_legend(labels) -> str:
+    """One line that says how to read token labels ("3: ␣the"): the position, and each symbol
+    for an unseen character that these labels use."""
+    used = [
+        (symbol, meaning) for symbol, meaning in _SYMBOLS if any(symbol in lab for lab in labels)
+    ]
+    legend = "Token labels read “position: token”, positions counted from 0"
+    if used:
+        said = [
+            f"{'⟨U+…⟩' if symbol == '⟨U+' else symbol} is {meaning}" for symbol, meaning in used
+        ]
+        legend += "; " + ", ".join(said)
+    return legend + "."

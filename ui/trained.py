@@ -7,9 +7,11 @@ in bytes, like the app's other caches.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -31,6 +33,27 @@ _figures = Memo(256, P.FIGURE_CACHE_BYTES, "gpt2 figures")
 # A class typing at once queues here instead of holding 50 forwards in memory.
 FORWARD_SLOTS = P.FORWARD_SLOTS
 _forwards = threading.BoundedSemaphore(FORWARD_SLOTS)
+
+# What a student reads on a server without the weights: what the page shows once they are there.
+NOT_YET = (
+    "This page needs GPT-2's trained weights, which this server does not have yet: once your "
+    "instructor adds them, it draws every head of every layer of GPT-2 on your text, beside a "
+    "random head of the same width, and sorts the heads by what they attend to."
+)
+ILLUSTRATION = Path(__file__).with_name("trained-heads-illustration.svg")
+ILLUSTRATION_CAPTION = (
+    "An illustration, not GPT-2's numbers: the kinds of head the page finds in GPT-2 (drawn "
+    "from each kind's definition by scripts/draw_trained_heads_illustration.py), beside an "
+    "untrained head's blur."
+)
+INSTRUCTOR_TITLE = "For the instructor: how to add GPT-2's weights"
+
+
+@functools.cache
+def illustration() -> str:
+    """The picture of the page with weights (an SVG string, read once)."""
+    return ILLUSTRATION.read_text(encoding="utf-8")
+
 
 HOW_TO_GET = (
     "Run `scripts/fetch-gpt2 FOLDER` on a machine with internet (it downloads GPT-2 small, about "

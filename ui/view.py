@@ -14,22 +14,27 @@ import streamlit as st
 from attnviz import figures as F
 from attnviz.panel import Panel, View, heads_that_fit
 
-SCALE_KEY = "view_scale"
-WINDOW_KEY = "view_window"
-SCALES = ("weights 0 to 1", "relative to an even share (log)")
+from . import links
+
+# Each control is bound to the URL under its key (ui/links.py checks the link's values).
+SCALE_KEY = links.COLOUR
+WINDOW_KEY = links.TOKENS
+SCALES = links.SCALES
 # Up to this many tokens every token already has its own labelled row (figures.py says why):
 # a window is offered only past it.
 WINDOW_FROM = F.LABEL_EVERY_TOKEN_UP_TO
 
 
 def controls(num_tokens: int) -> View:
-    """Draw the page's view controls; the page passes the view they set to every panel it
-    shows."""
+    """Draw the page's view controls (and the "Copy link to this view" button); the page passes
+    the view they set to every panel it shows."""
+    links.copy_link_button()
     scale = st.radio(
         "Colour",
         SCALES,
         horizontal=True,
         key=SCALE_KEY,
+        bind="query-params",
         help=(
             "Relative: each weight times the number of keys its row can see (all T in passes "
             "1 and 2, i + 1 under the causal mask), on a log scale; white is an even share."
@@ -38,9 +43,16 @@ def controls(num_tokens: int) -> View:
     window = None
     if num_tokens > WINDOW_FROM:
         last = num_tokens - 1
-        # The text's length is in the key: a new text starts with every token shown.
+        given = st.query_params.get_all(WINDOW_KEY)
+        if given and max(int(v) for v in given) > last:  # read_url checked they are numbers
+            st.warning(
+                f"The link's token window ends past this text's last token ({last}), so it is "
+                f"cut to end there."
+            )
+        # A new text (another length) starts with every token shown: Streamlit resets a
+        # slider whose bounds change.
         first, end = st.slider(
-            "Show tokens i to j", 0, last, (0, last), key=f"{WINDOW_KEY}_{num_tokens}"
+            "Show tokens i to j", 0, last, (0, last), key=WINDOW_KEY, bind="query-params"
         )
         if (first, end) != (0, last):
             window = (int(first), int(end))
@@ -60,13 +72,18 @@ def heads_picker(panel: Panel, view: View) -> tuple[int, ...]:
     if fit >= H:
         return tuple(range(H))
     default = list(range(fit))
+    key = links.HEADS_SHOWN
+    if len(st.session_state.get(key) or ()) > fit:  # picked at a shorter window: fewer fit now
+        st.session_state[key] = list(st.session_state[key])[:fit]
+    links.unknown_choices(key, [links.head_name(h) for h in range(H)], "the first heads")
     chosen = st.multiselect(
         "Heads to show",
         list(range(H)),
         default=default,
         max_selections=fit,
-        format_func=lambda h: f"head {h}",
-        key=f"heads_{panel.key}_{fit}",
+        format_func=links.head_name,
+        key=key,
+        bind="query-params",
     )
     st.caption(f"{fit} of the {H} heads fit in one figure at {rows}×{cols} tokens.")
     if not chosen:

@@ -27,6 +27,7 @@ from ..checks import CheckResult
 from ..panel import Claim, Panel, Style
 from ..seeding import seeded
 from ..settings import Settings
+from . import zeros as Z
 from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
@@ -95,6 +96,7 @@ class CausalLesson:
     checks: tuple[CheckResult, ...]
     # Presenter mode, in the book's order: scores, masked, scaled, softmax, dropout, context.
     steps: tuple[Panel, ...] = ()
+    step_claims: tuple[Claim, ...] = ()  # what the steps' sentences state about the numbers
 
     @property
     def panels(self) -> dict[str, Panel]:
@@ -111,11 +113,13 @@ class CausalLesson:
             found += [self.lab.context_dropout]
         if self.batch is not None:
             found += list(self.batch.panels)
+        found += list(self.steps)
         return {p.key: p for p in found if p is not None}
 
     @property
     def claims(self) -> tuple[Claim, ...]:
-        """Every sentence the page states about the numbers."""
+        """Every sentence the page states about the numbers (the presenter's steps state
+        theirs: ``step_claims``)."""
         out = [*self.route_claims, *self.mode_claims]
         if self.lab is not None:
             out += list(self.lab.claims)
@@ -213,9 +217,12 @@ def _routes(tr: T.CausalTrace, training: bool):
     return masked, route1, route2, uniform, tuple(claims), checks
 
 
-def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> tuple[Panel, ...]:
+def _steps(
+    tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool
+) -> tuple[tuple[Panel, ...], tuple[Claim, ...]]:
     """The presenter's six steps: the page's masked scores and Route 2 weights, plus the
-    scores before the mask, the scaled scores, the dropout step and the context."""
+    scores before the mask, the scaled scores, the dropout step and the context; and the
+    claims the dropout step's sentence makes (what its zeros are, counted)."""
     labels, d_k = tr.labels, tr.keys.shape[-1]
     scores = scores_panel("p3_step_scores", T.unmasked_scores(tr)[0], labels)
     root = {"d_k": d_k, "root": f"{d_k**0.5:.4g}"}
@@ -223,9 +230,17 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
         "p3_step_scaled", tr.scaled_scores[0], labels, value_name="scaled score", fill=root
     )
     p = tr.spec.dropout
-    # training mode with dropout: the survivors' scale; otherwise why dropout is the identity
-    said = {"p": _fmt(p), "scale": f"{1 / (1 - p):.4g}"} if training else {}
-    said["why"] = "training mode with dropout 0" if tr.training else "eval mode"
+    # training mode with dropout: the survivors' scale and what the zeros are, counted;
+    # otherwise why dropout is the identity
+    said: dict[str, object] = {
+        "why": "training mode with dropout 0" if tr.training else "eval mode"
+    }
+    claims: tuple[Claim, ...] = ()
+    if training:
+        zeros = Z.count(tr.attn_weights[0], tr.weights_dropped[0])
+        counted = Z.zeros_sentence(zeros)
+        said |= {"p": _fmt(p), "scale": f"{1 / (1 - p):.4g}", "zeros": counted}
+        claims = Z.claims(counted, "p3_step_dropout", zeros)
     dropped = weights_panel(
         "p3_step_dropout",
         tr.weights_dropped[0],
@@ -239,7 +254,7 @@ def _steps(tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool) -> 
     context = vectors_panel(
         "p3_step_context", tr.context[0], labels, out_dims, col_name="output dim"
     )
-    return (scores, masked, scaled, weights, dropped, context)
+    return (scores, masked, scaled, weights, dropped, context), claims
 
 
 # --- the dropout lab --------------------------------------------------------------------------
@@ -492,6 +507,7 @@ def causal_lesson(
     training = trace.training and spec.dropout > 0
     mask, mask_sentence, buffers = _mask(trace)
     masked, route1, route2, uniform, route_claims, route_checks = _routes(trace, training)
+    steps, step_claims = _steps(trace, masked, route2, training)
     if book:
         lab: DropoutLab | None = _book_lab(trace)
     elif lab_trace is not None and lab_trace.spec.dropout > 0:
@@ -522,5 +538,6 @@ def causal_lesson(
         mode_claims=_mode_claims(trace, book),
         batch=_batch(batch_trace, batch_labels, book) if batch_trace is not None else None,
         checks=_checks(trace, book),
-        steps=_steps(trace, masked, route2, training),
+        steps=steps,
+        step_claims=step_claims,
     )

@@ -21,6 +21,7 @@ from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style
 
 SHARP = 0.9  # a head "found" the pattern when this share of its attention is on the right key
 NEARLY_EVEN = 0.1  # step-0 rows within this of an even share are called "nearly uniform"
+HALF_UNIT = 0.005  # half of the last printed decimal (the maps print 2)
 
 
 @dataclass(frozen=True)
@@ -160,14 +161,20 @@ def _claims(res: learn.LearnResult, snapshots: tuple[SnapshotView, ...]) -> tupl
             text += ": before training, some rows already lean on some keys."
         claims.append(Claim(text, first.panels[h].key, "causal_near_even", gap))
     for h in range(heads):
-        before = math.ceil(_largest_gap_from_even(res.snapshots[0].weights[h]) * 100) / 100
-        after = math.ceil(_largest_gap_from_even(res.final_weights[h]) * 100) / 100
+        # The largest gap, rounded as the maps print their weights (2 decimals), so the sentence
+        # and the map agree; the claim holds it to half a unit of that last decimal.
+        before = round(_largest_gap_from_even(res.snapshots[0].weights[h]), 2)
+        after = round(_largest_gap_from_even(res.final_weights[h]), 2)
         text = (
             f"After {res.config.steps} steps, head {h}'s weights on this example are up to "
-            f"{after:.2f} away from an even share (at step 0: up to {before:.2f})."
+            f"{_printed(after)} away from an even share (at step 0: up to {_printed(before)})."
         )
-        claims.append(Claim(text, f"p5_final_{h}", "causal_near_even", after))
+        claims.append(Claim(text, f"p5_final_{h}", "causal_near_even", after + HALF_UNIT))
     return tuple(claims)
+
+
+def _printed(gap: float) -> str:
+    return f"{gap:.2f}" if gap > 0 else "less than 0.005"
 
 
 def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> F.Chart:

@@ -26,6 +26,7 @@ from .. import implementations as impl
 from .. import trace as T
 from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
+from . import zeros as Z
 from .common import scores_panel, vectors_panel, weights_panel
 
 GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
@@ -250,6 +251,9 @@ class MultiHeadLesson:
     hidden: dict[str, str | None]  # bug key -> why the settings hide it (None: it shows)
     panels: dict[str, Panel] = field(default_factory=dict)
     claims: tuple[Claim, ...] = ()
+    # What ``weights_note`` counts (the weights dropout zeroed), as claims on the grid: shown
+    # once, in the note, not again with the grid's claims.
+    note_claims: tuple[Claim, ...] = ()
     # Presenter mode, in the book's order: split into heads, per-head scores (masked, scaled),
     # per-head weights (the grid above), per-head context, merged, out_proj.
     steps: tuple[Panel, ...] = ()
@@ -279,10 +283,11 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
             "dropout, so these weights are exactly what each head's context used."
         )
     if dropped(trace):
+        heads = "the head" if trace.num_heads == 1 else f"all {trace.num_heads} heads"
         return (
             f"Training mode, dropout p = {p}: these are the weights after dropout, the ones each "
-            f"head's context used. Dropout zeroed some weights and multiplied the rest by "
-            f"1/(1−{p}) = {_factor(p)}."
+            f"head's context used. Over {heads}, dropout {Z.dropped_phrase(_zeros(trace))} and "
+            f"multiplied the rest by 1/(1−{p}) = {_factor(p)}."
         )
     if trace.training:
         return "Training mode with dropout 0: nothing is dropped, so these weights are what the context used."
@@ -290,6 +295,12 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
         f"Eval mode: dropout (p = {p}) is the identity, so these weights are exactly what each "
         "head's context used. Turn on training mode to see dropout act on them."
     )
+
+
+def _zeros(trace: T.MultiHeadTrace, head: int | None = None) -> Z.Zeros:
+    """The zeros of the weights after dropout (every head, or one), counted (example 0)."""
+    pick = slice(None) if head is None else head
+    return Z.count(trace.attn_weights[0, pick], trace.weights_dropped[0, pick])
 
 
 def _row_claims(key: str, values: torch.Tensor, after_dropout: bool, what: str) -> list[Claim]:
@@ -438,9 +449,10 @@ def build(
     if dropped(trace):
         checks_note = (
             "The live checks test the chapter's claims in eval mode, with dropout off, where they "
-            "hold exactly; the figures above show training mode."
+            "hold up to float32 rounding; the figures above show training mode."
         )
     x = trace.inputs
+    note = weights_note(trace, use_book)
     return MultiHeadLesson(
         book=use_book,
         labels=trace.labels,
@@ -448,7 +460,7 @@ def build(
         wrapper_spec=wrapper_spec,
         grid=grid,
         grid_note=grid_note,
-        weights_note=weights_note(trace, use_book),
+        weights_note=note,
         scale_note=(
             f"Scores are divided by √head_dim = √{head_dim} = {head_dim**0.5:.4f}, not by √d_out."
         ),
@@ -471,6 +483,7 @@ def build(
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
         claims=tuple(_row_claims(grid.key, grid.values, dropped(trace), "All heads")),
+        note_claims=Z.claims(note, grid.key, _zeros(trace)) if dropped(trace) else (),
         steps=_steps(trace, grid),
     )
 
@@ -546,6 +559,9 @@ class HeadView:
     panels: dict[str, Panel]
     claims: tuple[Claim, ...]
     product: C.CheckResult  # context = shown weights @ V, on the tensors drawn
+    # What the weights panel's own sentence counts in training mode (the presenter's words
+    # for it), as claims on that panel; the page shows ``claims`` under the panels.
+    sentence_claims: tuple[Claim, ...] = ()
 
     def claims_for(self, key: str) -> tuple[Claim, ...]:
         return tuple(c for c in self.claims if c.panel == key)
@@ -557,7 +573,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     dims = tuple(F.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
-    said = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
+    said: dict[str, object] = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
     found = [
         vectors_panel(
             f"p4_{name}",
@@ -574,8 +590,11 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     found.append(scores_panel("p4_scores", trace.attn_scores[0, h], labels, fill=said))
     before = trace.attn_weights[0, h]
     shown = trace.weights_dropped[0, h] if after else before
+    counted: tuple[Claim, ...] = ()
     if after:  # training mode: the softmax, then what dropout left of it
         found.append(weights_panel("p4_weights_before", before, labels, causal=True, fill=said))
+        zeros = _zeros(trace, h)
+        said["zeroed"] = Z.dropped_phrase(zeros)
         weights = weights_panel(
             "p4_weights",
             shown,
@@ -585,6 +604,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
             story="p4_weights_dropped",
             fill=said,
         )
+        counted = Z.claims(weights.sentence, "p4_weights", zeros)
     else:
         weights = weights_panel("p4_weights", shown, labels, causal=True, fill=said)
     context = trace.context_heads[0, h]
@@ -597,7 +617,7 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
     if after:
         claims += _row_claims("p4_weights_before", before, False, f"Head {h} before dropout")
     values = trace.values_heads[0, h]
-    return HeadView(h, panels, tuple(claims), context_check(shown, values, context))
+    return HeadView(h, panels, tuple(claims), context_check(shown, values, context), counted)
 
 
 def context_check(

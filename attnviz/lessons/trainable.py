@@ -27,7 +27,7 @@ from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
-WIDE_D_OUT = 128
+WIDE_D_OUT = B.WIDE_D_OUT  # 128; the no-1/√d_k bug shows the same width beside its maps
 
 TRAINING_NOTE = (
     "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights on this "
@@ -114,8 +114,12 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
             story="p2_W",
             fill={"short": short, "d_in": d_in, "d_out": d_out},
         )
-    for name, short in (("queries", "Q"), ("keys", "K"), ("values", "V")):
-        fill = {"short": short, "lower": short.lower(), "one": name[:-1]}
+    for name, short, one in (
+        ("queries", "Q", "query"),
+        ("keys", "K", "key"),
+        ("values", "V", "value"),
+    ):
+        fill = {"short": short, "lower": short.lower(), "one": one}
         vectors = getattr(tr, name)
         out[name] = vectors_panel(
             f"p2_{name}",
@@ -157,8 +161,8 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
         wide = round(float(p["wide_change"].values.abs().max()), 3)
         claims.append(
             Claim(
-                f"One click makes it matter: set d_out to {WIDE_D_OUT} in the sidebar, and "
-                f"dropping the 1/√d_k moves a weight by up to {wide:.3f} (the map on the right).",
+                f"At d_out = {WIDE_D_OUT} (the map on the right), dropping the 1/√d_k moves a "
+                f"weight by up to {wide:.3f}.",
                 "wide_change",
                 "largest_change_near",
                 wide,

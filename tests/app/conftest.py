@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "app.py"

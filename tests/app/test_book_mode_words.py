@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 
 from .conftest import exceptions, go, open_app, unescape, values
 

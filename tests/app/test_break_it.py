@@ -4,12 +4,14 @@ bugs the settings hide say so."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from attnviz import bugs as B
 from ui.breakit import NONE
 
 from .conftest import (
+    BOOK_TEXT,
     PASS_PAGES,
     badges,
     chart,
@@ -18,6 +20,7 @@ from .conftest import (
     exceptions,
     go,
     open_app,
+    spec_array,
     values,
 )
 
@@ -35,6 +38,30 @@ CHECK_TITLES = {
 RAISES_AT_DEFAULTS = {"unsliced_mask", "global_transpose"}
 ERROR = "With this bug the pass does not run. PyTorch raises:"
 ALL_BUGS = [(kind, bug.key) for kind in PASS_PAGES for bug in B.bugs_for(kind)]
+
+
+def effect_of(kind: str, key: str, settings=None) -> tuple:
+    """The matrices bugs.outcome shows for this bug on the page's default inputs."""
+    from attnviz import lesson as L
+    from attnviz.settings import Settings
+
+    s = settings or Settings()
+    text, text2 = BOOK_TEXT, "Every effort moves you forward"
+    prep = L.prepare(text, s, use_book=False)
+    trace = {
+        "simplified": lambda: L.simplified(prep),
+        "trainable": lambda: L.trainable(prep, s),
+        "causal": lambda: L.causal_batch(L.prepare_batch(text, text2, s, False), s, False),
+        "multihead": lambda: L.multihead(prep, s),
+    }[kind]()
+    spec = None if kind == "simplified" else trace.spec
+    return B.outcome(key, trace.inputs, spec)[0].shown
+
+
+def table_rows(at, kind: str) -> list[list[str]]:
+    """The break-it table's body rows, cell by cell (unescaped)."""
+    (table,) = [m for m in values(at.markdown) if m.startswith("| bug | caught by |")]
+    return [[c.strip() for c in row.strip("|").split("|")] for row in table.splitlines()[2:]]
 
 
 def turn_on(at, kind: str, title: str):
@@ -91,8 +118,17 @@ def test_a_bug_shows_a_one_line_diff_and_what_it_breaks(kind, key):
         (wrong_colour, wrong), (right_colour, right) = page_badges[-2:]
         assert (wrong_colour, wrong) == ("red", red[0])
         assert right_colour == "green" and right == red[0].removesuffix("fail") + "pass"
-        bugged = chart(at, "With the bug: weights")
-        correct = chart(at, "Correct: weights")
+        assert "At these settings: visible: the matrices below differ." in values(at.markdown)
+        # Every matrix the engine chose to show the effect is drawn, with its exact numbers.
+        shown = effect_of(kind, key)
+        drawn = {chart_title(spec): spec for spec in chart_specs(at)}
+        for matrix in shown:
+            spec = drawn[matrix.title]
+            np.testing.assert_allclose(
+                spec_array(spec["data"][0]["z"]).astype(float), matrix.values.numpy(), rtol=1e-6
+            )
+        bugged = chart(at, shown[0].title)
+        correct = chart(at, next(m.title for m in shown if m.title.startswith("Correct")))
         assert bugged["data"][0]["x"] == correct["data"][0]["x"]
 
 
@@ -143,3 +179,57 @@ def test_unsliced_mask_raises_once_the_context_is_longer_than_the_text():
     assert ERROR in values(at.error)
     (error,) = [c.value for c in at.code if "RuntimeError" in c.value]
     assert "(6)" in error and "(7)" in error
+
+
+@pytest.mark.parametrize("kind", PASS_PAGES)
+def test_the_table_names_each_bugs_badge_by_the_title_the_page_shows(kind):
+    at = open_app(page=kind)
+    rows = table_rows(at, kind)
+    assert [row[0] for row in rows] == [bug.title for bug in B.bugs_for(kind)]
+    assert [row[1] for row in rows] == [CHECK_TITLES[bug.check] for bug in B.bugs_for(kind)]
+    assert not any("_" in row[1] for row in rows)  # no code names
+    # At the defaults no setting hides any of them.
+    assert [row[3] for row in rows] == ["no"] * len(rows)
+
+
+def test_dropout_left_on_shows_two_runs_that_differ_beside_the_correct_weights():
+    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    at = turn_on(open_app(page="causal"), "causal", bug.title)
+    run1 = spec_array(chart(at, "With the bug, run 1")["data"][0]["z"]).astype(float)
+    run2 = spec_array(chart(at, "With the bug, run 2")["data"][0]["z"]).astype(float)
+    correct = spec_array(chart(at, "Correct: weights after dropout")["data"][0]["z"])
+    assert run1.shape == run2.shape == correct.shape
+    visible = np.tril(np.ones(run1.shape, dtype=bool))
+    differ = int((run1[visible] != run2[visible]).sum())
+    assert differ > 0
+    np.testing.assert_allclose(np.nansum(correct.astype(float), axis=1), 1.0, atol=1e-5)
+    said = [c for c in values(at.caption) if c.startswith("With the bug the two runs drop")]
+    assert len(said) == 1 and f"{differ} of the {int(visible.sum())} weights" in said[0]
+    assert "At these settings: visible: the matrices below differ." in values(at.markdown)
+
+
+def test_divide_by_sum_draws_its_negative_weights_on_a_diverging_scale():
+    bug = B.BUGS_BY_KEY["divide_by_sum"]
+    at = turn_on(open_app(page="simplified"), "simplified", bug.title)
+    trace = chart(at, "With the bug: weights")["data"][0]
+    z = spec_array(trace["z"]).astype(float)
+    assert np.nanmin(z) < 0
+    assert trace["zmid"] == 0 and trace["zmin"] == pytest.approx(-np.nanmax(np.abs(z)), rel=1e-5)
+    negative = int((z < 0).sum())
+    assert [c for c in values(at.caption) if c.startswith(f"With the bug {negative} of the 36")]
+
+
+def test_no_scaling_shows_the_d_out_128_case_beside_and_says_what_each_shows():
+    bug = B.BUGS_BY_KEY["no_scaling"]
+    at = turn_on(open_app(page="trainable"), "trainable", bug.title)
+    for title in (
+        "With the bug: weights",
+        "Correct: weights",
+        "With the bug at d_out = 128: weights",
+        "Correct at d_out = 128: weights",
+    ):
+        assert chart(at, title)
+    here = [c for c in values(at.caption) if c.startswith("At d_k = 8, dropping 1/√d_k")]
+    wide = [c for c in values(at.caption) if c.startswith("At d_out = 128 (the second pair)")]
+    assert len(here) == 1 and len(wide) == 1
+    assert "far from one-hot" in here[0] and "saturates" not in here[0]

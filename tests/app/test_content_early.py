@@ -158,8 +158,8 @@ def test_home_in_book_mode_shows_the_six_words_and_a_6_by_3_x():
 # --- page 1 -----------------------------------------------------------------------------------
 def test_page_1_softmax_walk_passes_at_the_defaults():
     at = open_app(page="simplified")
-    assert at.select_slider(key="p1_stretch").value == 1
-    assert at.select_slider(key="p1_shift").value == 0
+    assert at.select_slider(key="stretch").value == 1
+    assert at.select_slider(key="shift").value == 0
     assert badges(at)[0] == ("green", f"{NAIVE}: pass")
     # The walk's badge is the page's first, its caption the first after the header's.
     agree = values(at.caption)[1]
@@ -171,7 +171,7 @@ def test_page_1_softmax_walk_passes_at_the_defaults():
 def test_page_1_stretching_the_inputs_by_50_documents_the_naive_overflow():
     at = open_app(page="simplified")
     top, _ = scores_used(at)
-    at.select_slider(key="p1_stretch").set_value(50).run()
+    at.select_slider(key="stretch").set_value(50).run()
     assert not exceptions(at)
     assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
     why = caption_starting(at, "naive overflowed: ")
@@ -194,14 +194,14 @@ def test_page_1_stretching_the_inputs_by_50_documents_the_naive_overflow():
 def test_page_1_shifting_the_scores_by_minus_300_documents_the_naive_underflow():
     at = open_app(page="simplified")
     top, low = scores_used(at)
-    at.select_slider(key="p1_shift").set_value(-300).run()
+    at.select_slider(key="shift").set_value(-300).run()
     assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
     why = caption_starting(at, "naive underflowed: ")
     found = re.match(r"naive underflowed: max score (\S+) < -103\.3, so every exp\(\) is 0", why)
     assert found, why
     assert float(found[1]) == pytest.approx(top - 300, abs=0.1)
     assert scores_used(at) == pytest.approx((top - 300, low - 300), abs=0.1)
-    at.select_slider(key="p1_shift").set_value(0).run()
+    at.select_slider(key="shift").set_value(0).run()
     assert badges(at)[0] == ("green", f"{NAIVE}: pass")
 
 
@@ -253,12 +253,12 @@ def test_page_1_times_the_loop_only_on_its_button_and_on_at_most_16_tokens():
 @pytest.mark.parametrize(("query", "x_name", "z_name"), [(1, "x⁽²⁾", "z⁽²⁾"), (3, "x⁽⁴⁾", "z⁽⁴⁾")])
 def test_page_1_query_code_uses_the_0_based_index_of_the_chosen_label(query, x_name, z_name):
     at = open_app(page="simplified")
-    box = at.selectbox(key="p1_query")
+    box = at.selectbox(key="query")
     assert box.value == 1  # the default query is "journey", as in the chapter
     if query != 1:
         box.set_value(query).run()
     label = f"{query}: {DEFAULT_PIECES[query]}"
-    assert at.selectbox(key="p1_query").options[query] == label
+    assert at.selectbox(key="query").options[query] == label
     # 0-based rows, with the book's 1-based name beside them.
     assert markdown_with(at, f"The query is `inputs[{query}]`, the book's {x_name} (rows count")
     assert markdown_with(at, f"z for query {query} (`context[{query}]`, the book's {z_name})")
@@ -397,10 +397,11 @@ def test_every_sentence_the_lesson_states_is_on_the_page(page, mode):
 def test_page_2_names_the_one_click_that_makes_scaling_matter():
     at = open_app(page="trainable")
     [here] = [c for c in values(at.caption) if c.startswith("Here (d_k = 8), dropping the 1/√d_k")]
-    [wide] = [c for c in values(at.caption) if c.startswith("One click makes it matter")]
+    [wide] = [
+        c for c in values(at.caption) if c.startswith("At d_out = 128 (the map on the right)")
+    ]
     moved = float(re.search(r"by up to (\d+\.\d+)", here)[1])
     moved_wide = float(re.search(r"by up to (\d+\.\d+)", wide)[1])
-    assert "set d_out to 128" in wide
     assert moved_wide >= 0.1 > moved
     # The two maps hold those numbers: the largest change in each, to 3 decimals.
     for prefix, number in (
@@ -409,9 +410,13 @@ def test_page_2_names_the_one_click_that_makes_scaling_matter():
     ):
         z = spec_array(chart(at, prefix)["data"][0]["z"]).astype(float)
         assert np.abs(z).max() == pytest.approx(number, abs=5e-4)
-    # The click itself: at d_out 128 the page needs no second map and says the width is enough.
-    at.sidebar.number_input(key="d_out").set_value(128).run()
+    # The one click: a button sets d_out to 128 in the sidebar (and so in the link); the page
+    # then needs no second map and says the width is enough.
+    assert at.button(key="p2_wide").label == "Set d_out to 128 in the sidebar"
+    at.button(key="p2_wide").click().run()
     assert not exceptions(at)
+    assert at.sidebar.number_input(key="d_out").value == 128
+    assert not [b for b in at.button if b.key == "p2_wide"]
     assert [c for c in values(at.caption) if c.startswith("Here (d_k = 128)")]
     assert "d_out = 128 is already 128 or wider." in values(at.caption)
 

@@ -58,8 +58,8 @@ def heat_z(spec: dict) -> list[np.ndarray]:
 
 
 def set_view(at, *, relative: bool = False, window: tuple[int, int] | None = None):
-    at.radio(key="view_scale").set_value(RELATIVE if relative else "weights 0 to 1")
-    at.slider(key=f"view_window_{N}").set_value(window or (0, N - 1))
+    at.radio(key="colour").set_value(RELATIVE if relative else "weights 0 to 1")
+    at.slider(key="tokens").set_value(window or (0, N - 1))
     return at.run()
 
 
@@ -145,8 +145,8 @@ def test_the_default_view_draws_every_chart_as_the_page_built_it(page):
 
 def test_short_texts_get_the_colour_switch_but_no_window():
     at = open_app(page="causal")  # the default text: 6 tokens
-    assert at.radio(key="view_scale").options == ["weights 0 to 1", RELATIVE]
-    assert not [s for s in at.slider if str(s.key).startswith("view_window")]
+    assert at.radio(key="colour").options == ["weights 0 to 1", RELATIVE]
+    assert not [s for s in at.slider if s.key == "tokens"]
 
 
 def test_the_heads_grid_labels_every_token_of_a_short_text():
@@ -173,7 +173,7 @@ def test_past_its_budget_the_heads_grid_draws_exactly_the_heads_picked():
         f"keeps the browser responsive: {fit} of the 8 heads fit at 256 tokens. Pick the heads "
         "to draw in “Heads to show” above the grid, or narrow the token window to fit more."
     ) in values(at.info)
-    picker = at.multiselect(key=f"heads_p4_grid_{fit}")
+    picker = at.multiselect(key="heads_shown")
     assert picker.value == [0, 1, 2, 3]
     assert len(heat_z(specs(at)["p4_grid"])) == fit
     picker.set_value([1, 5, 7]).run()
@@ -188,7 +188,7 @@ def test_past_its_budget_the_heads_grid_draws_exactly_the_heads_picked():
     for z, h in zip(heat_z(spec), (1, 5, 7), strict=True):
         np.testing.assert_array_equal(z, weights[h].astype(np.float32))
     # a window of 101 tokens fits 25 heads: every head is drawn, each labelled
-    at.slider(key=f"view_window_{n}").set_value((100, 200)).run()
+    at.slider(key="tokens").set_value((100, 200)).run()
     spec = specs(at)["p4_grid"]
     assert [z.shape for z in heat_z(spec)] == [(101, 101)] * 8
     assert spec["layout"]["yaxis"]["ticktext"] == F.axis_labels(trace.labels[100:201])

@@ -105,7 +105,7 @@ def test_a_closed_box_costs_no_table_no_csv_and_no_file(page, query, media):
     files, built = media
     at = open_app(query, page=page)
     if page == "causal":
-        at.toggle(key="p3_placement").set_value(True).run()
+        at.toggle(key="placement").set_value(True).run()
     heatmaps = heatmap_keys(at)
     assert len(heatmaps) >= 7, heatmaps
     for key in heatmaps:
@@ -162,7 +162,7 @@ def test_each_csv_is_built_once_shared_by_every_session_and_counted_in_the_cache
 def test_the_toggle_puts_a_table_and_a_csv_under_every_matrix(media):
     files, _ = media
     at = open_app(page="causal")
-    at.toggle(key="show_numbers").set_value(True).run()
+    at.toggle(key="numbers").set_value(True).run()
     heatmaps = heatmap_keys(at)
     lesson = page3(DEFAULT_TEXT, DEFAULT_TEXT2, Settings(), False)
     assert len(at.dataframe) == 1 + len(heatmaps)  # one per matrix, and the buffers table

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.pages import ROOT, app_pages
+from bench.support.pages import ROOT, app_pages
 from ui import panels
 
 

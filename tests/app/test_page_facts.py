@@ -1,4 +1,4 @@
-"""The facts tests/support/pages.py states about each page hold on the running page: a page
+"""The facts bench/support/pages.py states about each page hold on the running page: a page
 drawn from the sidebar shows the sidebar's text in its charts, a page with inputs of its own
 does not, and exactly the multi-head pages refuse a d_out the heads do not divide."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 
 from .conftest import APP
 

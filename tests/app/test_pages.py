@@ -228,16 +228,16 @@ def test_book_mode_uses_the_six_book_tokens_on_every_pass():
 
 def test_book_mode_page_2_version_v2_shows_its_two_printouts():
     at = open_app({"book": "true"}, page="trainable")
-    assert at.radio(key="p2_version").value == "v1"
-    at.radio(key="p2_version").set_value("v2").run()
+    assert at.radio(key="module").value == "v1"
+    at.radio(key="module").set_value("v2").run()
     assert book_blocks(at) == (2, 0)
     assert any("sa_v2(inputs), seed 789" in m for m in values(at.markdown))
 
 
 def test_book_mode_page_1_shows_the_query_walkthrough_only_for_query_1():
     at = open_app({"book": "true"}, page="simplified")
-    assert at.selectbox(key="p1_query").value == 1
-    at.selectbox(key="p1_query").set_value(0).run()
+    assert at.selectbox(key="query").value == 1
+    at.selectbox(key="query").set_value(0).run()
     assert book_blocks(at) == (3, 0)
 
 
@@ -279,7 +279,7 @@ def test_the_dropout_placement_comparison_appears_on_request():
     assert "Dropout on the weights: context Z = A·V" in titles
     assert "Values V" in titles
     assert any("Row sums after dropout, row 0 first:" in c.value for c in at.caption)
-    at.toggle(key="p3_placement").set_value(True).run()
+    at.toggle(key="placement").set_value(True).run()
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Dropout on the context vectors" in titles
     assert "Dropout on the weights: context Z = A·V" in titles

@@ -83,7 +83,7 @@ def test_plot_draws_the_chart_its_table_and_a_csv_of_the_same_numbers():
 
 def test_the_trainable_page_shows_each_curve_s_numbers_under_it():
     at = open_app({}, page="trainable")
-    at.toggle(key="show_numbers").set_value(True).run()
+    at.toggle(key="numbers").set_value(True).run()
     assert not at.exception
     entropy = next(s for s in chart_specs(at) if chart_title(s).startswith("Row entropy"))
     tables = [t.value for t in at.dataframe if t.value.index.name == "d_k"]

@@ -208,6 +208,30 @@ def test_training_mode_shows_the_dropped_weights():
     chart(at, "Weights after dropout")  # exactly one
 
 
+def test_the_dropout_step_counts_which_zeros_are_the_mask_and_which_dropout_dropped():
+    """It said "the zeros here are the dropped weights" while most were the causal mask."""
+    at = presenting({"train": "true", "dropout": "0.5", "step": "5"})
+    z = spec_array(only_chart(at)["data"][0]["z"]).astype(float)
+    n = z.shape[0]
+    future = int((z[np.triu_indices(n, 1)] == 0).sum())
+    dropped = int((z[np.tril_indices(n)] == 0).sum())
+    assert future == n * (n - 1) // 2 == 15 and dropped > 0
+    said = " ".join(values(at.markdown))
+    assert (
+        f"Of the {future + dropped} zeros here, {future} are the causal mask (keys after their "
+        f"query) and {dropped} are weights dropout dropped, out of the {n * (n + 1) // 2} "
+        "weights the queries can see."
+    ) in said
+    assert "the zeros here are the dropped weights" not in said
+
+
+def test_pass_2_step_1_names_each_tokens_query_vector():
+    at = presenting({"step": "1"}, page="trainable")
+    said = values(at.markdown)
+    assert "Every token's query vector, one row each." in said
+    assert not [t for t in said if "querie" in t]
+
+
 @pytest.mark.parametrize("page", ["simplified", "trainable", "causal", "multihead"])
 def test_book_mode_presents_the_chapters_inputs(page):
     at = open_app({"present": "true", "book": "true"}, page)

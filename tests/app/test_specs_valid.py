@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from tests.support.specs import as_figure
 
 from .conftest import PAGES, charts, exceptions, go, open_app
@@ -64,8 +64,8 @@ def test_every_chart_of_every_page_is_a_valid_plotly_figure(setting):
 def test_every_view_of_a_long_text_is_a_valid_plotly_figure(page):
     at = open_app(LONG, page=page)
     for relative, window in ((True, None), (False, (10, 30)), (True, (5, 20))):
-        at.radio(key="view_scale").set_value(RELATIVE if relative else "weights 0 to 1")
-        at.slider(key=f"view_window_{N}").set_value(window or (0, N - 1))
+        at.radio(key="colour").set_value(RELATIVE if relative else "weights 0 to 1")
+        at.slider(key="tokens").set_value(window or (0, N - 1))
         at.run()
         assert validated(at, f"{page}, relative={relative}, window={window}") >= 3
 

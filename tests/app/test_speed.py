@@ -51,11 +51,11 @@ def test_page_1_view_controls_recompute_nothing(engine_calls):
     # The counters are wired: the cold first run traced pass 1 exactly once.
     assert engine_calls["simplified"] == 1 and engine_calls["trace_simplified"] == 1
     before = dict(engine_calls)
-    at.selectbox(key="p1_query").set_value(4).run()
-    assert at.selectbox(key="p1_query").value == 4
-    at.toggle(key="show_numbers").set_value(not at.toggle(key="show_numbers").value).run()
-    at.select_slider(key="p1_stretch").set_value(10).run()
-    at.select_slider(key="p1_shift").set_value(-100).run()
+    at.selectbox(key="query").set_value(4).run()
+    assert at.selectbox(key="query").value == 4
+    at.toggle(key="numbers").set_value(not at.toggle(key="numbers").value).run()
+    at.select_slider(key="stretch").set_value(10).run()
+    at.select_slider(key="shift").set_value(-100).run()
     assert not exceptions(at)
     assert any(t.value == TITLES["simplified"] for t in at.title)
     assert dict(engine_calls) == before
@@ -66,12 +66,12 @@ def test_page_4_head_choice_recomputes_nothing(engine_calls):
     assert engine_calls["multihead"] == 1 and engine_calls["trace_multihead"] == 1
     before = dict(engine_calls)
     for head in (3, 1):
-        at.selectbox(key="p4_head").set_value(head).run()
+        at.selectbox(key="head").set_value(head).run()
         assert any(
             json.loads(c.proto.spec)["layout"]["title"]["text"] == f"Weights of head {head}"
             for c in charts(at)
         )
-    at.toggle(key="show_numbers").set_value(True).run()
+    at.toggle(key="numbers").set_value(True).run()
     assert not exceptions(at)
     assert dict(engine_calls) == before
 

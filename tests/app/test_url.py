@@ -53,7 +53,7 @@ def test_shared_url_settings_reach_every_page_and_persist_across_switches():
     assert chart(at, "mask = triu(ones(40, 40)")
     go(at, "multihead")
     assert chart(at, "Attention weights of all 3 heads")
-    assert at.selectbox(key="p4_head").options == ["0", "1", "2"]
+    assert at.selectbox(key="head").options == ["0", "1", "2"]
 
 
 BAD = {
@@ -69,7 +69,6 @@ BAD = {
     "book": ("maybe", "book (not true or false)"),
     # Streamlit's bound toggle reads only true/false: "yes" would be dropped without a word.
     "bias": ("yes", "bias (not true or false)"),
-    "text": ("x" * 2001, "text (longer than 2,000 characters)"),
 }
 
 
@@ -113,17 +112,47 @@ def test_good_url_values_raise_no_warning():
     )
     assert url_warnings(at) == []
     assert_sidebar(at, train=True, dropout=0.25, eseed=0, text="x" * 2000)
-    # The 2,000-character limit itself is said once, by the sidebar.
-    assert values(at.warning) == ["The text reached the 2,000-character limit; the rest was cut."]
+    # Exactly 2,000 characters: nothing was cut, so nothing says it was.
+    assert values(at.warning) == []
 
 
-def test_a_text_longer_than_the_limit_is_rejected_not_cut():
-    at = open_app({"text": "abc " * 600}, page="simplified")
-    (warning,) = url_warnings(at)
-    assert "text (longer than 2,000 characters)" in warning
-    assert at.sidebar.text_area(key="text").value == BOOK_TEXT
-    assert chart(at, "Weights A")["data"][0]["x"][1] == "1: ␣journey"
-    assert not any(w.startswith("The text reached") for w in values(at.warning))
+def test_a_link_text_longer_than_the_limit_keeps_its_first_2000_characters_and_says_so():
+    given = "the cat sat " * 200  # 2,400 characters
+    at = open_app({"text": given, "text2": "y" * 2001}, page="simplified")
+    assert not exceptions(at)
+    assert url_warnings(at) == []  # nothing was refused
+    assert values(at.warning) == [
+        "The link's text was 2,400 characters long: it was shortened to its first 2,000. "
+        "The link's text2 was 2,001 characters long: it was shortened to its first 2,000."
+    ]
+    assert at.sidebar.text_area(key="text").value == given[:2000]
+    assert at.sidebar.text_input(key="text2").value == "y" * 2000
+    assert at.query_params["text"] == given[:2000]  # the link keeps what is used
+    assert chart(at, "Weights A")["data"][0]["x"][1] == "1: ␣cat"
+
+
+def test_a_paste_longer_than_the_limit_keeps_its_first_2000_characters_and_says_so():
+    """A browser ignored a paste past max_chars without a word: now the whole paste arrives,
+    the box keeps its first 2,000 characters and the sidebar says so, on every page."""
+    at = open_app(page="simplified")
+    paste = "The cat sat on the mat. " * 100  # 2,400 characters
+    at.sidebar.text_area(key="text").input(paste).run()
+    assert not exceptions(at)
+    assert at.sidebar.text_area(key="text").value == paste[:2000]
+    notice = "The text you gave had 2,400 characters: only its first 2,000 are kept."
+    assert notice in values(at.sidebar.warning)
+    assert chart(at, "Weights A")["data"][0]["x"][1] == "1: ␣cat"
+    go(at, "causal")
+    assert notice in values(at.sidebar.warning)
+    # A new, shorter text: nothing was cut, and the notice goes.
+    at.sidebar.text_area(key="text").input("a short text").run()
+    assert not [w for w in values(at.warning) if "characters" in w]
+    # The second text is cut the same way.
+    at.sidebar.text_input(key="text2").input("z" * 2500).run()
+    assert at.sidebar.text_input(key="text2").value == "z" * 2000
+    assert "The second text you gave had 2,500 characters: only its first 2,000 are kept." in (
+        values(at.sidebar.warning)
+    )
 
 
 def test_d_out_not_divisible_by_heads_stops_only_the_multi_head_page():

@@ -2,44 +2,73 @@
 ratios, and the Dockerfile reading the live servers rely on)."""
 
 from bench import guard
-from tests.support.pages import PageInfo
+from bench.support.pages import PageInfo
 
 PAGES = (PageInfo("pages/a.py", "a", "A", True), PageInfo("pages/b.py", "b", "B", False))
-BASELINE = {"pages/a.py": 4.0, "pages/b.py": 6.0}
+BASELINE = {
+    "cold": {"pages/a.py": 4.0, "pages/b.py": 6.0},
+    "warm": {"pages/a.py": 0.2, "pages/b.py": 0.5},
+}
+TOL = guard.TOLERANCE
 
 
-def test_ratios_within_one_and_a_half_times_the_baseline_pass():
-    measured = {"pages/a.py": 5.9, "pages/b.py": 8.9}
+def ratios(cold_a, cold_b, warm_a, warm_b) -> dict:
+    return {
+        "cold": {"pages/a.py": cold_a, "pages/b.py": cold_b},
+        "warm": {"pages/a.py": warm_a, "pages/b.py": warm_b},
+    }
+
+
+def test_ratios_just_within_their_limits_pass():
+    measured = ratios(
+        4.0 * TOL["cold"] - 0.01, 6.0, 0.2 * TOL["warm"] - 0.001, 0.5 * TOL["warm"] - 0.001
+    )
     assert guard.check(PAGES, measured, BASELINE, remeasure=lambda pages: {})
 
 
-def test_a_page_over_the_limit_twice_fails():
+def test_a_page_over_a_limit_twice_fails_and_only_it_is_measured_again():
     calls = []
 
     def remeasure(pages):
         calls.append([p.path for p in pages])
-        return {"pages/b.py": 9.5}
+        return {"cold": {"pages/b.py": 6.0 * TOL["cold"] + 0.1}, "warm": {"pages/b.py": 0.5}}
 
-    measured = {"pages/a.py": 4.0, "pages/b.py": 10.0}
+    measured = ratios(4.0, 6.0 * TOL["cold"] + 0.5, 0.2, 0.5)
     assert not guard.check(PAGES, measured, BASELINE, remeasure)
-    assert calls == [["pages/b.py"]]  # only the failing page is measured again, once
+    assert calls == [["pages/b.py"]]  # only the failing page, once
+
+
+def test_a_warm_regression_alone_fails():
+    measured = ratios(4.0, 6.0, 0.2, 0.5 * TOL["warm"] + 0.05)
+    again = {"cold": {"pages/b.py": 6.0}, "warm": {"pages/b.py": 0.5 * TOL["warm"] + 0.05}}
+    assert not guard.check(PAGES, measured, BASELINE, remeasure=lambda pages: again)
 
 
 def test_a_noisy_first_measurement_is_forgiven_by_the_retry():
-    measured = {"pages/a.py": 7.0, "pages/b.py": 6.0}
-    assert guard.check(PAGES, measured, BASELINE, remeasure=lambda pages: {"pages/a.py": 4.5})
+    final: dict = {}
+    measured = ratios(4.0 * TOL["cold"] + 1, 6.0, 0.2, 0.5)
+    again = {"cold": {"pages/a.py": 4.5}, "warm": {"pages/a.py": 0.2}}
+    assert guard.check(PAGES, measured, BASELINE, lambda pages: again, final)
+    assert final["cold"]["pages/a.py"] == 4.5  # judged on the second measurement
 
 
-def test_a_page_without_a_baseline_fails():
-    measured = {"pages/a.py": 4.0, "pages/b.py": 6.0}
-    assert not guard.check(PAGES, measured, {"pages/a.py": 4.0}, remeasure=lambda pages: {})
+def test_a_page_without_a_cold_baseline_fails():
+    baseline = {"cold": {"pages/a.py": 4.0}, "warm": BASELINE["warm"]}
+    assert not guard.check(PAGES, ratios(4.0, 6.0, 0.2, 0.5), baseline, lambda pages: {})
 
 
-def test_the_committed_baseline_covers_every_page():
-    from tests.support.pages import app_pages
+def test_the_warm_only_baseline_format_reads_as_warm(tmp_path):
+    old = tmp_path / "baseline.json"
+    old.write_text('{"ratios": {"pages/a.py": 0.3}}')
+    assert guard.load_baseline(old)["warm"] == {"pages/a.py": 0.3}
 
-    baseline = guard.load_baseline()["ratios"]
-    assert {p.path for p in app_pages()} <= set(baseline)
+
+def test_the_committed_baseline_covers_every_page_cold_and_warm():
+    from bench.support.pages import app_pages
+
+    baseline = guard.load_baseline()
+    for kind in guard.KINDS:
+        assert {p.path for p in app_pages()} <= set(baseline[kind]), kind
 
 
 def test_the_live_server_gets_the_images_environment():
@@ -57,6 +86,17 @@ def test_the_live_server_gets_the_images_environment():
 def test_the_committed_baseline_is_a_live_measurement():
     baseline = guard.load_baseline()
     assert "live server CPU" in baseline["what"]
-    assert baseline["tolerance"] == guard.TOLERANCE
-    # Without the post-run collection every page costs less than the trivial app's run.
-    assert all(0 < r < 1.5 for r in baseline["ratios"].values())
+    # Without the post-run collection every warm run costs less than the trivial app's run.
+    assert all(0 < r < 1.5 for r in baseline["warm"].values())
+    assert all(r > 0 for r in baseline["cold"].values())
+
+
+def test_update_writes_a_baseline_the_guard_reads_back(tmp_path):
+    path = tmp_path / "baseline.json"
+    measured = ratios(4.0, 6.0, 0.2, 0.5)
+    guard.write_baseline({**measured, "ms": {}}, path)
+    back = guard.load_baseline(path)
+    assert back["cold"] == measured["cold"] and back["warm"] == measured["warm"]
+    assert back["tolerance"] == guard.TOLERANCE
+    assert "live server CPU" in back["what"] and back["machine"]["cores"]
+    assert guard.check(PAGES, measured, back, remeasure=lambda pages: {})

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from tests.support.pages import ROOT
+from bench.support.pages import ROOT
 
 
 def test_the_poll_benchmark_prints_every_store_and_operation(tmp_path):

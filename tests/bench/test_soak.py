@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bench import soak
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 
 MB = 2**20
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import proxy_env
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import proxy_env
+from bench.support.server import running_app
 
 VIEWPORT = {"width": 1400, "height": 3000}
 CHART = "[data-testid='stPlotlyChart']"

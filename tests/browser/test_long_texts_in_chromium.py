@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from attnviz.tokens import tokenize
-from tests.support.server import ROOT
+from bench.support.server import ROOT
 
 from .conftest import CHART, settle
 
@@ -50,9 +50,12 @@ def move(page, which: str, target: int) -> None:
 
 def title_of(chart) -> str:
     """A chart's title on one line: a wrapped title's lines (figures.wrap_title) joined by the
-    spaces they replaced."""
+    spaces they replaced, then its subtitle (the note, "tokens 10–40 of 256"), which Plotly
+    draws as an element of its own."""
     lines = chart.locator(".gtitle .line").all_text_contents()
-    return " ".join(lines) if lines else chart.locator(".gtitle").text_content()
+    title = " ".join(lines) if lines else chart.locator(".gtitle").text_content()
+    subtitle = chart.locator(".gtitle-subtitle")
+    return f"{title} {subtitle.text_content()}" if subtitle.count() else title
 
 
 def y_ticks(chart) -> list[str]:

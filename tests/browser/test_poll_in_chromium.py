@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.support.browser import wait_for_app
+from bench.support.browser import wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

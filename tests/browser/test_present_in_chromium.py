@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import wait_for_app
+from bench.support.browser import wait_for_app
 
 from .conftest import settle
 

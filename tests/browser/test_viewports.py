@@ -17,9 +17,9 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.browser import wait_for_app
-from tests.support.pages import app_pages
-from tests.support.server import ROOT
+from bench.support.browser import wait_for_app
+from bench.support.pages import app_pages
+from bench.support.server import ROOT
 
 from .conftest import CHART
 

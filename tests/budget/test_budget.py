@@ -16,7 +16,7 @@ from attnviz import budget, lesson
 from attnviz import figures as F
 from attnviz import trace as T
 from attnviz.settings import Settings, request_bytes
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from ui.memo import Memo
 
 HERE = Path(__file__).resolve().parent

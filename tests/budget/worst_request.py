@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attnviz import budget, lesson  # noqa: E402
 from attnviz.settings import request_bytes  # noqa: E402
-from tests.support.pages import app_pages  # noqa: E402
+from bench.support.pages import app_pages  # noqa: E402
 from ui import cache  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import proxy_env
-from tests.support.pages import ROOT, app_pages
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import proxy_env
+from bench.support.pages import ROOT, aliases, app_pages
+from bench.support.server import running_app
 
 pytestmark = pytest.mark.browser
 
@@ -144,8 +144,8 @@ def test_page_files_are_named_after_their_url_paths():
 @pytest.mark.parametrize("page", PAGES, ids=[p.url_path for p in PAGES])
 def test_a_lesson_link_as_a_fresh_servers_first_request_opens_cleanly(page, blackhole, artifacts):
     titles = [p.title for p in PAGES]
-    # The page's address as the sidebar links it: the home page lives at "/" (Streamlit
-    # answers its url_path, /why-attention, with "Page not found" on a warm server too).
+    # The page's address as the sidebar links it: the home page lives at "/" (its own name,
+    # /why-attention, is app.py's hidden alias: the test below).
     path = f"{page.url}?{LESSON_QUERY}"
     log = artifacts / f"cold-start-{page.url_path}.log"
     with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
@@ -163,3 +163,22 @@ def test_the_root_as_a_fresh_servers_first_request_opens_cleanly(blackhole, arti
     with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
         result = first_visit(url, blackhole.port, "/", HEADINGS[home.url_path])
     note_flash(artifacts, "/", check_clean(result, "/", HEADINGS[home.url_path], titles))
+
+
+@pytest.mark.parametrize("alias", aliases(), ids=[a.url_path for a in aliases()])
+def test_a_hidden_alias_opens_its_page_first_on_a_fresh_server_and_again_warm(
+    alias, blackhole, artifacts
+):
+    """/why-attention, the home page's own title as a path, answered "Page not found" on a
+    fresh server and on a warm one: both visits now open the home page, settings kept."""
+    titles = [p.title for p in PAGES]
+    page = next(p for p in PAGES if p.path == alias.path)
+    path = f"/{alias.url_path}?{LESSON_QUERY}"
+    log = artifacts / f"cold-start-alias-{alias.url_path}.log"
+    with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
+        for visit in ("cold", "warm"):
+            result = first_visit(url, blackhole.port, path, HEADINGS[page.url_path])
+            ms = check_clean(result, path, HEADINGS[page.url_path], titles)
+            note_flash(artifacts, f"{path} ({visit})", ms)
+            assert result["url"].split("?")[0] == f"/{alias.url_path}", result["url"]
+            assert "The cat sat on the mat" in result["inputs"], "the link's text was lost"

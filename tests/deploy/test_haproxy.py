@@ -18,22 +18,21 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import shutil
 import subprocess
-import time
 from contextlib import ExitStack
 from urllib.parse import urlencode
 
 import pytest
 
 from bench import loadtest
-from tests.support.network import free_port, proxy_env
-from tests.support.pages import ROOT, app_pages
-from tests.support.server import running_app
+from bench.support import haproxy
+from bench.support.network import proxy_env
+from bench.support.pages import ROOT, app_pages
+from bench.support.server import running_app
 
-CONFIG = ROOT / "deploy" / "haproxy.cfg"
-COOKIE = "ATTNVIZ_REPLICA"
-REPLICAS = ("replica-a", "replica-b")
+CONFIG = haproxy.CONFIG
+COOKIE = haproxy.COOKIE
+REPLICAS = haproxy.REPLICAS
 PAGES = [p for p in app_pages() if p.draws_sidebar_text]  # pages drawn from the sidebar's text
 SESSIONS = int(os.environ.get("ATTNVIZ_LB_SESSIONS", "12"))
 DOWNLOADS = 3  # CSV downloads per student during the load
@@ -45,13 +44,6 @@ def http_get(url: str, cookies: dict[str, str] | None = None):
     return status, body, headers.get_all("Set-Cookie") or []
 
 
-def haproxy_binary() -> str:
-    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
-    if not binary:
-        pytest.fail("haproxy is not installed: apt-get install -y haproxy")
-    return binary
-
-
 class Cluster:
     def __init__(self, replicas: dict[str, str], procs: dict[str, subprocess.Popen], proxy: str):
         self.replicas = replicas  # name -> http://127.0.0.1:PORT
@@ -60,29 +52,14 @@ class Cluster:
 
 
 def wait_until(predicate, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except OSError:  # not listening yet
-            pass
-        time.sleep(0.25)
-    raise AssertionError(f"not within {seconds} s: {what}")
+    try:
+        haproxy.wait_until(predicate, seconds, what)
+    except RuntimeError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 def replica_of_new_visitors(url: str, visits: int) -> list[str]:
-    return [
-        next(
-            (
-                c.split("=", 1)[1].split(";")[0]
-                for c in http_get(url + "/")[2]
-                if c.startswith(COOKIE)
-            ),
-            "",
-        )
-        for _ in range(visits)
-    ]
+    return haproxy.sticky_values(url, visits)
 
 
 @pytest.fixture(scope="module")
@@ -99,26 +76,11 @@ def cluster(blackhole, artifacts):
             replicas[name], procs[name] = stack.enter_context(
                 running_app(env=env, log_path=artifacts / f"haproxy-{name}.log")
             )
-        port = free_port()
-        haproxy_env = {
-            **os.environ,
-            "ATTNVIZ_BIND": f"127.0.0.1:{port}",
-            "ATTNVIZ_REPLICA_A": replicas["replica-a"].split("://")[1],
-            "ATTNVIZ_REPLICA_B": replicas["replica-b"].split("://")[1],
-        }
-        log = stack.enter_context(open(artifacts / "haproxy.log", "w"))
-        proc = subprocess.Popen(
-            [haproxy_binary(), "-db", "-f", str(CONFIG)],
-            env=haproxy_env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        stack.callback(lambda: (proc.terminate(), proc.wait(10)))
-        proxy = f"http://127.0.0.1:{port}"
-        wait_until(lambda: http_get(proxy + "/_stcore/health")[0] == 200, 30, "HAProxy answers")
-        # Both replicas pass HAProxy's health check (rise 2 x inter 3 s).
-        wait_until(
-            lambda: set(replica_of_new_visitors(proxy, 4)) == set(REPLICAS), 30, "both replicas up"
+        # The repository's config, once it answers and both replicas pass its health check.
+        proxy = stack.enter_context(
+            haproxy.running_haproxy(
+                replicas["replica-a"], replicas["replica-b"], artifacts / "haproxy.log"
+            )
         )
         yield Cluster(replicas, procs, proxy)
 
@@ -131,14 +93,12 @@ def _run(coroutine):
 
 
 def test_the_config_is_valid_for_debians_haproxy():
-    env = {
-        **os.environ,
-        "ATTNVIZ_BIND": "127.0.0.1:1",
-        "ATTNVIZ_REPLICA_A": "127.0.0.1:2",
-        "ATTNVIZ_REPLICA_B": "127.0.0.1:3",
-    }
+    env = haproxy.config_env("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")
     result = subprocess.run(
-        [haproxy_binary(), "-c", "-f", str(CONFIG)], env=env, capture_output=True, text=True
+        [haproxy.haproxy_binary(), "-c", "-f", str(CONFIG)],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -265,3 +225,41 @@ def test_a_replica_that_dies_gets_no_new_students(cluster):
     status, _, cookies = http_get(cluster.url + "/", {COOKIE: "replica-b"})
     assert status == 200
     assert any(c.startswith(f"{COOKIE}=replica-a") for c in cookies), cookies
+
+
+def _get_gzip(url: str, cookies: dict[str, str] | None = None):
+    """(status, body as sent, headers) of a GET that accepts gzip, with no proxy."""
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    headers = {"Accept-Encoding": "gzip"}
+    if cookies:
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    request = urllib.request.Request(url, headers=headers)
+    with opener.open(request, timeout=30) as response:
+        return response.status, response.read(), {k.lower(): v for k, v in response.headers.items()}
+
+
+def test_static_files_are_gzipped_through_the_balancer_with_their_cache_headers(cluster):
+    """A browser's static requests carry the replica cookie its first page set: those keep
+    Streamlit's immutable header, compressed. (A request without the cookie is given one, and
+    the cookie's ``nocache`` marks that one response private, so no shared cache keeps it.)"""
+    import gzip
+    import re
+
+    _, page, _ = _get_gzip(cluster.replicas["replica-a"] + "/")
+    script = re.search(rb'src="\./(static/js/index\.[^"]+\.js)"', page).group(1).decode()
+    sticky = {COOKIE: "replica-a"}
+    status, body, through = _get_gzip(f"{cluster.url}/{script}", sticky)
+    _, plain, direct = _get_gzip(f"{cluster.replicas['replica-a']}/{script}")
+    assert status == 200
+    assert direct.get("content-encoding") is None  # Streamlit 1.67 sends it as it is
+    assert through["content-encoding"] == "gzip"
+    assert gzip.decompress(body) == plain
+    assert len(body) < 0.6 * len(plain)
+    assert through["cache-control"] == direct["cache-control"]
+    assert direct["cache-control"] == "public, immutable, max-age=31536000"
+    assert "set-cookie" not in through
+    _, _, first_contact = _get_gzip(f"{cluster.url}/{script}")
+    assert first_contact["cache-control"] == "private"
+    assert first_contact["set-cookie"].startswith(COOKIE)

@@ -84,8 +84,12 @@ def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     labels = [f"{i}: t" for i in range(4)]
     fig = as_figure(F.heatmap(z, labels, labels, title=LONG))
     assert len(lines_of(fig.layout.title.text)) == 2
-    assert fig.layout.margin.t == 50 + F.TITLE_LINE
+    # The colour bar lies flat between the title and the plot, in room of its own.
+    assert fig.layout.margin.t == 50 + F.TITLE_LINE + F._bar_room(F.NORMAL)
     assert fig.data[0].colorbar.thickness == F.COLOURBAR_THICKNESS
+    bar = fig.data[0].colorbar
+    assert (bar.orientation, bar.yref, bar.yanchor) == ("h", "container", "top")
+    assert bar.y == pytest.approx(1 - (50 + F.TITLE_LINE + 4) / fig.layout.height)
     grid = as_figure(F.heads_grid(torch.stack([z, z]), labels, title="heads"))
     assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
 
@@ -110,6 +114,8 @@ def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(na
     assert layout.title.font.size == F.TITLE_SIZE
     several = len(fig.data) > 1
     top = F.TITLE_TOP + (F.LEGEND_ROW if several else 0)
+    if name == "heatmap":  # its colour bar lies flat above the plot
+        top += F._bar_room(F.NORMAL)
     assert (layout.margin.l, layout.margin.t, layout.margin.b) == (10, top, 10)
     if several:  # the legend between the title and the plot, clear of the x tick labels
         assert (layout.legend.y, layout.legend.yanchor, layout.legend.orientation) == (

@@ -5,6 +5,8 @@ mode never credits the sidebar with a value it does not show)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -60,7 +62,7 @@ def test_every_claim_holds_on_the_panels_it_speaks_of(lessons, case):
     L = lessons[case]
     panels = L.panels
     assert L.claims, "a page that states nothing about its numbers"
-    for claim in L.claims:
+    for claim in (*L.claims, *L.step_claims):  # the page's, and the presenter steps'
         assert claim.panel in panels, claim
         assert claim.holds(panels), claim.text
 
@@ -171,3 +173,30 @@ def test_the_rows_sum_check_says_it_reads_the_weights_before_dropout_in_training
     assert "dropout" not in plain["rows_sum_to_one"]
     assert "draws its own dropout mask" in lessons["default-train"].batch.shape_sentence
     assert "dropout" not in lessons["default"].batch.shape_sentence
+
+
+@pytest.mark.parametrize("case", ["default-train", "gpt2-train"])
+def test_the_dropout_step_counts_the_masks_zeros_and_dropouts(lessons, case):
+    """Pass 3's presenter dropout step said "the zeros here are the dropped weights"; most of
+    them are the causal mask. It counts both, and each count is a claim on the step's panel."""
+    L = lessons[case]
+    step = L.panels["p3_step_dropout"]
+    n = step.shape[-1]
+    future = n * (n - 1) // 2
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    dropped = int((step.values[seen] == 0).sum())
+    assert dropped > 0
+    assert f"{future} are the causal mask" in step.sentence
+    assert f"{dropped} are weights dropout dropped" in step.sentence
+    assert {c.prop: c.arg for c in L.step_claims} == {
+        "future_zeros": future,
+        "visible_zeros": dropped,
+    }
+    wrong = [dataclasses.replace(c, arg=c.arg + 1) for c in L.step_claims]
+    assert not any(c.holds(L.panels) for c in wrong)  # the claims can fail
+
+
+def test_eval_mode_says_dropout_is_the_identity_and_claims_no_count(lessons):
+    L = lessons["default"]
+    assert L.step_claims == ()
+    assert L.panels["p3_step_dropout"].sentence.startswith("In eval mode dropout is the identity")

@@ -266,3 +266,31 @@ def test_durations_keep_the_digits_that_matter():
     assert "wrapper 6.82 s, weight split 8.53 s: the wrapper was 1.25× as fast" in first
     first = ML.speed_report(timing(0.0000701, 0.0001006), SHAPE).sentences[0]
     assert "wrapper 0.070 ms, weight split 0.101 ms" in first
+
+
+@pytest.mark.parametrize("size", ["default", "gpt2-small"])
+def test_training_mode_counts_the_weights_dropout_zeroed(built, size):
+    """Page 4 said "Dropout zeroed some weights" whatever the numbers: it counts them now, over
+    every head (the note) and in each head (its panel's sentence), each count a claim."""
+    trace, view, heads = built[size, "training"]
+    n, H = trace.num_tokens, trace.num_heads
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    zeroed = int((view.grid.values[:, seen] == 0).sum())
+    visible = H * int(seen.sum())
+    assert f"dropout zeroed {zeroed} of the {visible} weights the queries can see" in (
+        view.weights_note
+    )
+    assert [c.text for c in view.note_claims] == [view.weights_note] * 2
+    assert all(c.holds(view.panels) for c in view.note_claims)
+    assert not view.claims_for("p4_grid")[-1].text.startswith("Training mode")  # shown once
+    for head in heads:
+        mine = int((head.panels["p4_weights"].values[seen] == 0).sum())
+        sentence = head.panels["p4_weights"].sentence
+        assert f"dropout zeroed {mine} of the {int(seen.sum())} weights" in sentence
+        assert head.sentence_claims and all(c.holds(head.panels) for c in head.sentence_claims)
+        assert all(c.text == sentence for c in head.sentence_claims)
+
+
+def test_eval_mode_counts_nothing(built):
+    trace, view, heads = built["default", "normal"]
+    assert view.note_claims == () and all(h.sentence_claims == () for h in heads)

@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from attnviz import tokens
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from ui import cache
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")

@@ -1,7 +1,7 @@
 """The hostile input corpus: what a student (or a link a student was sent) may throw at attnviz.
 
 Each :class:`Case` says how the input arrives (the URL, the sidebar text area as a browser would
-send it, a client that skips the browser's ``max_chars``, or session state) and what a student
+send it, a client that sends more than a browser would, or session state) and what a student
 must then see on every page:
 
 - ``"charts"``: the page draws its figures;
@@ -39,8 +39,8 @@ class Case:
     # URL query parameters as (key, value) pairs; a key may repeat.
     query: tuple[tuple[str, str], ...] = ()
     # Text sent through the sidebar's text area after the first run:
-    typed: str | None = None  # as a browser sends it (AppTest ``.input``: honours max_chars)
-    forced: str | None = None  # by a client that ignores max_chars (``.set_value``)
+    typed: str | None = None  # as a browser sends it (AppTest ``.input``)
+    forced: str | None = None  # set on the widget directly (``.set_value``)
     session: tuple[tuple[str, object], ...] = ()  # set in session state before the first run
     expect: str = "charts"
     warned: tuple[str, ...] = ()  # keys the URL warning must name
@@ -51,6 +51,8 @@ class Case:
     text_after: str | None = None
     # Info messages (substrings) that must show.
     infos: tuple[str, ...] = ()
+    # Warnings (substrings) that must show on every page.
+    warns: tuple[str, ...] = ()
     # (url_path, text): a message that must show on that page (info, warning or error).
     shows: tuple[tuple[str, str], ...] = ()
     pages: tuple[str, ...] | None = None  # url_paths this case is limited to (None: all)
@@ -82,6 +84,7 @@ def _text(case_id: str, text: str, **kw) -> Case:
 
 
 LONG_PASTE = ("Attention is all you need. " * 4000)[:100_000]
+PASTE_CUT = "The text you gave had 100,000 characters: only its first 2,000 are kept."
 REPEATED_AT_CAP = "the" + " the" * (TOKEN_CAP - 1)  # exactly 256 tokens
 REPEATED_PAST_CAP = "the" + " the" * 399  # 400 tokens: the first 256 are used
 XL = (("d_in", "1600"), ("d_out", "1600"), ("heads", "25"), ("ctx", "1024"))
@@ -97,27 +100,30 @@ CASES: tuple[Case, ...] = (
     Case(
         "paste-100k-url",
         query=(("text", LONG_PASTE),),
-        expect="url_warning",
-        warned=("text",),
-        note="the URL parser rejects text over 2,000 characters",
+        text_after=LONG_PASTE[:TEXT_MAX_CHARS],
+        warns=("The link's text was 100,000 characters long: it was shortened to its first",),
+        note="the URL's text is cut to its first 2,000 characters, and a warning says so",
     ),
     Case(
         "paste-100k-typed",
         typed=LONG_PASTE,
-        text_after="Your journey starts with one step",
-        note="a browser does not send more than max_chars: the text stays as it was",
+        text_after=LONG_PASTE[:TEXT_MAX_CHARS],
+        warns=(PASTE_CUT,),
+        note="a paste past the limit: the box keeps its first 2,000 characters and says so",
     ),
     Case(
         "paste-100k-forced",
         forced=LONG_PASTE,
         text_after=LONG_PASTE[:TEXT_MAX_CHARS],
         infos=("token cap",),
-        note="a client that ignores max_chars: the server cuts the text to 2,000 characters",
+        warns=(PASTE_CUT,),
+        note="a client that sends it all: the server cuts the text to 2,000 characters",
     ),
     Case(
         "paste-100k-session",
         session=(("text", LONG_PASTE),),
         text_after=LONG_PASTE[:TEXT_MAX_CHARS],
+        warns=(PASTE_CUT,),
         note="app code writing the text key: cut to 2,000 characters as well",
     ),
     # --- Unicode ---------------------------------------------------------------------------

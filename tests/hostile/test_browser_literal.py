@@ -18,10 +18,10 @@ import pytest
 
 from attnviz import figures as F
 from attnviz.tokens import tokenize
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import Blackhole
-from tests.support.pages import app_pages
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import Blackhole
+from bench.support.pages import app_pages
+from bench.support.server import running_app
 
 from .corpus import TOKEN_CAP
 

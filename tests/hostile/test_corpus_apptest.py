@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
 from attnviz.tokens import tokenize
-from tests.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
+from bench.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
 
 from .corpus import CASES, CASES_BY_ID, TOKEN_CAP, syntax_fragments
 
@@ -185,6 +185,8 @@ def test_case_on_page(case_id, page, canary, blackhole_start):
         for needle in case.infos:
             assert any(needle in i for i in infos), (needle, infos)
     messages = infos + errors + [unescape_md(w.value) for w in at.warning]
+    for needle in case.warns:
+        assert any(needle in w for w in (unescape_md(w.value) for w in at.warning)), needle
     for url_path, needle in case.shows:
         if url_path == page.url_path:
             assert any(needle in m for m in messages), (needle, messages)

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from attnviz import runtime
-from tests.support.pages import ROOT
+from bench.support.pages import ROOT
 
 PROBE = (
     "from attnviz import runtime; import torch; "

@@ -62,3 +62,15 @@ def test_every_panel_has_the_shape_its_labels_say(built):
         "Steps",
         "Training time",
     ]
+
+
+def test_the_largest_gap_is_stated_as_the_maps_print_it(built):
+    """ "up to 0.92 away" where the map's printed weights give 0.91: the sentence now rounds the
+    largest gap to the maps' 2 decimals, and its claim holds it to half of that last digit."""
+    result, les = built
+    for h in range(result.config.num_heads):
+        claim = next(c for c in les.claims if c.panel == f"p5_final_{h}")
+        gap = lessons._largest_gap_from_even(result.final_weights[h])
+        assert f"up to {round(gap, 2):.2f} away from an even share" in claim.text
+        assert claim.arg is not None and abs(claim.arg - round(gap, 2) - 0.005) < 1e-12
+        assert claim.holds(les.panels)

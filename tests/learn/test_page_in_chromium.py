@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from tests.support.browser import chromium, wait_for_app
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -10,7 +10,7 @@ import redis
 
 from attnviz.polls import Limits, MemoryPollStore, PollStore
 from attnviz.polls_redis import RedisPollStore
-from tests.support.redis_server import RedisServer
+from bench.support.redis_server import RedisServer
 
 BACKENDS = ("memory", "redis")
 _prefixes = itertools.count()

@@ -22,9 +22,9 @@ from attnviz.polls_redis import RedisPollStore
 from attnviz.settings import Settings
 from bench import classpoll as CP
 from bench import loadtest
-from tests.support.network import proxy_env
-from tests.support.redis_server import RedisServer
-from tests.support.server import running_app
+from bench.support.network import proxy_env
+from bench.support.redis_server import RedisServer
+from bench.support.server import running_app
 
 pytestmark = pytest.mark.slow
 

@@ -18,8 +18,8 @@ from attnviz.polls import (
     store_from_env,
 )
 from attnviz.polls_redis import RedisPollStore
-from tests.support.network import free_port
-from tests.support.redis_server import RedisServer
+from bench.support.network import free_port
+from bench.support.redis_server import RedisServer
 
 from .helpers import choice_question, created
 

@@ -18,7 +18,7 @@ from attnviz import questions as Q
 from attnviz.polls import Created, MemoryPollStore, Refused, UnavailableStore
 from attnviz.qr import qr_svg
 from attnviz.settings import Settings
-from tests.support.pages import ROOT
+from bench.support.pages import ROOT
 from ui import poll
 
 APP = ROOT / "app.py"

@@ -3,6 +3,7 @@ broken one. Only the page's own rules are tested here; the numbers come from the
 
 from __future__ import annotations
 
+import base64
 import json
 
 import numpy as np
@@ -49,13 +50,31 @@ def drawn(folder: str, text: str = TEXT) -> torch.Tensor:
     return trained.view(folder, tuple(ids_of(text))).weights
 
 
-def test_without_weights_the_page_says_how_to_get_them_and_draws_no_trained_head():
+def instructor_box(at: AppTest) -> str:
+    """The text of the one expander that holds the set-up steps."""
+    (box,) = [e for e in at.expander if e.label == trained.INSTRUCTOR_TITLE]
+    return "\n".join(unescape(m.value) for m in box.markdown)
+
+
+def test_without_weights_students_get_one_sentence_and_a_picture_and_no_trained_head():
     at = open_page()
+    # One sentence for the student: what the page shows once an instructor adds the weights.
     infos = [unescape(i.value) for i in at.info]
-    assert len(infos) == 1
-    first, second = infos[0].split("  \n")
-    assert first.startswith("**No GPT-2 weights on this server.** `ATTNVIZ_GPT2_DIR` is not set")
-    assert "scripts/fetch-gpt2 FOLDER" in second and "ATTNVIZ_GPT2_DIR=FOLDER" in second
+    assert infos == [trained.NOT_YET]
+    assert infos[0].count(". ") == 0 and "instructor" in infos[0]
+    # ... and a picture of it, labelled as an illustration.
+    (image,) = at.get("image")
+    (shown,) = image.proto.imgs
+    assert shown.caption == trained.ILLUSTRATION_CAPTION
+    assert shown.caption.startswith("An illustration, not GPT-2's numbers")
+    svg = base64.b64decode(shown.url.removeprefix("data:image/svg+xml;base64,")).decode()
+    assert svg == trained.illustration() and "ILLUSTRATION, not GPT-2's numbers" in svg
+    # The set-up steps wait in the instructor's expander, and only there.
+    steps = instructor_box(at)
+    assert steps.startswith("`ATTNVIZ_GPT2_DIR` is not set, so this server has no GPT-2 weights.")
+    assert "scripts/fetch-gpt2 FOLDER" in steps and "ATTNVIZ_GPT2_DIR=FOLDER" in steps
+    outside = [unescape(str(m.value)) for m in at.markdown] + infos
+    assert not [t for t in outside if "fetch-gpt2" in t and t not in steps]
     titles = [chart_title(s) for s in chart_specs(at)]
     assert titles == ["Random head 0 (untrained)"]  # the chapter's own random head, named so
     z = spec_array(chart_specs(at)[0]["data"][0]["z"])
@@ -67,7 +86,7 @@ def test_a_folder_without_the_weights_file_is_named(tmp_path, monkeypatch):
     (tmp_path / "config.json").write_text("{}")
     monkeypatch.setenv(P.ENV, str(tmp_path))
     at = open_page()
-    assert "lacks model.safetensors" in unescape(at.info[0].value)
+    assert "lacks model.safetensors" in instructor_box(at)
     assert not any(chart_title(s).startswith("GPT-2") for s in chart_specs(at))
 
 
@@ -199,3 +218,17 @@ def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
         t.join()
     assert most[0] == trained.FORWARD_SLOTS == 2
     assert len(trained._attention) == 6
+
+
+def test_the_illustration_is_the_one_its_script_draws():
+    """ui/trained-heads-illustration.svg is committed: it must be what the script draws now."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "draw_trained_heads_illustration.py"
+    spec = importlib.util.spec_from_file_location("draw_illustration", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.svg() == trained.illustration()
+    assert module.OUT == trained.ILLUSTRATION

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from attnviz import pretrained as P
-from tests.support.browser import chromium, wait_for_app
-from tests.support.network import proxy_env
-from tests.support.server import running_app
+from bench.support.browser import chromium, wait_for_app
+from bench.support.network import proxy_env
+from bench.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.pages import app_pages
+from bench.support.pages import app_pages
 from tests.test_docker import _dockerignore_rules, dockerignored
 
 ROOT = Path(__file__).resolve().parents[2]

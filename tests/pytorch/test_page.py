@@ -152,7 +152,7 @@ def test_the_weights_claims_are_on_the_page_and_hold_for_the_head_shown(bench_ca
     shown = " ".join(m.value.replace("\\", "") for m in at.markdown)
     assert "Every row of our weights sums to 1: this page runs in eval mode" in shown
     assert "Every weight above the diagonal is exactly 0" in shown
-    at.selectbox(key="p6_head").set_value(1).run()
+    at.selectbox(key="head").set_value(1).run()
     ours = next(s for s in charts(at) if s["layout"]["title"]["text"] == "Ours: head 1")
     z = array(ours["data"][0]["z"]).reshape(len(ours["data"][0]["y"]), -1)
     np.testing.assert_allclose(z.sum(axis=1), 1.0, atol=1e-5)

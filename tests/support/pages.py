@@ -1,83 +1,13 @@
-"""The app's pages, read from ``app.py``'s ``PAGES`` list without running Streamlit.
+"""Moved to bench/support/pages.py (bench/ must not import tests/). Kept only so branches written
+before the move still import; new code imports bench.support.pages."""
 
-Tests, the browser checks and the load test all cover every registered page, including pages
-added later, by reading the list rather than repeating it.
-"""
+from bench.support.pages import (
+    OWN_INPUTS,
+    ROOT,
+    RUNS_MULTIHEAD,
+    PageInfo,
+    aliases,
+    app_pages,
+)
 
-from __future__ import annotations
-
-import ast
-from dataclasses import dataclass
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class PageInfo:
-    path: str  # the page's file, relative to app.py ("pages/simplified-attention.py")
-    url_path: str  # its URL path without the slash ("simplified-attention")
-    title: str
-    default: bool
-
-    @property
-    def url(self) -> str:
-        """The path a browser opens: the default page lives at "/"."""
-        return "/" if self.default else f"/{self.url_path}"
-
-    @property
-    def draws_sidebar_text(self) -> bool:
-        """Drawn from the sidebar's text and settings (a page with inputs of its own, such as
-        "Watch attention learn", says so and draws nothing until asked)."""
-        return self.path not in OWN_INPUTS
-
-    @property
-    def runs_multihead(self) -> bool:
-        """Runs the multi-head pass, so must refuse a d_out the heads do not divide."""
-        return self.path in RUNS_MULTIHEAD
-
-
-# What each page does, stated once; tests/app/test_page_facts.py checks it on the running pages.
-# The poll page draws no chart from the sidebar: its questions' figures appear on the reveal.
-OWN_INPUTS = frozenset({"pages/watch-attention-learn.py", "pages/poll.py"})
-RUNS_MULTIHEAD = frozenset({"pages/multi-head-attention.py", "pages/against-pytorch.py"})
-
-
-def _literal(node: ast.AST | None, default=None):
-    if node is None:
-        return default
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        return default
-
-
-def app_pages(app: Path = ROOT / "app.py") -> tuple[PageInfo, ...]:
-    """Every ``st.Page(...)`` in the ``PAGES = [...]`` assignment of ``app.py``, in order."""
-    tree = ast.parse(app.read_text(encoding="utf-8"))
-    pages: list[PageInfo] = []
-    for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets)
-        ):
-            continue
-        for call in ast.walk(node.value):
-            if not (
-                isinstance(call, ast.Call)
-                and isinstance(call.func, ast.Attribute)
-                and call.func.attr == "Page"
-            ):
-                continue
-            kw = {k.arg: k.value for k in call.keywords}
-            path = _literal(call.args[0] if call.args else kw.get("page"))
-            if not isinstance(path, str):
-                continue  # a callable page: nothing to switch to by file
-            url_path = _literal(kw.get("url_path")) or Path(path).stem
-            title = _literal(kw.get("title"), url_path)
-            pages.append(PageInfo(path, url_path, title, bool(_literal(kw.get("default"), False))))
-    if not pages:
-        raise RuntimeError(f"no st.Page(...) found in the PAGES list of {app}")
-    if not any(p.default for p in pages):
-        pages[0] = PageInfo(pages[0].path, pages[0].url_path, pages[0].title, True)
-    return tuple(pages)
+__all__ = ["OWN_INPUTS", "ROOT", "RUNS_MULTIHEAD", "PageInfo", "aliases", "app_pages"]

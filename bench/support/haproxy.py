@@ -1,0 +1,104 @@
+"""The repository's deploy/haproxy.cfg, run by Debian's haproxy on loopback in front of two
+replica addresses (the test of the config, the first-visit byte count, the replica benchmark).
+
+One replica behind the same config: give its address twice. Both ``server`` lines then reach
+the one process, so the balancer's own work is the same in both measurements."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.cookies import SimpleCookie
+from pathlib import Path
+
+from .network import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "deploy" / "haproxy.cfg"
+COOKIE = "ATTNVIZ_REPLICA"  # the config's sticky cookie
+REPLICAS = ("replica-a", "replica-b")  # its cookie values, one per server line
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def haproxy_binary() -> str:
+    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin")
+    if not binary:
+        raise RuntimeError("haproxy is not installed: apt-get install -y haproxy")
+    return binary
+
+
+def config_env(bind: str, replica_a: str, replica_b: str) -> dict[str, str]:
+    """The environment the config reads its addresses from (host:port each)."""
+    return {
+        **os.environ,
+        "ATTNVIZ_BIND": bind,
+        "ATTNVIZ_REPLICA_A": replica_a,
+        "ATTNVIZ_REPLICA_B": replica_b,
+    }
+
+
+def _status(url: str) -> int:
+    try:
+        with _NO_PROXY.open(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def sticky_values(url: str, visits: int) -> list[str]:
+    """The replica cookie each of ``visits`` new visitors of ``url`` is given."""
+    seen = []
+    for _ in range(visits):
+        with _NO_PROXY.open(url + "/", timeout=10) as response:
+            cookies = response.headers.get_all("Set-Cookie") or []
+        values = [m.value for c in cookies for n, m in SimpleCookie(c).items() if n == COOKIE]
+        seen.append(values[0] if values else "")
+    return seen
+
+
+def wait_until(predicate: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except OSError:  # not listening yet
+            pass
+        time.sleep(0.25)
+    raise RuntimeError(f"not within {seconds} s: {what}")
+
+
+@contextmanager
+def running_haproxy(replica_a: str, replica_b: str, log_path: Path) -> Iterator[str]:
+    """Yield the balancer's URL once it answers and routes to both server lines (each
+    ``http://127.0.0.1:PORT`` or ``127.0.0.1:PORT``); stop it after."""
+    port = free_port()
+    a, b = (r.split("://", 1)[-1] for r in (replica_a, replica_b))
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [haproxy_binary(), "-db", "-f", str(CONFIG)],
+            env=config_env(f"127.0.0.1:{port}", a, b),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_until(lambda: _status(url + "/_stcore/health") == 200, 30, "HAProxy answers")
+            # Both server lines pass the health check (rise 2 x inter 3 s).
+            wait_until(lambda: set(sticky_values(url, 4)) == set(REPLICAS), 30, "both servers up")
+            yield url
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)

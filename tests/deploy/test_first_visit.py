@@ -1,0 +1,70 @@
+"""A light first visit: through deploy/haproxy.cfg (Debian's haproxy, on loopback) in Chromium,
+the bytes on the wire of a first visit to a lesson link and of a second visit in the same
+browser (bench/first_visit.py counts them from the browser's own network log).
+
+Streamlit 1.67 serves its static files uncompressed; the config's ``compression`` gzips them.
+Measured (bench/first_visit.py, 2026-12-01): 11.42 MB straight to the server, 5.36 MB through
+HAProxy; HAProxy's compressor (libslz, the only one Debian's build and the official image's
+have) brings the JavaScript to 43% of its size, where gzip -9 would reach 28%. FIRST_VISIT_MB
+sits above the measured 5.36 with a margin for Streamlit's bundles moving between versions;
+the 3.5 MB target of issue 22 is not reachable by compression alone (the gzip -9 size of the
+same files is about 3.7 MB: the fonts, 0.69 MB, are already compressed).
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+import pytest
+
+from bench import first_visit, live
+from bench.support.browser import chromium
+from bench.support.haproxy import running_haproxy
+
+FIRST_VISIT_MB = 6.0  # measured 5.36 MB (module docstring)
+SECOND_VISIT_MB = 0.2  # measured 0.06 MB: the page's HTML and its websocket
+TEXT_TYPES = ("javascript", "css", "html", "json", "svg")
+
+
+@pytest.fixture(scope="module")
+def visits(blackhole, artifacts):
+    with ExitStack() as stack:
+        app = stack.enter_context(live.attnviz_server(name="first-visit"))
+        proxy = stack.enter_context(
+            running_haproxy(app.url, app.url, artifacts / "first-visit-haproxy.log")
+        )
+        browser = stack.enter_context(chromium(blackhole.port))
+        first, second = first_visit.two_visits(browser, proxy + first_visit.LESSON)
+    print("\n" + first_visit.HEADER + "\n" + first_visit.describe("HAProxy", first, second))
+    return first, second
+
+
+def test_the_first_visit_through_haproxy_is_compressed_and_light(visits):
+    first, _ = visits
+    fetched = first.over_network()
+    text = [f for f in fetched if any(t in f.mime for t in TEXT_TYPES) and f.wire > 1000]
+    assert len(text) > 20  # Streamlit's bundles, Plotly's chart bundle among them
+    assert any("PlotlyChart" in f.url for f in text)
+    assert [f.url for f in text if f.encoding != "gzip"] == []
+    js = [f for f in text if "javascript" in f.mime]
+    wire, decoded = sum(f.wire for f in js), sum(f.decoded for f in js)
+    assert decoded > 8e6  # the ~10.6 MB of JavaScript a first visit needs
+    assert wire < 0.5 * decoded
+    assert first.total < FIRST_VISIT_MB * 1e6, first_visit.mb(first.total)
+
+
+def test_compressed_static_files_keep_streamlits_immutable_cache_headers(visits):
+    first, _ = visits
+    static = [f for f in first.over_network() if f.static and f.encoding == "gzip"]
+    assert static
+    for f in static:
+        assert f.headers.get("cache-control") == "public, immutable, max-age=31536000", f.url
+        assert "accept-encoding" in f.headers.get("vary", "").lower(), f.url
+
+
+def test_a_second_visit_fetches_no_static_file_again(visits):
+    first, second = visits
+    assert [f.url for f in second.over_network() if f.static] == []
+    assert sum(1 for f in second.fetches.values() if f.static and f.from_cache) > 20
+    assert second.total < SECOND_VISIT_MB * 1e6, first_visit.mb(second.total)
+    assert second.total < first.total / 20
