@@ -197,13 +197,13 @@ def ask_button(question: Q.Question, *, key: str = "poll_ask") -> None:
 
 
 # --- the page ---------------------------------------------------------------------------------
-_WIDE = """
+_WIDE_CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
 </style>
 """
-_PROJECTOR = """
+_PROJECTOR_CSS = """
 <style>
 div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li,
@@ -219,10 +219,10 @@ def page(cfg: state.Config) -> None:
     or the presenter's "Ask the class" (neither)."""
     params = st.query_params
     if JOIN in params:
-        st.html(_WIDE)
+        st.html(_WIDE_CSS)
         student(params.get(JOIN, ""))
     elif POLL in params:
-        st.html(_WIDE + _PROJECTOR)
+        st.html(_WIDE_CSS + _PROJECTOR_CSS)
         projector(params.get(POLL, ""), params.get(SECRET, ""))
     else:
         start(cfg)
@@ -490,7 +490,7 @@ def student(code: str) -> None:
     s = view.state
     if s.phase == "open":
         if s.round > 1:
-            st.info("Round 2: discuss with your neighbours, then answer again.")
+            st.info("Round 2: talk it over with the students next to you, then answer again.")
         _answering(code, s, view.answer, question)
     else:
         _note()
