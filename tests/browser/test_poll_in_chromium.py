@@ -39,6 +39,9 @@ def test_a_class_answers_from_phones_and_the_projector_counts(app_in_chromium, a
     projector.get_by_role("button", name="Ask the class").click()
     projector.get_by_text("Join on your phone with the code").wait_for(timeout=60_000)
     wait_for_app(projector)
+    # The presenter's own URL carries the poll and its secret (Streamlit updates the address
+    # bar by itself, a moment after the run's elements).
+    projector.wait_for_function("() => location.search.includes('secret=')", timeout=15_000)
     assert "poll=" in projector.url and "secret=" in projector.url
     code = projector.locator("h2").filter(has_text=re.compile(r"^[A-Z2-9]{6}$")).first.inner_text()
     assert answered(projector) == "Round 1: 0 answers"
