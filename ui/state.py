@@ -315,6 +315,7 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     # GPT-2 fixes the sizes; the sidebar's seeds make the random head beside each trained one.
     "trained-heads": frozenset({"book", "text", "eseed", "wseed"}),
     "watch-attention-learn": frozenset(),  # its own controls, on the page
+    "poll": _reads("multihead"),  # a question on any of the four passes, chosen on the page
 }
 NOT_USED_TITLE = "Not used on this page"
 NOT_USED_NOTE = (
