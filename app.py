@@ -47,6 +47,11 @@ PAGES = [
         url_path="against-pytorch",
     ),
     st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+    st.Page(
+        "pages/grow-induction-heads.py",
+        title="8. Grow an induction head",
+        url_path="grow-induction-heads",
+    ),
     st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
     # /why-attention (the home page's title as a path, and its file's name, which a fresh
     # server's first visit resolves against) opens the home page; not listed in the menu.
@@ -62,6 +67,7 @@ PAGES = [
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
 navigation = st.navigation(PAGES)
 
+import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
 import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
 import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
 from attnviz import budget, runtime  # noqa: E402

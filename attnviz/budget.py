@@ -18,8 +18,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import time
 import types
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import contextmanager
 
 import torch
@@ -58,6 +59,10 @@ CACHE_BYTES = {
     # Page 5's finished runs (ui/learn.py): 64 runs at the largest the page allows (1,000
     # steps, 4 heads) measured 126 kB each, 7.7 MB.
     "learn runs": 8 * MB,
+    # Page 8's runs grown live (ui/induction.py): a 4,000-step run keeps a report every 25
+    # steps and one per 0.4 s of training, each a few scores: under 1 MB even for a minute's
+    # run (tests/induction/test_grow_page.py measures them), so at least 8 such runs fit.
+    "grown runs": 8 * MB,
     "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
     "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
@@ -186,5 +191,27 @@ def heavy_slot(settings: Settings, tokens: int):
         )
     try:
         yield True
+    finally:
+        _slots.release()
+
+
+@contextmanager
+def heavy_work(waiting: Callable[[float], None] | None = None, seconds: float = WAIT_SECONDS):
+    """Hold one of the :data:`HEAVY_SLOTS` slots for heavy work that is not a page's trace (a
+    model growing live on page 8), waiting up to ``seconds`` for one, else :class:`ServerBusy`.
+    ``waiting(waited)`` is called about once a second while it waits (a page says so, and its
+    session can be stopped there)."""
+    start = time.monotonic()
+    while not _slots.acquire(timeout=1.0):
+        waited = time.monotonic() - start
+        if waited >= seconds:
+            raise ServerBusy(
+                f"The server is busy with other large computations; waited {waited:.0f} s. "
+                "Try again in a moment."
+            )
+        if waiting is not None:
+            waiting(waited)
+    try:
+        yield
     finally:
         _slots.release()

@@ -226,8 +226,10 @@ def head_distances(weights: Tensor) -> np.ndarray:
     w = weights.detach().to(torch.float64)
     if w.dim() != 3:
         raise ValueError("weights must be (heads, T, T)")
-    diff = (w[:, None] - w[None, :]).abs().sum(dim=-1) / 2  # (H, H, T)
-    return diff.mean(dim=-1).numpy()
+    # One head against all at a time: (H, T, T) in memory, not (H, H, T, T) (32 heads of 256
+    # tokens would be half a gigabyte at once).
+    rows = [((w[g] - w).abs().sum(dim=-1) / 2).mean(dim=-1) for g in range(w.shape[0])]
+    return torch.stack(rows).numpy() if rows else np.zeros((0, 0))
 
 
 def row_peaks(weights: Tensor) -> np.ndarray:

@@ -12,6 +12,8 @@ import torch
 
 from . import book
 from . import trace as T
+from .induction import passes
+from .induction.recorded import recorded
 from .inputs import BOOK_LABELS, book_inputs, embed
 from .settings import Settings
 from .tokens import Tokens, tokenize
@@ -26,6 +28,8 @@ class Prepared:
     x: torch.Tensor
     tokens: Tokens | None
     messages: tuple[str, ...] = ()
+    # Trained weights: the tokens in the trained model's vocabulary (induction.passes.RULE).
+    model_ids: tuple[int, ...] | None = None
 
     @property
     def num_tokens(self) -> int:
@@ -40,7 +44,9 @@ EMPTY_MESSAGE = "There is no text to attend over: type a sentence in the sidebar
 
 
 def prepare(text: str, settings: Settings, use_book: bool = False) -> Prepared:
-    """Tokenize and embed ``text`` (or take the book's 6x3 preset)."""
+    """Tokenize and embed ``text`` (or take the book's 6x3 preset). With trained weights
+    (``settings.trained``) X is what the trained layer reads: the grown model's own token and
+    position embeddings of the tokens mapped into its vocabulary (:func:`trained_inputs`)."""
     if use_book:
         return Prepared(True, BOOK_LABELS, book_inputs().unsqueeze(0), None)
     tokens = tokenize(text, cap=settings.max_tokens)
@@ -50,9 +56,35 @@ def prepare(text: str, settings: Settings, use_book: bool = False) -> Prepared:
     cap = tokens.cap_message()
     if cap:
         messages.append(cap)
+    if settings.trained and len(tokens):
+        return trained_inputs(tokens, tuple(messages))
     with torch.inference_mode():
         x = embed(tokens, settings.d_in, settings.seed_embed)
     return Prepared(False, tokens.labels, x, tokens, tuple(messages))
+
+
+# Which layer's weights passes 2-4 hold, and which of its heads passes 2 and 3 show, with trained
+# weights: chosen by measurement (attnviz/induction/passes.py says how).
+TRAINED_LAYER = passes.DEFAULT_LAYER
+TRAINED_HEAD = passes.DEFAULT_HEAD
+
+
+def trained_inputs(tokens: Tokens, messages: tuple[str, ...] = ()) -> Prepared:
+    """The text as the trained layer reads it: tokens mapped into the grown model's vocabulary
+    by :data:`attnviz.induction.passes.RULE`, cut to its context of 24, then its embeddings
+    (layer 0's input)."""
+    tp = passes.trained_pass(tokens.ids, tokens.labels, TRAINED_LAYER, TRAINED_HEAD)
+    return Prepared(
+        False, tp.labels, tp.x, tokens, (*messages, *tp.messages), model_ids=tp.model_ids
+    )
+
+
+def trained_from(s: Settings) -> T.Trained | None:
+    """Where the weights come from: the grown model's last checkpoint with trained weights,
+    else None (the seed draws them)."""
+    if not s.trained:
+        return None
+    return T.Trained(recorded().reference.steps[-1], TRAINED_LAYER, TRAINED_HEAD)
 
 
 def within_context(prep: Prepared, context_length: int) -> tuple[Prepared, str | None]:
@@ -75,21 +107,46 @@ def within_context(prep: Prepared, context_length: int) -> tuple[Prepared, str |
 
 
 # --- module specs from the settings -------------------------------------------------------
+def _seed(s: Settings) -> int | None:
+    return None if s.trained else s.seed_weights
+
+
 def spec_trainable(s: Settings, version: str = "v2") -> T.ModuleSpec:
     return T.ModuleSpec(
-        version, s.d_in, s.d_out, qkv_bias=s.qkv_bias and version == "v2", seed=s.seed_weights
+        version,
+        s.d_in,
+        s.d_out,
+        qkv_bias=s.qkv_bias and version == "v2",
+        seed=_seed(s),
+        trained=trained_from(s),
     )
 
 
 def spec_causal(s: Settings) -> T.ModuleSpec:
     return T.ModuleSpec(
-        "causal", s.d_in, s.d_out, s.context_length, s.dropout, 1, s.qkv_bias, s.seed_weights
+        "causal",
+        s.d_in,
+        s.d_out,
+        s.context_length,
+        s.dropout,
+        1,
+        s.qkv_bias,
+        _seed(s),
+        trained_from(s),
     )
 
 
 def spec_multihead(s: Settings) -> T.ModuleSpec:
     return T.ModuleSpec(
-        "mha", s.d_in, s.d_out, s.context_length, s.dropout, s.num_heads, s.qkv_bias, s.seed_weights
+        "mha",
+        s.d_in,
+        s.d_out,
+        s.context_length,
+        s.dropout,
+        s.num_heads,
+        s.qkv_bias,
+        _seed(s),
+        trained_from(s),
     )
 
 

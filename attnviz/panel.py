@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import torch
 
+from . import detectors as D
 from . import figures as F
 
 # Every panel gets its own number when it is made, never reused in a process: caches of a
@@ -274,21 +276,95 @@ PROPERTIES: dict[str, Callable[[torch.Tensor, float | None], bool]] = {
 }
 
 
+# --- what a head does: the detectors' scores (attnviz/detectors.py) --------------------------
+def _heads(values: torch.Tensor) -> torch.Tensor:
+    """(T, T) or (H, T, T) weights as (H, T, T)."""
+    return values if values.dim() == 3 else values[None]
+
+
+def _distances(values: torch.Tensor) -> np.ndarray:
+    """Mean total-variation distance between every two heads' rows 1 … T−1 (row 0 is the same
+    for every causal head: all its weight on token 0)."""
+    return D.head_distances(_heads(values)[:, 1:])
+
+
+def _largest_head_distance_near(values: torch.Tensor, arg: float | None) -> bool:
+    """The largest distance between two heads' rows (:func:`_distances`), printed to 2
+    decimals, is ``arg``."""
+    if arg is None or _heads(values).shape[0] < 2 or values.shape[-1] < 2:
+        return False
+    return abs(float(_distances(values).max()) - arg) <= _PRINTED_2
+
+
+def _largest_gap_to_even_near(values: torch.Tensor, arg: float | None) -> bool:
+    """Causal weights: the largest distance of a visible weight from an even share of its row,
+    |w_ij − 1/(i + 1)| for j ≤ i, printed to 2 decimals, is ``arg``."""
+    n = values.shape[-1]
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    even = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
+    gap = (values.to(torch.float64) - even).abs()[..., seen]
+    return arg is not None and gap.numel() > 0 and abs(float(gap.max()) - arg) <= _PRINTED_2
+
+
+_PRINTED_2 = 5e-3 + 1e-6  # a number printed to 2 decimals holds within half a unit
+
+
+def _score(values: torch.Tensor, keys: tuple[int, ...]) -> float:
+    return float(D.expected_key_score(values, torch.tensor(keys, dtype=torch.long))[()])
+
+
+def _named_by_score(values: torch.Tensor, arg: float | None, keys) -> bool:
+    """A head named after a detector: its score on the expected keys ``keys[0]`` reaches
+    :data:`attnviz.detectors.NAMED_AT`, and printed to 2 decimals it is ``arg``."""
+    score = _score(values, keys[0])
+    return arg is not None and score >= D.NAMED_AT and abs(score - arg) <= _PRINTED_2
+
+
+def _named_by_none(values: torch.Tensor, arg: float | None, keys) -> bool:
+    """A head left unnamed: no detector's score (one set of expected keys each) reaches
+    :data:`attnviz.detectors.NAMED_AT`, and the highest, printed to 2 decimals, is ``arg``."""
+    scores = [_score(values, k) for k in keys]
+    finite = [x for x in scores if np.isfinite(x)]
+    if arg is None or not finite:
+        return False
+    return max(finite) < D.NAMED_AT and abs(max(finite) - arg) <= _PRINTED_2
+
+
+# name -> test(values, arg, keys): properties of one head's weights measured on expected keys
+# (one tuple of key positions per query, NO_KEY for none, for each detector the claim names).
+KEYED_PROPERTIES: dict[str, Callable[[torch.Tensor, float | None, tuple], bool]] = {
+    "named_by_score": _named_by_score,
+    "named_by_none": _named_by_none,
+}
+PROPERTIES["largest_head_distance_near"] = _largest_head_distance_near
+PROPERTIES["largest_gap_to_even_near"] = _largest_gap_to_even_near
+
+
 @dataclass(frozen=True)
 class Claim:
     """A sentence about a panel's numbers, with the property it states.
 
     ``PROPERTIES[prop](panel.values, arg)`` must hold for the panel named ``panel``; the
     consistency tests check every claim of every page, in every mode, against the tensors drawn.
+    For a stack of heads, ``head`` narrows the claim to one head's (T, T) weights. A claim about
+    what a head does (``KEYED_PROPERTIES``) carries the expected keys it measures, ``keys``: one
+    tuple of key positions per detector (see :mod:`attnviz.detectors`).
     """
 
     text: str
     panel: str
     prop: str
     arg: float | None = None
+    head: int | None = None
+    keys: tuple[tuple[int, ...], ...] = ()
 
     def holds(self, panels: dict[str, Panel]) -> bool:
-        return PROPERTIES[self.prop](panels[self.panel].values, self.arg)
+        values = panels[self.panel].values
+        if self.head is not None:
+            values = values[self.head]
+        if self.prop in KEYED_PROPERTIES:
+            return KEYED_PROPERTIES[self.prop](values, self.arg, self.keys)
+        return PROPERTIES[self.prop](values, self.arg)
 
 
 # --- how a page shows a panel: its view -----------------------------------------------------

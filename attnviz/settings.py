@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 # (lowest, highest) for each number, with the reason for the bound.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -65,6 +66,9 @@ class Settings:
     qkv_bias: bool = False
     training: bool = False  # eval mode by default: dropout is then the identity
     max_tokens: int = 256
+    # "random": the chapter's seeded random weights; "trained": passes 2-4 run the chapter's
+    # modules holding the grown induction model's weights, at that model's sizes (TRAINED).
+    weights: str = "random"
 
     def __post_init__(self) -> None:
         problems = validate(self)
@@ -95,21 +99,38 @@ class Settings:
         """A plain, hashable value that identifies these settings (for caches)."""
         return tuple(getattr(self, f.name) for f in fields(self))
 
+    @property
+    def trained(self) -> bool:
+        return self.weights == "trained"
+
     def for_pass(self, kind: str) -> Settings:
         """These settings with every field the pass does not read set to its default, so that
-        changing, say, the dropout slider recomputes nothing on the pages it cannot affect."""
+        changing, say, the dropout slider recomputes nothing on the pages it cannot affect.
+
+        With trained weights the trained model fixes the sizes, as book mode fixes the
+        chapter's: passes 2-4 (and their inputs, ``kind="inputs"``) get :func:`trained_sizes`,
+        and the seeds of the embedding and the weights, which then draw nothing, their
+        defaults. The dropout rate, its seed and training mode still apply."""
         keep = set(PASS_FIELDS[kind])
         defaults = Settings()
-        return replace(
+        reduced = replace(
             self, **{f.name: getattr(defaults, f.name) for f in fields(self) if f.name not in keep}
         )
+        if not reduced.trained:
+            return reduced
+        fixed: dict[str, Any] = {k: v for k, v in trained_sizes(kind).items() if k in keep}
+        fixed |= {"seed_embed": defaults.seed_embed, "seed_weights": defaults.seed_weights}
+        return replace(reduced, **fixed)
 
 
 # The settings each pass reads (the input X needs d_in, the embedding seed and the token cap).
 _INPUT = ("d_in", "seed_embed", "max_tokens")
-_WEIGHTS = (*_INPUT, "d_out", "seed_weights", "qkv_bias")
+_WEIGHTS = (*_INPUT, "d_out", "seed_weights", "qkv_bias", "weights")
 _CAUSAL = (*_WEIGHTS, "context_length", "dropout", "seed_dropout", "training")
+# Pass 1 has no trainable weights: it always reads the random embedding. "inputs" is what the
+# inputs of passes 2-4 read (the trained model's own embedding when the weights are trained).
 PASS_FIELDS = {
+    "inputs": (*_INPUT, "weights"),
     "simplified": _INPUT,
     "trainable": _WEIGHTS,
     "causal": _CAUSAL,
@@ -135,7 +156,29 @@ def validate(s: Settings) -> list[str]:
     for name in ("qkv_bias", "training"):
         if not isinstance(getattr(s, name), bool):
             problems.append(f"{name} must be true or false")
+    if s.weights not in WEIGHTS:
+        problems.append(f"weights must be one of {', '.join(WEIGHTS)}")
     return problems
+
+
+# --- trained weights ------------------------------------------------------------------------
+WEIGHTS = ("random", "trained")
+# The grown induction model's sizes (attnviz/induction/model.py's ModelConfig, checked by
+# tests/engine/test_trained_weights.py): width 64, 4 heads of 16, context 24, no qkv bias.
+TRAINED_WIDTH, TRAINED_HEADS, TRAINED_CONTEXT = 64, 4, 24
+
+
+def trained_sizes(kind: str) -> dict[str, int | bool]:
+    """The sizes pass ``kind`` runs at with trained weights: one head of the trained layer for
+    passes 2 and 3 (``d_out`` = 16, the head's width), the whole layer for pass 4."""
+    one_head = kind in ("trainable", "causal")
+    return {
+        "d_in": TRAINED_WIDTH,
+        "d_out": TRAINED_WIDTH // TRAINED_HEADS if one_head else TRAINED_WIDTH,
+        "num_heads": TRAINED_HEADS,
+        "context_length": TRAINED_CONTEXT,
+        "qkv_bias": False,
+    }
 
 
 # --- presets ------------------------------------------------------------------------------

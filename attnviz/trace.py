@@ -35,8 +35,25 @@ Params = Mapping[str, Tensor]
 
 
 @dataclass(frozen=True)
+class Trained:
+    """Where a module's trained weights come from: the grown induction model's reference run
+    (``attnviz/induction``) at checkpoint ``step``, layer ``layer``; ``head`` for the one-head
+    modules (pass 2's ``SelfAttention_v1``/``_v2``, pass 3's ``CausalAttention``)."""
+
+    step: int
+    layer: int
+    head: int
+
+    def words(self, whole_layer: bool) -> str:
+        """E.g. "layer 0, head 2 of the grown model (step 4000)"."""
+        which = f"layer {self.layer}" if whole_layer else f"layer {self.layer}, head {self.head}"
+        return f"{which} of the grown model (step {self.step})"
+
+
+@dataclass(frozen=True)
 class ModuleSpec:
-    """Plain values that rebuild one module exactly (the seed fixes its weights)."""
+    """Plain values that rebuild one module exactly: the seed fixes its weights, or, when
+    ``trained`` is set, the grown model's checkpoint does (the seed is then None)."""
 
     kind: str  # "v1", "v2", "causal", "wrapper" or "mha"
     d_in: int
@@ -46,6 +63,7 @@ class ModuleSpec:
     num_heads: int = 1
     qkv_bias: bool = False
     seed: int | None = 123
+    trained: Trained | None = None
 
     def constructor_call(self) -> str:
         """The literal call that builds this module, as a student would type it."""
@@ -64,13 +82,40 @@ class ModuleSpec:
         name = "MultiHeadAttentionWrapper" if self.kind == "wrapper" else "MultiHeadAttention"
         return f"{name}({args}, num_heads={self.num_heads}, qkv_bias={self.qkv_bias})"
 
+    def build_lines(self, name: str) -> str:
+        """The lines that build this module into the variable ``name``: the seed, then the
+        call; with trained weights, the call, then the load of the grown model's weights."""
+        if self.trained is None:
+            return f"torch.manual_seed({self.seed})\n{name} = {self.constructor_call()}"
+        t = self.trained
+        head = "" if self.kind in ("mha", "wrapper") else f", head={t.head}"
+        return (
+            f"{name} = {self.constructor_call()}\n"
+            f"# its weights replaced by {t.words(not head)}:\n"
+            f"{name}.load_state_dict(passes.module_state({self.kind!r}, layer={t.layer}{head}, "
+            f"step={t.step}), strict=False)"
+        )
+
     def as_wrapper(self) -> ModuleSpec:
         """This multi-head spec as ``MultiHeadAttentionWrapper``: ``d_out // num_heads`` per
         head, so its output is as wide as this module's (same seed, sizes and dropout)."""
         return dataclasses.replace(self, kind="wrapper", d_out=self.d_out // self.num_heads)
 
     def build(self) -> nn.Module:
-        """Construct the module with ``torch.manual_seed(seed)`` semantics, thread-safely."""
+        """Construct the module with ``torch.manual_seed(seed)`` semantics, thread-safely; with
+        ``trained`` set, then copy the grown model's weights into it."""
+        module = self._construct()
+        if self.trained is not None:
+            from .induction.passes import module_state  # the trained run loads on first use
+
+            t = self.trained
+            state = module_state(self.kind, layer=t.layer, head=t.head, step=t.step)
+            with torch.no_grad():
+                for pname, param in module.named_parameters():
+                    param.copy_(state[pname])
+        return module
+
+    def _construct(self) -> nn.Module:
         with seeded(self.seed):
             if self.kind == "v1":
                 return M.SelfAttention_v1(self.d_in, self.d_out)

@@ -11,7 +11,7 @@ from ui import comparison, panels, state
 from ui.text import md_escape
 
 cfg = state.config()
-args = cfg.trace_args("multihead")
+args = cfg.trace_args("multihead", random=True)  # trained weights are for passes 2–4
 training = cfg.settings.training and not cfg.book
 
 panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml

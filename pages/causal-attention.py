@@ -8,8 +8,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import streamlit as st
 
 from attnviz import modules as M
+from attnviz import questions as Q
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, links, panels, present, state
+from ui import breakit, cache, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -18,7 +19,12 @@ args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
 panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
+mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
 
+if mode.mystery and not cfg.present:
+    panels.prepared_or_stop(args)
+    predict.mystery_page("causal", args)
+    st.stop()
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)
 
@@ -35,9 +41,17 @@ def build() -> lessons.CausalLesson:
 
 
 L = cache.lesson_of(("causal", *bargs), build)
+predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
+    "causal",
+    args,
+    lambda: Q.numbers_of("causal", trace, lab_trace, cfg.book),
+    on=mode.predict,
+    steps=L.steps if cfg.present else None,
+)
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
+induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)
@@ -63,7 +77,7 @@ st.write(
 panels.show(L.masked_scores, numbers=numbers, view=panel_view)
 panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view)
 panels.claims(L.route_claims)
-for claim in L.mode_claims:
+for claim in predict.visible_claims(L.mode_claims):
     st.caption(md_escape(claim.text))
 for result in L.route_checks:
     panels.badge(result)
@@ -74,7 +88,7 @@ st.write(
 )
 panels.show(L.uniform, numbers=numbers, view=panel_view)
 
-if cfg.book:
+if cfg.book and predict.slot("p3_walkthrough"):
     st.subheader("The chapter's masking walkthrough")
     for p in L.walkthrough:
         panels.book_beside(p.title, p.tensor, p.name)
@@ -96,13 +110,15 @@ if lab is not None and lab.printouts:
         "matrix of ones, and on the causal weights above. On torch 2.13 (Linux) both reproduce "
         "the book's printout; the book warns that masks may differ on other platforms."
     )
-    for p in lab.printouts:
-        panels.book_beside(p.title, p.tensor, p.name)
+    if predict.slot("p3_lab_printouts"):  # the book's dropout example on these weights
+        for p in lab.printouts:
+            panels.book_beside(p.title, p.tensor, p.name)
 elif lab is not None and lab.dropped is not None:
     panels.beside(lab.mask, lab.dropped, numbers=numbers, view=panel_view)
-    st.caption(lab.sums)
-    if lab.zero_rows:
-        st.warning(md_escape(lab.zero_rows))
+    if predict.slot("p3_lab_sums"):  # the row sums after dropout
+        st.caption(lab.sums)
+        if lab.zero_rows:
+            st.warning(md_escape(lab.zero_rows))
     panels.claims(lab.claims)
     panels.beside(lab.values, lab.context, numbers=numbers, view=panel_view)
     st.write(
@@ -137,7 +153,7 @@ panels.badges([*L.route_checks, *L.checks])
 panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------
-if L.batch is not None and bt is not None:
+if L.batch is not None and bt is not None and predict.slot("p3_breakit"):
     breakit.break_it(
         "causal", bt.inputs, bt.spec, L.batch.hidden, L.batch.labels, key=bargs, book=cfg.book
     )

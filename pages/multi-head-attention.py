@@ -9,8 +9,9 @@ import streamlit as st
 
 from attnviz import budget, speed
 from attnviz import modules as M
+from attnviz import questions as Q
 from attnviz.lessons import multihead as ML
-from ui import breakit, cache, panels, present, state
+from ui import breakit, cache, induction, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -19,6 +20,7 @@ args = cfg.trace_args("multihead")
 _, settings, book = args
 
 panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
+mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
 
 
 def lesson():
@@ -31,9 +33,23 @@ def lesson():
         refs, checked = cache.references(*args), cache.checked_trace(*args)
         return ML.build(trace, wrapper, book, refs, checked)
 
-    return trace, cache.lesson_of(("multihead", *args), build)
+    found = cache.lesson_of(("multihead", *args), build)
+    predict.start(
+        "multihead",
+        args,
+        lambda: Q.numbers_of("multihead", trace),
+        on=mode.predict,
+        steps=found.steps if cfg.present else None,
+    )
+    return trace, found
 
 
+if mode.mystery and not cfg.present:
+    if not book and settings.multihead_problem():
+        panels.causal_trace_or_stop("multihead", cfg, args)  # says why, and stops
+    panels.prepared_or_stop(args)
+    predict.mystery_page("multihead", args)
+    st.stop()
 if cfg.present:
     view = lesson()[1]
     present.show(view.steps, view.checks)
@@ -43,6 +59,7 @@ if cfg.present:
 def apply_preset(values: dict) -> None:
     # Bound widgets are changed through session_state, in a callback, before they are built.
     st.session_state["book"] = False
+    st.session_state["weights"] = "random"  # a preset's sizes are the random weights' own
     for key, value in values.items():
         st.session_state[key] = value
 
@@ -73,6 +90,7 @@ with st.expander("Presets", expanded=False):
     )
 
 trace, view = lesson()
+induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)
@@ -118,14 +136,15 @@ st.write(
     "plain `view`, so `.contiguous()` copies it into the new order first. Real shapes and strides "
     "of this run:"
 )
-st.dataframe(view.strides, hide_index=True)
+if predict.slot("p4_strides"):  # the shapes after the split
+    st.dataframe(view.strides, hide_index=True)
 
 # --- wrapper against weight split --------------------------------------------------------------
 st.header("The wrapper against the weight split")
 left, right = st.columns(2)
 for col, spec in ((left, view.wrapper_spec), (right, view.spec)):
     with col:
-        call = f"torch.manual_seed({spec.seed})\nmha = {spec.constructor_call()}"
+        call = spec.build_lines("mha")
         st.code(call, language="python", wrap_lines=True)
 for title, ours, printed in view.book_printouts:
     panels.book_beside(title, ours, printed)
@@ -151,6 +170,7 @@ if view.checks_note:
     st.caption(view.checks_note)
 panels.source(M.MultiHeadAttention, M.MultiHeadAttentionWrapper)
 
-breakit.break_it(
-    "multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args, book=book
-)
+if predict.slot("p4_breakit"):
+    breakit.break_it(
+        "multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args, book=book
+    )

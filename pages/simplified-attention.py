@@ -7,9 +7,10 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import streamlit as st
 
 from attnviz import modules as M
+from attnviz import questions as Q
 from attnviz import trace as T
 from attnviz.lessons import simplified as L
-from ui import breakit, cache, links, panels, present, state
+from ui import breakit, cache, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -17,12 +18,23 @@ cfg = state.config()
 args = cfg.trace_args("simplified")
 
 panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
+mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
 
 panels.prepared_or_stop(args)
+if mode.mystery and not cfg.present:
+    predict.mystery_page("simplified", args)
+    st.stop()
 if cfg.settings.training and not cfg.book:
     st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
 lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
+predict.start(
+    "simplified",
+    args,
+    lambda: Q.numbers_of("simplified", trace),
+    on=mode.predict,
+    steps=lesson.steps if cfg.present else None,
+)
 if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
@@ -32,6 +44,8 @@ panel_view = page_view.controls(n)  # colour scale and token window, for every p
 
 
 def claims(panel: str) -> None:
+    if predict.hides(lesson.panels[panel].key):
+        return
     for claim in lesson.claims_on(panel):
         st.caption(md_escape(claim.text))
 
@@ -87,10 +101,11 @@ view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
     lambda: L.query_view(trace, query, stretch, shift, cfg.book),
 )
-panels.plot(view.scores_figure, key="p1_query_scores", numbers=numbers, container=scores_chart)
-panels.plot(view.walk_figure, key="p1_walk", numbers=numbers)
-panels.badge(view.walk_check)
-st.caption(view.walk_caption)
+if predict.slot("p1_query_walk"):  # this query's row of scores and of weights
+    panels.plot(view.scores_figure, key="p1_query_scores", numbers=numbers, container=scores_chart)
+    panels.plot(view.walk_figure, key="p1_walk", numbers=numbers)
+    panels.badge(view.walk_check)
+    st.caption(view.walk_caption)
 
 st.subheader("The context vector")
 st.write(
@@ -99,7 +114,7 @@ st.write(
 )
 panels.show(view.context_walk, numbers=numbers, view=panel_view)
 st.caption(md_escape(token_legend(labels)))  # how to read the labels, under the first matrix
-if view.book_blocks:
+if view.book_blocks and predict.slot("p1_query_book"):
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
     book_blocks(view.book_blocks)
 
@@ -112,7 +127,8 @@ panels.formula(
 for name in ("scores", "weights", "context"):
     panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
     claims(name)
-book_blocks(lesson.book_blocks)
+if lesson.book_blocks and predict.slot("p1_book"):
+    book_blocks(lesson.book_blocks)
 
 # --- loop against matrix ----------------------------------------------------------------------
 st.header("Loops against one matrix product")
@@ -134,4 +150,7 @@ panels.source(
 
 
 # --- break it ----------------------------------------------------------------------------------
-breakit.break_it("simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book)
+if predict.slot("p1_breakit"):
+    breakit.break_it(
+        "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book
+    )

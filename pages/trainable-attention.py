@@ -7,8 +7,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import streamlit as st
 
 from attnviz import modules as M
+from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, links, panels, present, state
+from ui import breakit, cache, induction, links, panels, predict, present, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -16,8 +17,12 @@ cfg = state.config()
 args = cfg.trace_args("trainable")
 
 panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
+mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
 
 panels.prepared_or_stop(args)
+if mode.mystery and not cfg.present:
+    predict.mystery_page("trainable", args)
+    st.stop()
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.
 if cfg.present:
     version = "v1" if cfg.book else "v2"
@@ -40,9 +45,17 @@ wide = cache.trace("trainable", args[0], wide_settings, False, version) if wide_
 lesson = cache.lesson_of(
     ("trainable", *args, version), lambda: L.trainable_lesson(trace, other, wide, cfg.book)
 )
+predict.start(  # the questions read the module the page draws (v1 or v2)
+    "trainable",
+    (*args, version),
+    lambda: Q.numbers_of("trainable", trace),
+    on=mode.predict,
+    steps=lesson.steps if cfg.present else None,
+)
 if cfg.present:
     present.show(lesson.steps, lesson.checks)
     st.stop()
+induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panel_view = page_view.controls(
     len(trace.labels)
@@ -54,6 +67,8 @@ names = {panel.key: name for name, panel in lesson.panels.items()}
 
 
 def captions(panel) -> None:
+    if predict.hides(panel.key):
+        return
     for claim in lesson.claims_on(names[panel.key]):
         st.caption(md_escape(claim.text))
 
@@ -94,7 +109,7 @@ st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):
     show(name)
 
-if lesson.book_blocks:
+if lesson.book_blocks and predict.slot("p2_book"):
     st.subheader("The chapter's numbers")
     if version == "v1":
         st.write(
@@ -144,11 +159,12 @@ st.write(
     "draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in grows. Exercise 3.1: copy "
     "v2's weights, transposed, into v1 and the two modules agree."
 )
-panels.beside(
-    ("p2_weights_hist", lesson.weights_histogram),
-    ("p2_scores_hist", lesson.scores_histogram),
-    numbers=numbers,
-)
+if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
+    panels.beside(
+        ("p2_weights_hist", lesson.weights_histogram),
+        ("p2_scores_hist", lesson.scores_histogram),
+        numbers=numbers,
+    )
 st.code(
     "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
     "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
@@ -164,12 +180,13 @@ panels.source(M.SelfAttention_v1, M.SelfAttention_v2)
 
 
 # --- break it ----------------------------------------------------------------------------------
-breakit.break_it(
-    "trainable",
-    trace.inputs,
-    trace.spec,
-    lesson.hidden,
-    lesson.labels,
-    key=(*args, version),
-    book=cfg.book,
-)
+if predict.slot("p2_breakit"):
+    breakit.break_it(
+        "trainable",
+        trace.inputs,
+        trace.spec,
+        lesson.hidden,
+        lesson.labels,
+        key=(*args, version),
+        book=cfg.book,
+    )

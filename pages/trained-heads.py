@@ -107,9 +107,16 @@ if not choices:
     st.stop()
 
 
+# One set of detectors: each head is named as page 8 names the grown model's heads.
+probe = trained.probe(folder)
+
+
 def head_name(choice):
     kinds = trained.types_of(view, *choice)
-    return f"layer {choice[0]}, head {choice[1]}" + (f" ({', '.join(kinds)})" if kinds else "")
+    name = trained.detector_name(probe, *choice) or "no detector names it"
+    return f"layer {choice[0]}, head {choice[1]}: {name}" + (
+        f" · on your text: {', '.join(kinds)}" if kinds else ""
+    )
 
 
 layer, head = st.selectbox("Open a head", choices, format_func=head_name, key="t_open")
@@ -157,6 +164,12 @@ st.caption(
     "keys a query can see."
 )
 st.dataframe(pd.DataFrame(trained.head_table(view, layer, head, rand)), hide_index=True)
+st.markdown(
+    f"**The detectors' scores of layer {layer}, head {head}** on `<|endoftext|>` and "
+    f"{probe.length} random tokens repeated once, the probe that names every head here (and the "
+    "grown model's heads on page 8): a head is named after its highest score when it reaches 0.5."
+)
+st.dataframe(pd.DataFrame(trained.probe_rows(probe, layer, head)), hide_index=True)
 
 # --- where it sits ----------------------------------------------------------------------------
 st.subheader("Where attention sits in the block")

@@ -54,9 +54,10 @@ def tokenizer():
 
 
 def prepared(text: str, settings: Settings, book: bool) -> lesson.Prepared:
-    """Tokens and X for a text. X reads only the text, d_in, the embedding seed and the token
-    cap, so every other setting is dropped from the key: one entry serves every pass."""
-    key = (text, settings.for_pass("simplified"), book)
+    """Tokens and X for a text. X reads only the text, d_in, the embedding seed, the token
+    cap and whether the weights are trained (then X is the trained model's embedding), so
+    every other setting is dropped from the key: one entry serves every pass."""
+    key = (text, settings.for_pass("inputs"), book)
     prep = _inputs.get(("prepared", key), lesson.prepare, key)
     _take_heavy_slot(_costed(settings, book), prep.num_tokens)  # a pass page asks for it first
     return prep

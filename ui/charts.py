@@ -22,7 +22,7 @@ from attnviz.panel import Panel, chart_label, draw
 # page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
 # reset by double-click still work; a matrix's exact numbers are in its "Numbers and CSV" box.
 PLOT_CONFIG = {"displaylogo": False, "scrollZoom": False, "displayModeBar": False}
-_PLOT_CONFIG_JSON = json.dumps(PLOT_CONFIG)
+PLOT_CONFIG_JSON = json.dumps(PLOT_CONFIG)
 DEFAULT_HEIGHT = 450
 
 
@@ -55,7 +55,7 @@ def chart(item: Panel | F.Chart, *, key: str | None = None, container=None, look
     other container to draw in (default: where ``st`` draws now)."""
     spec, height, label = encoded(item, look)
     target = container if container is not None else _current_dg()
-    send_plotly_spec(target, spec, _PLOT_CONFIG_JSON, height, key, label)
+    send_plotly_spec(target, spec, PLOT_CONFIG_JSON, height, key, label)
 
 
 def encode(spec: F.Spec, label: str) -> tuple[str, int, str]:
@@ -68,7 +68,7 @@ def send(encoded_chart: tuple[str, int, str], *, key: str | None = None, contain
     """Draw a chart already encoded (:func:`encode`) as :func:`chart` draws one."""
     spec, height, label = encoded_chart
     target = container if container is not None else _current_dg()
-    send_plotly_spec(target, spec, _PLOT_CONFIG_JSON, height, key, label)
+    send_plotly_spec(target, spec, PLOT_CONFIG_JSON, height, key, label)
 
 
 def _current_dg() -> Any:

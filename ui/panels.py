@@ -61,9 +61,11 @@ def show(panel: Panel, *, numbers: bool, view: View = View()) -> None:
     through the page's ``view`` (``ui.view.controls``: the colour scale, the token window, and
     for a stack of heads past the grid's budget the heads picked). Each viewed panel is built
     once per panel and view, in the shared cache, and its figure drawn once from its data."""
-    from . import cache
+    from . import cache, predict
     from . import view as page_view
 
+    if predict.intercept(panel, numbers=numbers, view=view):
+        return  # "Predict first": a question, or its answer, stands here (ui/predict.py)
     if panel.values.dim() == 3:
         heads = page_view.heads_picker(panel, view)
         if heads != (panel.heads or tuple(range(panel.values.shape[0]))):
@@ -83,8 +85,13 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 
 def badge(result: C.CheckResult) -> None:
     """One live check: a coloured badge and its numbers."""
+    from . import predict
+
     look = _BADGE_LOOK[result.status]
     st.badge(f"{result.title}: {result.status}", color=look[0], icon=look[1])
+    if predict.waiting():  # a check's numbers (the largest weight ...) can give an answer away
+        st.caption(predict.CHECK_NUMBERS_WAIT)
+        return
     st.caption(md_escape(result.detail))
 
 
@@ -160,7 +167,7 @@ def causal_trace_or_stop(kind: str, cfg, args):
     from . import cache
 
     if kind == "multihead":
-        problem = None if cfg.book else cfg.settings.multihead_problem()
+        problem = None if cfg.book else args[1].multihead_problem()  # the sizes the pass runs at
         if problem:
             st.error(
                 md_escape(problem)
@@ -168,7 +175,7 @@ def causal_trace_or_stop(kind: str, cfg, args):
             )
             st.stop()
     prep = prepared_or_stop(args)
-    context_length = book.CONTEXT_LENGTH if cfg.book else cfg.settings.context_length
+    context_length = book.CONTEXT_LENGTH if cfg.book else args[1].context_length
     _, context_note = lesson.within_context(prep, context_length)
     if context_note:
         st.warning(md_escape(context_note))
@@ -176,8 +183,11 @@ def causal_trace_or_stop(kind: str, cfg, args):
 
 
 def claims(items) -> None:
-    """Sentences about the numbers, computed by the engine (escaped: they name tokens)."""
-    for claim in items:
+    """Sentences about the numbers, computed by the engine (escaped: they name tokens); one
+    about numbers a waiting question hides waits too (ui/predict.py)."""
+    from . import predict
+
+    for claim in predict.visible_claims(items):
         st.write(md_escape(claim.text))
 
 

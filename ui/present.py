@@ -16,7 +16,7 @@ import streamlit as st
 from attnviz import figures as F
 from attnviz.panel import Panel
 
-from . import state
+from . import predict, state
 from .charts import chart
 from .text import md_escape
 
@@ -53,9 +53,10 @@ state.register_page_keys(*PARSERS)
 
 
 def read_url() -> None:
-    """Check ``present`` and ``step`` as the sidebar's values are checked (app.py calls this
-    before any widget exists); a rejected one is dropped and named in one warning."""
-    warning = state.read_url(PARSERS, URL_WARNING_KEY)
+    """Check ``present`` and ``step`` (and the pass pages' ``predict`` and ``mystery``) as the
+    sidebar's values are checked (app.py calls this before any widget exists); a rejected one
+    is dropped and named in one warning."""
+    warning = state.read_url({**PARSERS, **predict.PARSERS}, URL_WARNING_KEY)
     if warning:
         st.session_state[URL_WARNING_KEY] = warning
 
@@ -189,6 +190,14 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
         counter.markdown(f"**Step {index + 1} of {len(steps)}**")
         status.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
         st.progress((index + 1) / len(steps))
+    if predict.gates_step(step):
+        # "Predict first": a question step asks before it shows (ui/predict.py), and a step
+        # whose numbers would give a waiting question's answer away stays hidden; its sentence
+        # (it may count what is asked) waits with it.
+        if step.formula:
+            st.latex(step.formula)
+        predict.present_step(index, step)
+        return index
     if step.formula and step.sentence:  # side by side: one line less above the figure
         maths, words = st.columns([2, 3], vertical_alignment="center")
         maths.latex(step.formula)

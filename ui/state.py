@@ -19,7 +19,7 @@ import streamlit as st
 
 from attnviz import book as B
 from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, Settings
+from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
 
 from .text import md_escape
 
@@ -33,10 +33,11 @@ DEFAULTS = Settings()
 class Field:
     url: str  # the query-parameter name (and widget key)
     label: str
-    kind: str  # "text", "int", "float", "bool"
+    kind: str  # "text", "int", "float", "bool", "choice"
     default: str | int | float | bool
     setting: str | None = None  # the Settings field it feeds
     help: str = ""
+    choices: tuple[str, ...] = ()  # a "choice" field's values, as the URL spells them
 
     def bounds(self) -> tuple[float, float]:
         """(lowest, highest) of a numeric field (the bounds of the setting it feeds)."""
@@ -54,7 +55,10 @@ HELP = {
     "dropout": "Applied to the attention weights in training mode only.",
     "bias": "Bias terms in W_query, W_key, W_value.",
     "train": "Off: eval mode, where dropout is the identity.",
+    "weights": "Random: the chapter's seeded weights. Trained: the weights of a small model "
+    "grown on this app's own MultiHeadAttention (page 8), on passes 2–4.",
 }
+WEIGHT_WORDS = {"random": "the book's", "trained": "page 8's model"}
 
 
 def _setting(url: str, setting: str, label: str) -> Field:
@@ -78,6 +82,9 @@ FIELDS: tuple[Field, ...] = (
     _setting("dseed", "seed_dropout", "dropout seed"),
     _setting("bias", "qkv_bias", "qkv_bias"),
     _setting("train", "training", "Training mode (dropout active)"),
+    Field(
+        "weights", "Weights on passes 2–4", "choice", "random", "weights", HELP["weights"], WEIGHTS
+    ),
 )
 FIELDS_BY_URL = {f.url: f for f in FIELDS}
 
@@ -96,6 +103,10 @@ def parse_value(f: Field, raw: str):
     than the limit gives its first TEXT_MAX_CHARS characters (read_url says it was cut)."""
     if f.kind == "text":
         return raw[:TEXT_MAX_CHARS]
+    if f.kind == "choice":
+        if raw not in f.choices:
+            raise ValueError("not " + " or ".join(f.choices))
+        return raw
     if f.kind == "bool":
         # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
         # would drop silently, so it is named in the warning instead.
@@ -215,13 +226,18 @@ class Config:
     book: bool
     present: bool = False  # presenter mode (ui/present.py): the page shows its stepper
 
-    def trace_args(self, kind: str = "multihead") -> tuple[str, Settings, bool]:
+    def trace_args(
+        self, kind: str = "multihead", *, random: bool = False
+    ) -> tuple[str, Settings, bool]:
         """(text, settings, book) for the caches of pass ``kind``: only the settings that pass
         reads are kept (the rest at their defaults), and book mode ignores the sidebar, so all
-        book-mode sessions share one entry."""
+        book-mode sessions share one entry. Trained weights (passes 2-4) fix the sizes
+        (``Settings.for_pass``); ``random``: the chapter's random weights whatever the switch
+        says (the pages past pass 4)."""
         if self.book:
             return ("", DEFAULTS, True)
-        return (self.text, self.settings.for_pass(kind), False)
+        settings = self.settings.with_changes(weights="random") if random else self.settings
+        return (self.text, settings.for_pass(kind), False)
 
     def batch_args(self, kind: str = "causal") -> tuple[str, str, Settings, bool]:
         """(text, text2, settings, book) for the batch views."""
@@ -238,6 +254,16 @@ def _widget(f: Field, disabled: bool = False, **extra: Any):
     own: dict[str, Any]
     if f.kind == "bool":
         make, own = st.toggle, {"value": bool(f.default)}
+    elif f.kind == "choice":
+        make = st.radio
+        own = {
+            "options": list(f.choices),
+            "index": f.choices.index(str(f.default)),
+            "horizontal": True,
+            # The URL keeps a radio's option as formatted, so the options are the URL's own
+            # words; what each means is said under it.
+            "captions": [WEIGHT_WORDS.get(v, "") for v in f.choices],
+        }
     elif f.kind == "text":
         # No max_chars: a browser ignores a paste that would pass it, silently. The whole paste
         # arrives instead, and _clamp_texts keeps its first TEXT_MAX_CHARS and says so.
@@ -311,10 +337,12 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "trainable-attention": _reads("trainable"),
     "causal-attention": _reads("causal", also=("text2",)),  # the batch of two texts
     "multi-head-attention": _reads("multihead"),
-    "against-pytorch": _reads("multihead"),
+    # trained weights are for passes 2-4: page 6 keeps the chapter's random ones
+    "against-pytorch": _reads("multihead") - {"weights"},
     # GPT-2 fixes the sizes; the sidebar's seeds make the random head beside each trained one.
     "trained-heads": frozenset({"book", "text", "eseed", "wseed"}),
     "watch-attention-learn": frozenset(),  # its own controls, on the page
+    "grow-induction-heads": frozenset({"book", "text"}),  # its model fixes its own sizes
     "poll": _reads("multihead"),  # a question on any of the four passes, chosen on the page
 }
 NOT_USED_TITLE = "Not used on this page"
@@ -380,6 +408,7 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
             if notice:
                 with place(key):
                     st.warning(notice)
+        weights = str(build("weights"))
         values: dict[str, Any] = {}
         for group, urls in (
             ("Sizes", ("d_in", "d_out", "heads", "ctx")),
@@ -388,6 +417,8 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
             if any(url in used for url in urls):
                 with here:
                     st.subheader(group)
+                    if group == "Sizes" and weights == "trained" and "weights" in used:
+                        st.caption(trained_caption())
             for url in urls:
                 f = FIELDS_BY_URL[url]
                 values[f.setting or url] = _AS_TYPE[f.kind](build(url))
@@ -397,7 +428,18 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
                     f"dropout={values['dropout']:.2f} is for illustration: GPT models use 0.1–0.2."
                 )
     values["dropout"] = round(values["dropout"], 4)
-    return Config(Settings(**values), text, text2, False, present)
+    return Config(Settings(**values, weights=weights), text, text2, False, present)
+
+
+def trained_caption() -> str:
+    """What trained weights fix, said where the size controls are."""
+    one, layer = trained_sizes("trainable"), trained_sizes("multihead")
+    return (
+        "Trained weights fix the sizes on passes 2–4, as the grown model has them: d_in "
+        f"{layer['d_in']}, d_out {one['d_out']} (one head, passes 2 and 3) or {layer['d_out']} "
+        f"(pass 4), num_heads {layer['num_heads']}, context_length {layer['context_length']}, no "
+        "qkv_bias; the sizes and seeds below do not apply there."
+    )
 
 
 _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool": bool}

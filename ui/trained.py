@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from attnviz import budget
+from attnviz import detectors as D
 from attnviz import pretrained as P
 from attnviz.panel import CAUSAL_WEIGHTS, Panel, Style
 from attnviz.settings import GPT2_SMALL, Settings
@@ -142,6 +143,7 @@ def random_settings(cfg: P.GPT2Config | None, sidebar: Settings) -> Settings:
         dropout=0.0,
         qkv_bias=True,
         training=False,
+        weights="random",
     )
 
 
@@ -210,3 +212,38 @@ def head_table(v: TrainedView, layer: int, head: int, random_weights: torch.Tens
 
 def types_of(v: TrainedView, layer: int, head: int) -> list[str]:
     return [t for t, mask in v.types.items() if mask[layer, head]]
+
+
+# --- one set of detectors: the heads named as page 8 names the grown model's ------------------
+def _probe(folder: str) -> P.ProbeScores:
+    if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
+        raise budget.ServerBusy(
+            f"The server is busy running other texts through GPT-2; waited "
+            f"{budget.WAIT_SECONDS:.0f} s. Try again in a moment."
+        )
+    try:
+        # the prefix and two copies must fit the model's context (a small test model's too)
+        fits = (P.load(folder).config.context_length - 1) // 2
+        return P.probe_scores(folder, length=min(P.PROBE_LENGTH, fits))
+    finally:
+        _forwards.release()
+
+
+def probe(folder: str) -> P.ProbeScores:
+    """Every head's detector scores on the detectors' probe (random tokens repeated once), once
+    per process and folder: the same measurement that names the grown model's heads."""
+    return _attention.get(("probe", folder), _probe, (folder,))
+
+
+def detector_name(scores: P.ProbeScores, layer: int, head: int) -> str | None:
+    """What the head's probe scores name it (:func:`attnviz.detectors.name_of`), or None."""
+    return D.name_of({k: float(v[layer, head]) for k, v in scores.scores.items()})
+
+
+def probe_rows(scores: P.ProbeScores, layer: int, head: int) -> list[dict]:
+    """The open head's four detector scores on the probe, one row each."""
+    return [
+        {"detector": D.NAMES[k].removesuffix(" head"), "measures": D.DETECTORS[k],
+         f"layer {layer}, head {head}": float(scores.scores[k][layer, head])}
+        for k in D.DETECTORS
+    ]  # fmt: skip

@@ -156,6 +156,41 @@ def head_weights(att: nn.Module, head: int, head_dim: int) -> dict[str, Tensor]:
     }
 
 
+def module_state(
+    kind: str, layer: int = DEFAULT_LAYER, head: int = DEFAULT_HEAD, step: int | None = None
+) -> dict[str, Tensor]:
+    """The parameters of the chapter's module ``kind`` holding the reference run's weights at
+    checkpoint ``step`` (default: its last), by the module's own parameter names:
+
+    - ``"v2"``, ``"causal"``: head ``head`` of layer ``layer`` (:func:`head_weights`);
+    - ``"v1"``: the same head as ``SelfAttention_v1`` holds it, each matrix transposed to
+      (d_in, head_dim) (Exercise 3.1's transfer);
+    - ``"mha"``: the whole layer, ``out_proj`` included;
+    - ``"wrapper"``: the layer's heads, head h's rows of each projection in ``heads.h``.
+    """
+    run_ = recorded().reference
+    model = run_.model(run_.steps[-1] if step is None else step)
+    cfg = model.cfg
+    if not 0 <= layer < cfg.layers or not 0 <= head < cfg.num_heads:
+        raise ValueError(f"layer must be 0–{cfg.layers - 1} and head 0–{cfg.num_heads - 1}")
+    att = model.blocks[layer]
+    with torch.inference_mode():
+        if kind in ("v2", "causal"):
+            return head_weights(att, head, cfg.head_dim)
+        if kind == "v1":
+            one = head_weights(att, head, cfg.head_dim)
+            return {name.removesuffix(".weight"): w.T.clone() for name, w in one.items()}
+        if kind == "mha":
+            return {name: p.detach().clone() for name, p in att.named_parameters()}
+        if kind == "wrapper":
+            return {
+                f"heads.{h}.{name}": w
+                for h in range(cfg.num_heads)
+                for name, w in head_weights(att, h, cfg.head_dim).items()
+            }
+    raise ValueError(f"no trained weights for a module of kind {kind!r}")
+
+
 def trained_pass(
     token_ids: Sequence[int],
     labels: Sequence[str],

@@ -29,6 +29,7 @@ from ..seeding import seeded
 from ..settings import Settings
 from . import zeros as Z
 from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
+from .heads import name_claims, spread_claim
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
 
@@ -457,9 +458,7 @@ def _checks(tr: T.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
     sp = tr.spec
 
     def build(p):
-        return T.ModuleSpec(
-            sp.kind, sp.d_in, sp.d_out, sp.context_length, p, sp.num_heads, sp.qkv_bias, sp.seed
-        ).build()
+        return dataclasses.replace(sp, dropout=p).build()  # the same weights, seeded or trained
 
     with torch.inference_mode():
         before_dropout = tr.attn_weights @ tr.values
@@ -492,6 +491,19 @@ def _walkthrough(tr: T.CausalTrace, route1: torch.Tensor) -> tuple[Printout, ...
     )
 
 
+def _head_claims(weights: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
+    """How far the module's weights (before dropout) are from an even share; with trained
+    weights, what the head is named after on this text (only when its score says so)."""
+    who = "These trained weights" if spec.trained else "These random weights"
+    spread = spread_claim(weights.key, weights.values, causal=True, who=who)
+    out: tuple[Claim, ...] = (spread,) if spread is not None else ()
+    if spec.trained is not None:
+        t = spec.trained
+        head = f"This head (layer {t.layer}, head {t.head} of the grown model)"
+        out += name_claims(weights.key, weights.values, weights.rows, lambda _h: head)
+    return out
+
+
 def causal_lesson(
     trace: T.CausalTrace,
     lab_trace: T.CausalTrace | None,
@@ -507,6 +519,7 @@ def causal_lesson(
     training = trace.training and spec.dropout > 0
     mask, mask_sentence, buffers = _mask(trace)
     masked, route1, route2, uniform, route_claims, route_checks = _routes(trace, training)
+    route_claims += _head_claims(route2, spec)
     steps, step_claims = _steps(trace, masked, route2, training)
     if book:
         lab: DropoutLab | None = _book_lab(trace)
@@ -522,7 +535,7 @@ def causal_lesson(
         else None
     )
     return CausalLesson(
-        constructor=f"torch.manual_seed({spec.seed})\nca = {spec.constructor_call()}",
+        constructor=spec.build_lines("ca"),
         book_note=book_note,
         mask=mask,
         mask_sentence=mask_sentence,

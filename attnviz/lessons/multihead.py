@@ -28,6 +28,7 @@ from ..panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
 from ..settings import GPT2_SMALL, GPT2_XL, Settings, attention_flops, mha_parameter_count
 from . import zeros as Z
 from .common import scores_panel, vectors_panel, weights_panel
+from .heads import name_claims, pattern_claim, spread_claim
 
 GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
@@ -357,12 +358,41 @@ def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
         title="Attention weights of {heads}",
         note=what,
         formula=rf"\mathrm{{dropout}}({formula})" if after else formula,
-        sentence="Each head attends over the same tokens with its own pattern.",
+        sentence=_grid_sentence(shown),
         kind=CAUSAL_WEIGHTS,
         style=Style(zmax=zmax),
         heads=None if fit >= H else tuple(range(fit)),
     )
     return panel, note
+
+
+def _grid_sentence(shown: torch.Tensor) -> str:
+    """The presenter's sentence under the grid: whether the heads differ, in numbers."""
+    claim = pattern_claim("p4_grid", shown)
+    if claim is not None:
+        return claim.text
+    return "One head attends over the tokens." if shown.shape[0] == 1 else ""
+
+
+def heads_claims(grid: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
+    """The sentences about the heads drawn in the grid: whether they differ (and "its own
+    pattern" only when they do), how far their weights are from an even share, and with trained
+    weights what each head is named after (only when its score says so)."""
+    out: list[Claim] = []
+    pattern = pattern_claim(grid.key, grid.values)
+    out += [pattern] if pattern is not None else []
+    who = "These trained weights" if spec.trained else "These random weights"
+    spread = spread_claim(grid.key, grid.values, causal=True, who=f"{who} (every head)")
+    out += [spread] if spread is not None else []
+    if spec.trained is not None:
+        layer = spec.trained.layer
+        out += name_claims(
+            grid.key,
+            grid.values,
+            grid.rows,
+            lambda h: f"Head {h} (layer {layer} of the grown model)",
+        )
+    return tuple(out)
 
 
 def _checks(checked: T.MultiHeadTrace, refs: impl.References) -> tuple[C.CheckResult, ...]:
@@ -482,7 +512,10 @@ def build(
         checks_note=checks_note,
         hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
         panels={grid.key: grid},
-        claims=tuple(_row_claims(grid.key, grid.values, dropped(trace), "All heads")),
+        claims=(
+            *_row_claims(grid.key, grid.values, dropped(trace), "All heads"),
+            *heads_claims(grid, spec),
+        ),
         note_claims=Z.claims(note, grid.key, _zeros(trace)) if dropped(trace) else (),
         steps=_steps(trace, grid),
     )

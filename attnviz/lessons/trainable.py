@@ -24,6 +24,7 @@ from .. import trace as T
 from ..panel import Claim, Panel
 from ..settings import Settings
 from .common import matrix_panel, scores_panel, vectors_panel, weights_panel
+from .heads import name_claims, spread_claim
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
@@ -69,7 +70,7 @@ class TrainableLesson:
 def wide_settings(settings: Settings, book: bool) -> Settings | None:
     """The settings one click away where scaling matters (d_out raised to WIDE_D_OUT), or None
     when d_out is already that wide or in book mode (the chapter's sizes are fixed)."""
-    if book or settings.d_out >= WIDE_D_OUT:
+    if book or settings.trained or settings.d_out >= WIDE_D_OUT:
         return None
     return settings.with_changes(d_out=WIDE_D_OUT)
 
@@ -144,8 +145,17 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
     return out
 
 
-def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
+def _claims(p: dict[str, Panel], spec: T.ModuleSpec) -> tuple[Claim, ...]:
     claims = [Claim("Every row of A sums to 1.", "weights", "rows_sum_to_one")]
+    weights = p["weights"]
+    who = "These trained weights" if spec.trained else "These random weights"
+    spread = spread_claim("weights", weights.values, causal=False, who=who)
+    claims += [spread] if spread is not None else []
+    if spec.trained is not None:
+        head = (
+            f"This head (layer {spec.trained.layer}, head {spec.trained.head} of the grown model)"
+        )
+        claims += name_claims("weights", weights.values, weights.rows, lambda _h: head)
     here = round(float(p["change"].values.abs().max()), 3) if p["change"].values.numel() else 0.0
     d_k = p["queries"].values.shape[-1]
     moved = f"by up to {here:.3f}" if here > 0 else "by less than 0.0005"
@@ -174,6 +184,11 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
 def _scaling_note(tr: T.TrainableTrace, wide: T.TrainableTrace | None, book: bool) -> str:
     if wide is not None:
         return ""
+    if tr.spec.trained is not None:
+        return (
+            f"The trained head's keys are {tr.spec.d_out} wide, and trained weights fix the "
+            "sizes: switch the weights to random to try wider keys."
+        )
     if book:
         return (
             f"The chapter's keys are {tr.spec.d_out} wide. To see wide keys, turn off book mode "
@@ -220,7 +235,11 @@ def _exercise_3_1(v2: T.TrainableTrace, book: bool):
     s1 = cast(
         M.SelfAttention_v1, T.ModuleSpec("v1", v2.spec.d_in, v2.spec.d_out, seed=seed).build()
     )
-    s2 = T.ModuleSpec("v2", v2.spec.d_in, v2.spec.d_out, qkv_bias=v2.spec.qkv_bias, seed=seed)
+    s2 = (
+        v2.spec
+        if v2.spec.trained
+        else T.ModuleSpec("v2", v2.spec.d_in, v2.spec.d_out, qkv_bias=v2.spec.qkv_bias, seed=seed)
+    )
     sa_v2 = cast(M.SelfAttention_v2, s2.build())
     check = C.v1_equals_v2(s1, sa_v2, v2.inputs)
     if check.status == "n/a":
@@ -259,12 +278,18 @@ def trainable_lesson(
     }
     ex31, ex31_out = _exercise_3_1(v2, book)
     entropy, gradient, study_caption = _study_figures()
+    if tr.spec.trained is not None:  # both hold the trained head (v1 its transpose)
+        hist_title = "The trained head's weights, in both modules"
+        hist_names = ("v1: trained Wᵀ", "v2: trained W")
+    else:
+        hist_title = "Initial weights"
+        hist_names = ("v1: U[0, 1)", "v2: U(±1/√d_in)")
     return TrainableLesson(
         labels=tr.labels,
         spec=tr.spec,
-        constructor=f"torch.manual_seed({tr.spec.seed})\nsa = {tr.spec.constructor_call()}",
+        constructor=tr.spec.build_lines("sa"),
         panels=panels,
-        claims=_claims(panels),
+        claims=_claims(panels, tr.spec),
         checks=(
             C.rows_sum_to_one(tr.attn_weights),
             C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.context, causal=False),
@@ -285,8 +310,8 @@ def trainable_lesson(
         gradient_figure=gradient,
         study_caption=study_caption,
         weights_histogram=F.histograms(
-            {"v1: U[0, 1)": weights_of["v1"], "v2: U(±1/√d_in)": weights_of["v2"]},
-            title="Initial weights",
+            {hist_names[0]: weights_of["v1"], hist_names[1]: weights_of["v2"]},
+            title=hist_title,
             x_name="weight",
         ),
         scores_histogram=F.histograms(

@@ -35,6 +35,13 @@ class PageInfo:
         return self.path not in OWN_INPUTS
 
     @property
+    def lays_text_after_filler(self) -> bool:
+        """Draws the text as the induction model reads it: filler tokens, then the text (its
+        first 12 tokens) twice (attnviz.induction.api.probe), so its labels start at the
+        filler's, not at the text's first token."""
+        return self.path in PROBE_LAYOUT
+
+    @property
     def runs_multihead(self) -> bool:
         """Runs the multi-head pass, so must refuse a d_out the heads do not divide."""
         return self.path in RUNS_MULTIHEAD
@@ -44,6 +51,7 @@ class PageInfo:
 # The poll page draws no chart from the sidebar: its questions' figures appear on the reveal.
 OWN_INPUTS = frozenset({"pages/watch-attention-learn.py", "pages/poll.py"})
 RUNS_MULTIHEAD = frozenset({"pages/multi-head-attention.py", "pages/against-pytorch.py"})
+PROBE_LAYOUT = frozenset({"pages/grow-induction-heads.py"})
 
 
 def _literal(node: ast.AST | None, default=None):

@@ -11,6 +11,7 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
+from attnviz import detectors as D
 from attnviz import pretrained as P
 from attnviz.tokens import tokenize
 from tests.app.conftest import APP, chart, chart_specs, chart_title, spec_array, unescape
@@ -138,7 +139,26 @@ def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, p
     assert float(measured.iloc[0, 1]) == pytest.approx(
         float(weights[0, 0, torch.arange(1, 6), torch.arange(0, 5)].mean())
     )
-    shapes = tables[2]
+    # One set of detectors: the open head's scores on the probe (random tokens repeated), the
+    # measurement that names every head in the "Open a head" list, as on page 8.
+    probe = tables[2]
+    scores = P.probe_scores(page_folder, length=(64 - 1) // 2)  # the test model's context: 64
+    assert list(probe["detector"]) == [
+        "previous-token",
+        "current-token",
+        "first-token",
+        "induction",
+    ]
+    np.testing.assert_allclose(
+        probe.iloc[:, 2].to_numpy(), [scores.scores[k][0, 0] for k in D.DETECTORS], atol=1e-9
+    )
+    options = at.selectbox(key="t_open").options
+    for layer in range(2):
+        for head in range(4):
+            name = D.name_of({k: float(v[layer, head]) for k, v in scores.scores.items()})
+            label = options[layer * 4 + head]
+            assert label.startswith(f"layer {layer}, head {head}: {name or 'no detector names it'}")
+    shapes = tables[3]
     assert list(shapes["shape"])[4] == "(1, 4, 6, 6)"
     codes = [c.value for c in at.code]
     assert any("linear.weight.copy_(w.T)" in c for c in codes)

@@ -3,6 +3,7 @@ before the move still import; new code imports bench.support.pages."""
 
 from bench.support.pages import (
     OWN_INPUTS,
+    PROBE_LAYOUT,
     ROOT,
     RUNS_MULTIHEAD,
     PageInfo,
@@ -10,4 +11,12 @@ from bench.support.pages import (
     app_pages,
 )
 
-__all__ = ["OWN_INPUTS", "ROOT", "RUNS_MULTIHEAD", "PageInfo", "aliases", "app_pages"]
+__all__ = [
+    "OWN_INPUTS",
+    "PROBE_LAYOUT",
+    "ROOT",
+    "RUNS_MULTIHEAD",
+    "PageInfo",
+    "aliases",
+    "app_pages",
+]

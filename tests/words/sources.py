@@ -21,7 +21,6 @@ from pathlib import Path
 from string import Template
 
 import pandas as pd
-import plotly.graph_objects as go
 import torch
 
 from attnviz import bugs as B
@@ -114,8 +113,10 @@ def strings_of(obj, where: str, depth: int = 0) -> Sentences:
         yield f"{where} [{obj.key}] title", F.title_of(obj.figure)
         for part in ("caption", "sentence"):
             yield f"{where} [{obj.key}] {part}", getattr(obj, part)
-    elif isinstance(obj, go.Figure):
-        yield f"{where} (figure title)", F.title_of(obj)
+    elif isinstance(obj, F.Chart):  # a bar or line chart: its title and its series' names
+        yield f"{where} (chart title)", obj.title
+        for series in obj.series:
+            yield f"{where} (series name)", series.name
     elif isinstance(obj, (pd.DataFrame, torch.Tensor)):
         return  # tables hold numbers and code names
     elif isinstance(obj, dict):
