@@ -326,7 +326,7 @@ class Student:
     def options(self) -> list[str]:
         """The choices as the phone shows them (escapes undone)."""
         assert self.view is not None
-        (radio,) = self.view.widgets("radio")
+        (radio,) = [r for r in self.view.widgets("radio") if r.form_id]  # not the sidebar's
         return [unescape(o) for o in radio.options]
 
     async def answer(self, value) -> Run:
@@ -334,7 +334,7 @@ class Student:
         assert self.view is not None
         view = self.view
         widgets: list[tuple] = []
-        radios = view.widgets("radio")
+        radios = [r for r in view.widgets("radio") if r.form_id]  # the form's, not the sidebar's
         if radios:
             widgets.append((radios[0].id, "string_value", radios[0].options[int(value)]))
         elif isinstance(value, tuple):

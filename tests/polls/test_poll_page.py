@@ -92,18 +92,22 @@ def phone(code: str, **extra: str) -> AppTest:
     return open_page({"join": code, **extra})
 
 
+def mine(widgets) -> list:
+    """The poll's own widgets (the sidebar has radios, sliders and number boxes too)."""
+    return [w for w in widgets if str(w.key).startswith("poll_")]
+
+
 def answer(at: AppTest, value) -> AppTest:
     """Fill in a phone's form and send it."""
     keys = [k for k in at.session_state if str(k).startswith("poll_") and "_r" in str(k)]
-    radios, numbers, sliders = list(at.radio), list(at.number_input), list(at.slider)
+    radios, numbers, sliders = mine(at.radio), mine(at.number_input), mine(at.slider)
     if radios:
         radios[0].set_value(value)
     elif sliders and isinstance(value, tuple):
-        mine = [s for s in sliders if str(s.key).startswith("poll_")]
-        for s, v in zip(mine, value, strict=True):
+        for s, v in zip(sliders, value, strict=True):
             s.set_value(v)
     else:
-        [n for n in numbers if str(n.key).startswith("poll_")][0].set_value(value)
+        numbers[0].set_value(value)
     assert keys or radios or sliders or numbers
     next(b for b in at.button if b.label == "Send my answer").click().run()
     assert not at.exception, [e.message for e in at.exception]
@@ -183,7 +187,7 @@ def test_phones_answer_once_per_round_and_a_second_answer_replaces_the_first(sto
     q = made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat")
     made_ = asked(store, q)
     phones = [phone(made_.code) for _ in range(3)]
-    assert [[unescape(o) for o in r.options] for r in phones[0].radio] == [
+    assert [[unescape(o) for o in r.options] for r in mine(phones[0].radio)] == [
         ["0: The", "1: ␣cat", "2: ␣sat", "3: ␣on", "4: ␣the", "5: ␣mat"]
     ]
     assert unescape(phones[0].markdown[0].value) == q.prompt
@@ -245,7 +249,7 @@ def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
     for at in phones:
         at.run()
         assert f"The answer: {key:.2f}" in texts(at, "subheader")
-        assert not at.radio and not [n for n in at.number_input if str(n.key).startswith("poll_")]
+        assert not mine(at.radio) and not mine(at.number_input)
     assert f"Your answer {key:.2f} is right." in texts(right, "success")
     assert f"Your answer {column:.2f} is not the answer." in texts(column_phone, "error")
     assert any(C.explanation_of(Q.COLUMN) in t for t in texts(column_phone, "markdown"))
@@ -259,7 +263,7 @@ def test_a_sketched_row_shows_the_class_mean_beside_the_spread(store):
     q = made(Q.SKETCH_ROW, "simplified", seed=1)
     made_ = asked(store, q)
     a, b = phone(made_.code), phone(made_.code)
-    sliders = [s for s in a.slider if str(s.key).startswith("poll_")]
+    sliders = mine(a.slider)
     assert [unescape(s.label) for s in sliders] == list(q.choices)
     even = tuple(1 / 6 for _ in range(6))
     peaked = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
@@ -285,7 +289,7 @@ def test_bad_unknown_and_closed_polls_each_get_a_sentence(store):
     store.close(made_.code, made_.secret)
     at = phone(made_.code)
     assert "This poll is closed." in texts(at, "info")
-    assert not at.radio and not at.get("plotly_chart")
+    assert not mine(at.radio) and not at.get("plotly_chart")
     projector = presenter(made_)  # the presenter keeps the tally of a closed poll
     assert "Round 1: 0 answers" in texts(projector)
     assert [b.disabled for b in projector.button if b.key in CONTROLS] == [True] * 4
@@ -331,3 +335,35 @@ def test_until_the_reveal_a_phone_carries_neither_the_key_nor_the_hidden_numbers
     after = sent_text(student)
     assert f"{float(q.key):.2f}" in after  # the check can fail: the key is there once revealed
     assert student.get("plotly_chart")
+
+
+# --- the presenter's question step (issue 25) ----------------------------------------------
+def test_the_presenters_question_step_asks_the_class(store):
+    """Presenter mode with "Predict first": a question step offers "Ask the class", which
+    opens a poll on that very question and takes the presenter to its projector view."""
+    from tests.app.conftest import open_app
+
+    for step in range(1, 7):
+        at = open_app({"present": "true", "predict": "true", "step": str(step)}, "causal")
+        asks = [b for b in at.button if str(b.key).startswith("poll_ask_")]
+        if asks:
+            break
+    else:
+        raise AssertionError("no question step on the causal page offers Ask the class")
+    prompt = next(
+        unescape(m.value).removeprefix("**Predict first.** ")
+        for m in at.markdown
+        if "Predict first." in m.value
+    )
+    asks[0].click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    code = at.query_params["poll"]
+    secret = at.query_params["secret"]
+    code = code[0] if isinstance(code, list) else code
+    secret = secret[0] if isinstance(secret, list) else secret
+    view = store.presenter_view(code, secret)
+    assert not isinstance(view, Refused)
+    assert view.payload["prompt"] == prompt  # the step's question, now the class's
+    assert [t.value for t in at.title] == ["Ask the class"]
+    assert controls(at) == list(CONTROLS)
+    assert prompt in texts(at)
