@@ -52,6 +52,7 @@ PAGES = [
         title="8. Grow an induction head",
         url_path="grow-induction-heads",
     ),
+    st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
     # /why-attention (the home page's title as a path, and its file's name, which a fresh
     # server's first visit resolves against) opens the home page; not listed in the menu.
     st.Page(
@@ -68,7 +69,8 @@ navigation = st.navigation(PAGES)
 
 import ui.explain  # noqa: E402 - registers the pass pages' `cell` before read_url()
 import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
-import ui.learn  # noqa: E402, F401 - registers page 5's URL names before read_url()
+import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
+import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
 from attnviz import budget, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402

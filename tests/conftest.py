@@ -78,6 +78,7 @@ SLOW = (
     "tests/test_docker.py::test_healthcheck_command_passes_against_the_running_app",
     "tests/bench/test_polls_bench.py",
     "tests/app/test_slides.py::test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers",
+    "tests/polls/test_class_live.py",
 )
 
 
@@ -87,6 +88,7 @@ SLOW = (
 SERIAL = (
     "tests/budget/",
     "tests/deploy/test_haproxy.py",
+    "tests/polls/test_class_live.py",
     "tests/deploy/test_first_visit.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",

@@ -58,6 +58,19 @@ def chart(item: Panel | F.Chart, *, key: str | None = None, container=None, look
     send_plotly_spec(target, spec, PLOT_CONFIG_JSON, height, key, label)
 
 
+def encode(spec: F.Spec, label: str) -> tuple[str, int, str]:
+    """The JSON, height and label of a spec made for one run (a class's live tally), for
+    :func:`send`: not kept in the shared cache, which holds what many sessions draw again."""
+    return _encoded(spec, label)
+
+
+def send(encoded_chart: tuple[str, int, str], *, key: str | None = None, container=None) -> None:
+    """Draw a chart already encoded (:func:`encode`) as :func:`chart` draws one."""
+    spec, height, label = encoded_chart
+    target = container if container is not None else _current_dg()
+    send_plotly_spec(target, spec, PLOT_CONFIG_JSON, height, key, label)
+
+
 def _current_dg() -> Any:
     """Where ``st.*`` draws now (the main area, a column, a sidebar block in a ``with``): the
     delta generator that ``st.plotly_chart`` is bound to."""

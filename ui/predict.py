@@ -45,7 +45,7 @@ from attnviz import mystery as MY
 from attnviz import questions as Q
 from attnviz.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, chart_label, draw
 
-from . import links, state
+from . import links, poll, state
 from .text import md_escape
 
 PREDICT_KEY = "predict"
@@ -607,7 +607,9 @@ class Gate:
         with st.container(border=True, key=f"predict_box_{qid}"):
             st.markdown(f"**{PREDICT_LABEL}.** " + md_escape(q.prompt))
             answer_widgets(q, f"q_{qid}", on_answer=_recorded)
-            if not present:
+            if present:  # or the whole class answers it on their phones (ui/poll.py)
+                poll.ask_button(q, key=f"poll_ask_{qid}")
+            else:
                 st.caption(score_line())
 
     def placeholder(self, q: Q.Question) -> None:

@@ -343,6 +343,7 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "trained-heads": frozenset({"book", "text", "eseed", "wseed"}),
     "watch-attention-learn": frozenset(),  # its own controls, on the page
     "grow-induction-heads": frozenset({"book", "text"}),  # its model fixes its own sizes
+    "poll": _reads("multihead"),  # a question on any of the four passes, chosen on the page
 }
 NOT_USED_TITLE = "Not used on this page"
 NOT_USED_NOTE = (

@@ -48,7 +48,8 @@ class PageInfo:
 
 
 # What each page does, stated once; tests/app/test_page_facts.py checks it on the running pages.
-OWN_INPUTS = frozenset({"pages/watch-attention-learn.py"})
+# The poll page draws no chart from the sidebar: its questions' figures appear on the reveal.
+OWN_INPUTS = frozenset({"pages/watch-attention-learn.py", "pages/poll.py"})
 RUNS_MULTIHEAD = frozenset({"pages/multi-head-attention.py", "pages/against-pytorch.py"})
 PROBE_LAYOUT = frozenset({"pages/grow-induction-heads.py"})
 

@@ -1,0 +1,369 @@
+"""The poll page (pages/poll.py) through AppTest: the presenter asks, phones answer, the
+projector counts, asks again, reveals; only the presenter's link has the controls; bad codes,
+closed polls and a store that is down each get a sentence, never a traceback.
+
+Every AppTest session runs in this process, so the page's store is this test's own
+(``ui.poll.use_store``) and a test reads it directly to check what the page did."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnviz import classroom as C
+from attnviz import questions as Q
+from attnviz.polls import Created, MemoryPollStore, Refused, UnavailableStore
+from attnviz.qr import qr_svg
+from attnviz.settings import Settings
+from bench.support.pages import ROOT
+from ui import poll
+
+APP = ROOT / "app.py"
+PAGE = "pages/poll.py"
+TEXT = "Your journey starts with one step"
+CONTROLS = ("poll_show", "poll_reask", "poll_reveal", "poll_close")
+NOT_ALLOWED = "Only the presenter's link can do this."
+
+
+@pytest.fixture
+def store():
+    chosen = MemoryPollStore()
+    poll.use_store(chosen)
+    yield chosen
+    poll.use_store(None)
+
+
+def open_page(query: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def unescape(text: str) -> str:
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(text))
+
+
+def texts(at: AppTest, *kinds: str) -> list[str]:
+    kinds = kinds or ("markdown", "caption", "info", "warning", "error", "success", "subheader")
+    out = []
+    for kind in kinds:
+        out += [unescape(e.value) for e in getattr(at, kind)]
+    out += [str(t.value) for t in at.text]
+    return [t.removeprefix("### ") for t in out]
+
+
+def everything(at: AppTest) -> bytes:
+    """Every element the page sent, serialised: what its browser would receive."""
+    out = b""
+    for node in at._tree:
+        proto = getattr(node, "proto", None)
+        if proto is not None and hasattr(proto, "SerializeToString"):
+            out += proto.SerializeToString()
+    return out
+
+
+def sent_text(at: AppTest) -> str:
+    """:func:`everything` as the text a student reads (Markdown escapes undone)."""
+    return unescape(everything(at).decode("utf-8", "replace"))
+
+
+def controls(at: AppTest) -> list[str]:
+    return [b.key for b in at.button if b.key in CONTROLS]
+
+
+def asked(store, question: Q.Question) -> Created:
+    made = poll.open_poll(question)
+    assert isinstance(made, Created), made
+    return made
+
+
+def presenter(made: Created) -> AppTest:
+    return open_page({"poll": made.code, "secret": made.secret})
+
+
+def phone(code: str, **extra: str) -> AppTest:
+    return open_page({"join": code, **extra})
+
+
+def mine(widgets) -> list:
+    """The poll's own widgets (the sidebar has radios, sliders and number boxes too)."""
+    return [w for w in widgets if str(w.key).startswith("poll_")]
+
+
+def answer(at: AppTest, value) -> AppTest:
+    """Fill in a phone's form and send it."""
+    keys = [k for k in at.session_state if str(k).startswith("poll_") and "_r" in str(k)]
+    radios, numbers, sliders = mine(at.radio), mine(at.number_input), mine(at.slider)
+    if radios:
+        radios[0].set_value(value)
+    elif sliders and isinstance(value, tuple):
+        for s, v in zip(sliders, value, strict=True):
+            s.set_value(v)
+    else:
+        numbers[0].set_value(value)
+    assert keys or radios or sliders or numbers
+    next(b for b in at.button if b.label == "Send my answer").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def made(kind: str, page: str, text: str = TEXT, seed: int = 0, **changes) -> Q.Question:
+    q = Q.make(kind, page, text, Settings().with_changes(**changes), False, seed)
+    assert q is not None
+    return q
+
+
+# --- the presenter ----------------------------------------------------------------------
+def test_asking_opens_a_poll_and_the_projector_shows_its_code_link_and_controls(store, monkeypatch):
+    monkeypatch.setenv(poll.PUBLIC_URL_ENV, "http://10.0.0.5:8501/")
+    at = open_page({})
+    assert [t.value for t in at.title] == ["Ask the class"]
+    prompt = unescape(at.markdown[1].value)
+    at.button(key="poll_open").click().run()
+    code, secret = at.query_params["poll"], at.query_params["secret"]
+    code = code[0] if isinstance(code, list) else code
+    secret = secret[0] if isinstance(secret, list) else secret
+    view = store.presenter_view(code, secret)
+    assert not isinstance(view, Refused)
+    assert view.payload["prompt"] == prompt  # the question shown before asking is the one asked
+    shown = texts(at)
+    assert f"## {code}" in [m.value for m in at.markdown]
+    assert "Round 1: 0 answers" in " ".join(shown)
+    link = f"http://10.0.0.5:8501/poll?join={code}"
+    assert [c.value for c in at.code] == [link]
+    assert controls(at) == list(CONTROLS)
+    (qr,) = at.get("image")  # the QR code of the link, made here: an SVG in a data URL
+    url = qr.proto.imgs[0].url
+    assert url.startswith("data:image/svg+xml;base64,")
+    drawn = base64.b64decode(url.split(",", 1)[1]).decode()
+    assert re.findall(r' d="([^"]+)"', drawn) == re.findall(r' d="([^"]+)"', qr_svg(link))
+    assert secret not in " ".join(shown)  # the page never prints it
+    assert secret not in " ".join(c.value for c in at.code)
+
+
+def test_another_question_changes_the_question(store):
+    at = open_page({})
+    first = at.markdown[1].value
+    at.button(key="poll_another").click().run()
+    assert not at.exception
+    assert at.markdown[1].value != first  # another seed: at the defaults, another row asked
+
+
+# --- only the presenter -----------------------------------------------------------------
+def test_a_student_link_gets_no_presenter_controls_and_the_store_refuses_a_guess(store):
+    made_ = asked(store, made(Q.SCORE, "trainable"))
+    guess = "A" * len(made_.secret)
+    for query in (
+        {"join": made_.code},
+        {"join": made_.code, "secret": guess},
+        {"join": made_.code, "secret": made_.secret},  # a join link ignores any secret
+        {"poll": made_.code},
+        {"poll": made_.code, "secret": guess},
+    ):
+        at = open_page(query)
+        assert controls(at) == [], query
+        assert not at.get("download_button"), query
+        if "poll" in query:
+            assert NOT_ALLOWED in texts(at, "error"), query
+        if query.get("secret") != made_.secret:
+            assert made_.secret not in sent_text(at), query
+    for action in ("show", "reask", "reveal", "close"):
+        refused = getattr(store, action)(made_.code, guess)
+        assert isinstance(refused, Refused) and refused.reason == "not_allowed", action
+    assert isinstance(store.presenter_view(made_.code, guess), Refused)
+    assert isinstance(store.csv(made_.code, ""), Refused)
+    assert store.presenter_view(made_.code, made_.secret).state.phase == "open"  # untouched
+
+
+# --- phones -------------------------------------------------------------------------------
+def test_phones_answer_once_per_round_and_a_second_answer_replaces_the_first(store):
+    q = made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat")
+    made_ = asked(store, q)
+    phones = [phone(made_.code) for _ in range(3)]
+    assert [[unescape(o) for o in r.options] for r in mine(phones[0].radio)] == [
+        ["0: The", "1: ␣cat", "2: ␣sat", "3: ␣on", "4: ␣the", "5: ␣mat"]
+    ]
+    assert unescape(phones[0].markdown[0].value) == q.prompt
+    for at, choice in zip(phones, (2, 2, 4), strict=True):
+        answer(at, choice)
+        assert "Answer recorded (round 1)." in texts(at, "success")
+    answer(phones[2], 3)  # the third student changes their mind
+    assert "Answer changed (round 1)." in texts(phones[2], "success")
+    tally = store.presenter_view(made_.code, made_.secret).rounds[0]
+    assert tally.answered == 3
+    assert dict(tally.counts) == {
+        "0: The": 0, "1: ␣cat": 0, "2: ␣sat": 2, "3: ␣on": 1, "4: ␣the": 0, "5: ␣mat": 0,
+    }  # fmt: skip
+    projector = presenter(made_)
+    assert "Round 1: 3 answers" in texts(projector)
+    assert not projector.get("plotly_chart")  # the spread stays hidden until shown
+    projector.button(key="poll_show").click().run()
+    assert "2: ␣sat — 2 (67%)" in "\n".join(texts(projector))
+    spec = projector.get("plotly_chart")[0].proto.spec
+    assert "Round 1: 3 answers" in spec
+
+
+def test_discuss_and_answer_again_opens_round_two(store):
+    made_ = asked(store, made(Q.MASKED_ZEROS, "causal"))
+    student = phone(made_.code)
+    answer(student, 15)
+    projector = presenter(made_)
+    projector.button(key="poll_reask").click().run()
+    assert "Round 2: 0 answers" in texts(projector)
+    assert "Round 1: 1 answer" in " ".join(texts(projector, "caption"))
+    student.run()
+    assert any("Round 2" in i for i in texts(student, "info"))
+    answer(student, 21)
+    assert "Answer recorded (round 2)." in texts(student, "success")
+    rounds = store.presenter_view(made_.code, made_.secret).rounds
+    assert [(t.round, dict(t.counts)) for t in rounds] == [(1, {"15": 1}), (2, {"21": 1})]
+    projector.run()
+    assert [b.disabled for b in projector.button if b.key == "poll_reask"] == [True]
+
+
+def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
+    q = made(Q.SCORE, "trainable")  # a score, with "reading a column instead of a row"
+    (wrong,) = [m for m in q.misconceptions if m.name == Q.COLUMN]
+    made_ = asked(store, q)
+    key, column = round(float(q.key), 2), round(float(wrong.answer), 2)
+    phones = [phone(made_.code) for _ in range(4)]
+    for at, value in zip(phones, (key, key, column, 0.5), strict=True):
+        answer(at, value)
+    projector = presenter(made_)
+    projector.button(key="poll_reveal").click().run()
+    shown = "\n".join(texts(projector))
+    assert f"The answer: {key:.2f}" in shown
+    assert "Round 1: 2 of 4 right (50%)" in shown
+    assert "25% (1 of 4) answered as reading a column instead of a row would" in shown
+    assert C.explanation_of(Q.COLUMN) in shown
+    figures = [s for s in projector.get("plotly_chart") if "the answer" in s.proto.spec]
+    assert len(figures) == 1  # the true figure: the raw scores, the asked row outlined
+    right, column_phone, other = phones[0], phones[2], phones[3]
+    for at in phones:
+        at.run()
+        assert f"The answer: {key:.2f}" in texts(at, "subheader")
+        assert not mine(at.radio) and not mine(at.number_input)
+    assert f"Your answer {key:.2f} is right." in texts(right, "success")
+    assert f"Your answer {column:.2f} is not the answer." in texts(column_phone, "error")
+    assert any(C.explanation_of(Q.COLUMN) in t for t in texts(column_phone, "markdown"))
+    assert not any(C.explanation_of(Q.COLUMN) in t for t in texts(other, "markdown"))
+    assert "2 of 4 right in round 1 (50%)." in texts(right, "caption")
+    answer_after = store.answer(made_.code, "late", 1, key)
+    assert isinstance(answer_after, Refused) and answer_after.reason == "revealed"
+
+
+def test_a_sketched_row_shows_the_class_mean_beside_the_spread(store):
+    q = made(Q.SKETCH_ROW, "simplified", seed=1)
+    made_ = asked(store, q)
+    a, b = phone(made_.code), phone(made_.code)
+    sliders = mine(a.slider)
+    assert [unescape(s.label) for s in sliders] == list(q.choices)
+    even = tuple(1 / 6 for _ in range(6))
+    peaked = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+    answer(a, tuple(round(v, 2) for v in even))
+    answer(b, peaked)
+    projector = presenter(made_)
+    projector.button(key="poll_show").click().run()
+    spec = projector.get("plotly_chart")[0].proto.spec
+    assert '"name":"class mean"' in spec and '"name":"spread (SD)"' in spec
+    lines = "\n".join(t.value for t in projector.text)
+    # Each sketch scaled to sum to 1 first: (1/6 + 0) / 2 and (1/6 + 1) / 2 for key 3.
+    assert "key 0: mean 0.08, spread ±0.08" in lines
+    assert "key 3: mean 0.58, spread ±0.42" in lines
+
+
+# --- what cannot be answered --------------------------------------------------------------
+def test_bad_unknown_and_closed_polls_each_get_a_sentence(store):
+    at = phone("abc")
+    assert any("not a join code" in w for w in texts(at, "warning"))
+    at = phone("ZZZZZZ")
+    assert any("There is no poll with this code" in i for i in texts(at, "info"))
+    made_ = asked(store, made(Q.SCORE, "trainable"))
+    store.close(made_.code, made_.secret)
+    at = phone(made_.code)
+    assert "This poll is closed." in texts(at, "info")
+    assert not mine(at.radio) and not at.get("plotly_chart")
+    projector = presenter(made_)  # the presenter keeps the tally of a closed poll
+    assert "Round 1: 0 answers" in texts(projector)
+    assert [b.disabled for b in projector.button if b.key in CONTROLS] == [True] * 4
+
+
+def test_a_store_that_is_down_says_so_and_the_lessons_keep_working():
+    poll.use_store(UnavailableStore("The poll store is unavailable: polls are paused."))
+    try:
+        for query in ({"join": "ABCDEF"}, {"poll": "ABCDEF", "secret": "x"}):
+            at = open_page(query)
+            assert "The poll store is unavailable: polls are paused." in texts(at, "warning")
+        at = open_page({})
+        at.button(key="poll_open").click().run()
+        assert not at.exception
+        assert "The poll store is unavailable: polls are paused." in texts(at, "warning")
+        assert "poll" not in at.query_params
+        lesson = AppTest.from_file(str(APP), default_timeout=120)
+        lesson.run()
+        lesson.switch_page("pages/causal-attention.py").run()
+        assert not lesson.exception and lesson.get("plotly_chart")
+    finally:
+        poll.use_store(None)
+
+
+# --- nothing leaks ------------------------------------------------------------------------
+def test_until_the_reveal_a_phone_carries_neither_the_key_nor_the_hidden_numbers(store):
+    q = made(Q.SCORE, "trainable")
+    n = Q.read(q.page, q.text, q.settings, q.book)
+    hidden = {f"{v:.4f}" for v in n.raw.flatten().tolist()} | {
+        f"{v:.3f}" for v in n.raw.flatten().tolist()
+    }
+    key = {f"{float(q.key):.2f}", f"{float(q.key):.3f}", f"{float(q.key):.4f}"}
+    made_ = asked(store, q)
+    student = phone(made_.code)
+    answer(student, 0.5)
+    sent = sent_text(student)
+    shown_in_prompt = {s for s in hidden | key if s in q.prompt}
+    leaked = {s for s in (hidden | key) - shown_in_prompt if s in sent}
+    assert not leaked, leaked
+    assert not student.get("plotly_chart")
+    store.reveal(made_.code, made_.secret)
+    student.run()
+    after = sent_text(student)
+    assert f"{float(q.key):.2f}" in after  # the check can fail: the key is there once revealed
+    assert student.get("plotly_chart")
+
+
+# --- the presenter's question step (issue 25) ----------------------------------------------
+def test_the_presenters_question_step_asks_the_class(store):
+    """Presenter mode with "Predict first": a question step offers "Ask the class", which
+    opens a poll on that very question and takes the presenter to its projector view."""
+    from tests.app.conftest import open_app
+
+    for step in range(1, 7):
+        at = open_app({"present": "true", "predict": "true", "step": str(step)}, "causal")
+        asks = [b for b in at.button if str(b.key).startswith("poll_ask_")]
+        if asks:
+            break
+    else:
+        raise AssertionError("no question step on the causal page offers Ask the class")
+    prompt = next(
+        unescape(m.value).removeprefix("**Predict first.** ")
+        for m in at.markdown
+        if "Predict first." in m.value
+    )
+    asks[0].click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    code = at.query_params["poll"]
+    secret = at.query_params["secret"]
+    code = code[0] if isinstance(code, list) else code
+    secret = secret[0] if isinstance(secret, list) else secret
+    view = store.presenter_view(code, secret)
+    assert not isinstance(view, Refused)
+    assert view.payload["prompt"] == prompt  # the step's question, now the class's
+    assert [t.value for t in at.title] == ["Ask the class"]
+    assert controls(at) == list(CONTROLS)
+    assert prompt in texts(at)
