@@ -57,6 +57,7 @@ import argparse
 import asyncio
 import base64
 import csv
+import concurrent.futures
 import datetime
 import hashlib
 import io
@@ -213,6 +214,13 @@ class ProtocolError(RuntimeError):
 
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def run_coroutine(coroutine):
+    """``asyncio.run(coroutine)`` on a thread of its own: works where an event loop is already
+    running on this thread (e.g. a test process where Playwright's sync API has run)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def http_get(url: str, cookies: dict[str, str] | None = None, timeout: float = 30):

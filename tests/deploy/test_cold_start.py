@@ -34,6 +34,7 @@ HEADINGS = {
     "watch-attention-learn": "5. Watch attention learn",
     "against-pytorch": "6. Your module against PyTorch's",
     "trained-heads": "Trained heads: GPT-2's weights in your module",
+    "grow-induction-heads": "8. Grow an induction head",
     "poll": "Ask the class",
 }
 # The longest a wrong page list may show in the sidebar (see check_clean). Before the fix the

@@ -70,7 +70,7 @@ def page_run(url: str, query: str, page: str) -> list[bytes]:
         finally:
             await session.close()
 
-    return asyncio.run(go())
+    return loadtest.run_coroutine(go())
 
 
 def charts(messages: list[bytes]) -> list[dict]:
