@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from tests.support.browser import wait_for_app
+from bench.support.browser import wait_for_app
 
 from .conftest import settle
 

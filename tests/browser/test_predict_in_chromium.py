@@ -10,8 +10,8 @@ import pytest
 
 from attnviz import bugs as B
 from attnviz import mystery as MY
+from bench.support.browser import wait_for_app
 from tests.predict.pages import Setting, found_strings, question, secret
-from tests.support.browser import wait_for_app
 
 from .conftest import settle
 

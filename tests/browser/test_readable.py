@@ -28,9 +28,9 @@ import time
 
 import pytest
 
-from tests.support.browser import wait_for_app
+from bench.support.browser import wait_for_app
+from bench.support.pages import app_pages
 from tests.support.contrast import TEXT_CONTRAST
-from tests.support.pages import app_pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 

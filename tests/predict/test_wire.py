@@ -19,8 +19,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from attnviz import bugs as B
 from attnviz import mystery as MY
 from bench import loadtest
-from tests.support.network import proxy_env
-from tests.support.server import running_app
+from bench.support.network import proxy_env
+from bench.support.server import running_app
 from ui.text import md_escape
 
 from .pages import URL_PATHS, Setting, found_strings, found_values, question, secret
