@@ -59,6 +59,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 from bench import loadtest  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.haproxy import REPLICAS, running_haproxy  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.redis_server import RedisServer  # noqa: E402
@@ -627,7 +628,7 @@ def replicas_behind_haproxy(env: dict[str, str], log_dir: Path):
             )
         )
         for replica_url, _ in servers.values():
-            asyncio.run(warm(replica_url))
+            aio.run(warm(replica_url))
         yield url, servers
 
 
@@ -724,16 +725,16 @@ def measure(mode: str, args, hole: Blackhole, log_dir: Path) -> tuple[str, Class
         env = {**app_env(redis_server.url if redis_server else None), **proxy_env(hole)}
         if mode == "class-replicas":
             url, _ = stack.enter_context(replicas_behind_haproxy(env, log_dir))
-            return "2 replicas behind HAProxy, Redis", asyncio.run(run_class(url, args.students))
+            return "2 replicas behind HAProxy, Redis", aio.run(run_class(url, args.students))
         url, proc = stack.enter_context(
             running_app(env=env, log_path=log_dir / f"classpoll-{mode}.log")
         )
-        asyncio.run(warm(url))
+        aio.run(warm(url))
         label = "1 server, " + ("Redis" if redis_server else "in-process store")
         if mode.startswith("cpu"):
             costs = cpu_costs(url, proc.pid, runs=args.runs, blocks=args.blocks)
-            return label, asyncio.run(costs)
-        return label, asyncio.run(run_class(url, args.students))
+            return label, aio.run(costs)
+        return label, aio.run(run_class(url, args.students))
 
 
 MODES = ("class", "class-redis", "class-replicas", "cpu", "cpu-redis")

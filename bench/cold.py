@@ -23,7 +23,6 @@ trivial run. Output: bench/cold-results.md and the console. Loopback only.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import statistics
 import sys
@@ -36,6 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest, measure  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.pages import PageInfo, app_pages  # noqa: E402
 
 RESULTS = ROOT / "bench" / "cold-results.md"
@@ -143,7 +143,7 @@ def main(argv=None) -> int:
     pages = tuple(p for p in app_pages() if p.url_path in args.pages)
     start = os.getloadavg()[0]
     with live.attnviz_server() as app, live.trivial_server() as trivial:
-        rows = asyncio.run(_measure(app, trivial, pages, args.rounds, time.time_ns() % 2**31))
+        rows = aio.run(_measure(app, trivial, pages, args.rounds, time.time_ns() % 2**31))
     text = markdown(rows, args.rounds, (start, os.getloadavg()[0]))
     RESULTS.write_text(text, encoding="utf-8")
     print(text)

@@ -32,6 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 from bench.support.server import running_app, streamlit_command  # noqa: E402
@@ -87,7 +88,7 @@ async def _cpu_ms(server: live.Server, steps: list[loadtest.Step]) -> tuple[floa
 
 
 def cpu_ms(server: live.Server, steps: list[loadtest.Step]) -> tuple[float, float]:
-    return asyncio.run(_cpu_ms(server, steps))
+    return aio.run(_cpu_ms(server, steps))
 
 
 def _steps(page, name: str, query: str, runs: int, first: int) -> tuple[list, list]:

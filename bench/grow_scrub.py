@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import live, loadtest
 from bench.loadtest import BackMsg, ForwardMsg
+from bench.support import aio
 
 PAGE = "grow-induction-heads"
 
@@ -87,7 +88,7 @@ async def _cpu(server: live.Server, page: str, moves: list[int | None]) -> tuple
 
 
 def cpu(server: live.Server, page: str, moves: list[int | None]) -> tuple[float, int]:
-    return asyncio.run(_cpu(server, page, moves))
+    return aio.run(_cpu(server, page, moves))
 
 
 async def _trivial(server: live.Server, runs: int) -> tuple[float, int]:
@@ -123,7 +124,7 @@ def main(argv=None) -> int:
         rows.append(("scrub, new steps", cpu(app, PAGE, new)))
         rows.append(("scrub, seen steps", cpu(app, PAGE, seen)))
         rows.append(("warm causal attention", cpu(app, "causal-attention", [None] * runs)))
-        rows.append(("trivial app", asyncio.run(_trivial(trivial, runs))))
+        rows.append(("trivial app", aio.run(_trivial(trivial, runs))))
     trivial_ms = rows[-1][1][0]
     print(f"server CPU per page run, {runs} runs a row (load average: {_load()})")
     print("| run | CPU per run | × trivial app | different steps marked |")

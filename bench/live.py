@@ -66,6 +66,7 @@ if str(ROOT) not in sys.path:
 import psutil  # noqa: E402
 
 from bench import loadtest, measure  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 from bench.support.server import running_app, streamlit_command  # noqa: E402
@@ -222,7 +223,7 @@ async def _cpu_per_run(server: Server, step: loadtest.Step, runs: int, warm: int
 
 
 def cpu_per_run(server: Server, step: loadtest.Step, runs: int = 10, warm: int = 3) -> dict:
-    return asyncio.run(_cpu_per_run(server, step, runs, warm))
+    return aio.run(_cpu_per_run(server, step, runs, warm))
 
 
 def page_costs(app: Server, trivial: Server, pages, runs: int = 10, blocks: int = 3) -> dict:
@@ -268,7 +269,7 @@ def load(server: Server, label: str, steps, settings, pages, sessions: int, args
     before = os.getloadavg()[0]
     load_args = LoadArgs(args.max_seconds, args.timeout, 2.0)
     try:
-        asyncio.run(
+        aio.run(
             asyncio.wait_for(
                 loadtest.run_load(server.url, server.pid, report, steps, load_args),
                 args.max_seconds + 60,

@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import concurrent.futures
 import csv
 import datetime
 import hashlib
@@ -86,6 +85,7 @@ import websockets  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
+from bench.support import aio  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 from bench.support.server import running_app  # noqa: E402
@@ -214,13 +214,6 @@ class ProtocolError(RuntimeError):
 
 
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def run_coroutine(coroutine):
-    """``asyncio.run(coroutine)`` on a thread of its own: works where an event loop is already
-    running on this thread (e.g. a test process where Playwright's sync API has run)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def http_get(url: str, cookies: dict[str, str] | None = None, timeout: float = 30):
@@ -718,9 +711,7 @@ def drive_url(label: str, url: str, steps_for, args, pid: int | None = None) -> 
     loadavg_before = os.getloadavg()[0]
     print(f"[{label}] {url}; {len(steps)} steps per round")
     try:
-        asyncio.run(
-            asyncio.wait_for(run_load(url, pid, report, steps, args), args.max_seconds + 60)
-        )
+        aio.run(asyncio.wait_for(run_load(url, pid, report, steps, args), args.max_seconds + 60))
     except TimeoutError as exc:
         report.failures.append(f"time budget: {exc!r}")
     except (ProtocolError, websockets.ConnectionClosed, OSError) as exc:

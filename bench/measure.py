@@ -31,6 +31,7 @@ from urllib.parse import urlencode
 import psutil
 
 from bench import loadtest
+from bench.support import aio
 from bench.support.pages import PageInfo, app_pages
 
 # --- server CPU ----------------------------------------------------------------------------------
@@ -266,7 +267,7 @@ def cold_warm_pairs(
     rerun, trivial run), the pages taken in turn each round, one text per page and round."""
     pages = tuple(pages or app_pages())
     seed = time.time_ns() % 2**31 if seed is None else seed
-    return asyncio.run(_cold_warm_pairs(app, trivial, pages, rounds, seed, timeout))
+    return aio.run(_cold_warm_pairs(app, trivial, pages, rounds, seed, timeout))
 
 
 # --- the own-sentence class ----------------------------------------------------------------------
@@ -448,4 +449,4 @@ def own_sentence_class(
     else:
         plans = app_class_plan(sessions, seed)
         warm_steps = [app_text_step(p, {}, "defaults") for p in class_pages()]
-    return asyncio.run(_own_sentence_class(url, pids, label, plans, warm_steps, timeout, warm_urls))
+    return aio.run(_own_sentence_class(url, pids, label, plans, warm_steps, timeout, warm_urls))

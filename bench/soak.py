@@ -44,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 from bench.support.server import LOOPBACK_FLAGS, running_app  # noqa: E402
@@ -435,7 +436,7 @@ def run(
             proc,
         ):
             server = live.Server("attnviz", url, proc.pid)
-            asyncio.run(drive(url, server, soak, Census(folder)))
+            aio.run(drive(url, server, soak, Census(folder)))
     finally:
         hole.close()
     return soak

@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live, loadtest  # noqa: E402
+from bench.support import aio  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 
 PAGE = "trained-heads"
@@ -76,7 +77,7 @@ async def _one_run(server: live.Server, st: loadtest.Step) -> tuple[loadtest.Run
 
 
 def one_run(server: live.Server, st: loadtest.Step) -> tuple[loadtest.RunResult, float]:
-    result, cpu = asyncio.run(_one_run(server, st))
+    result, cpu = aio.run(_one_run(server, st))
     if result.errors:
         raise RuntimeError(f"{st.page} ({st.setting}): {result.errors[0]}")
     return result, cpu

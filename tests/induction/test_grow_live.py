@@ -11,6 +11,7 @@ import pytest
 
 from bench import live, loadtest
 from bench.loadtest import BackMsg, ForwardMsg
+from bench.support import aio
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]
 
@@ -87,7 +88,7 @@ LEAVES, JOINS = 10.0, 3.0
 
 def test_a_session_that_leaves_frees_its_turn_for_the_next_in_the_queue():
     with live.attnviz_server() as app:
-        waited = loadtest.run_coroutine(_both(app.url))
+        waited = aio.run(_both(app.url))
     print(f"the second student waited {waited:.1f} s from the press to the end of its run")
     # The second student opened the page 3 s after the first pressed, pressed (its page load
     # takes up to a few seconds), waited for the first to leave (10 s after its press), then

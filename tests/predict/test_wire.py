@@ -19,6 +19,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from attnviz import bugs as B
 from attnviz import mystery as MY
 from bench import loadtest
+from bench.support import aio
 from bench.support.network import proxy_env
 from bench.support.server import running_app
 from ui.text import md_escape
@@ -70,7 +71,7 @@ def page_run(url: str, query: str, page: str) -> list[bytes]:
         finally:
             await session.close()
 
-    return loadtest.run_coroutine(go())
+    return aio.run(go())
 
 
 def charts(messages: list[bytes]) -> list[dict]:
