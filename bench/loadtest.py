@@ -382,9 +382,17 @@ def heatmap_shape(spec: str) -> tuple[int, int, int]:
     heat = [t for t in data if t.get("type") == "heatmap"]
     if not heat:
         # A bar or line chart (panels.plot): its CSV has one row per point and one column per
-        # series, as a one-matrix table of (points, series).
-        series = [t for t in data if t.get("type") in ("bar", "scatter")]
-        return (1, _points(series[0]), len(series)) if series else (0, 0, 0)
+        # series, as a one-matrix table of (points, series). Several series are named traces;
+        # one series is the one trace, except in a line view (a trace per drawn line, none
+        # named): its series is the keys' weights, carried as the markers' customdata.
+        plotted = [t for t in data if t.get("type") in ("bar", "scatter")]
+        named = [t for t in plotted if t.get("name")]
+        weights = [t["customdata"] for t in plotted if "customdata" in t]
+        if named:
+            return 1, _points(named[0]), len(named)
+        if weights:
+            return 1, _count(weights[0]), 1
+        return (1, _points(plotted[0]), len(plotted)) if plotted else (0, 0, 0)
     z = heat[0]["z"]
     if isinstance(z, dict):  # Plotly's packed array: {"dtype", "bdata", "shape": "r, c"}
         rows, cols = (int(n) for n in str(z["shape"]).split(","))
@@ -395,8 +403,12 @@ def heatmap_shape(spec: str) -> tuple[int, int, int]:
 
 def _points(trace: dict) -> int:
     """How many points a bar or line trace draws: its values axis (y, or x for horizontal
-    bars), a list or Plotly's packed array ({"dtype", "bdata"})."""
-    values = trace.get("x" if trace.get("orientation") == "h" else "y")
+    bars)."""
+    return _count(trace.get("x" if trace.get("orientation") == "h" else "y"))
+
+
+def _count(values) -> int:
+    """How many values a list or Plotly's packed array ({"dtype", "bdata"}) holds."""
     if isinstance(values, dict):
         return len(base64.b64decode(values["bdata"])) // np.dtype(values["dtype"]).itemsize
     return len(values or [])

@@ -66,6 +66,17 @@ def test_a_bar_or_line_chart_csv_is_one_row_a_point_and_one_column_a_series():
         assert loadtest.csv_problem(body, (1, 3, series + 1)) != ""
 
 
+@pytest.mark.parametrize("visible", [None, [True, True, False]])
+def test_a_line_view_csv_is_one_row_a_key_and_one_column_of_weights(visible):
+    weights = torch.tensor([0.25, 0.75, 0.0])
+    fig = F.attention_lines(weights, LABELS, 1, visible=visible, title="lines")
+    shape = loadtest.heatmap_shape(spec_of(fig))
+    assert shape == (1, 3, 1)
+    body = numbers.series_frame(fig).to_csv().encode("utf-8")  # what numbers.plot offers
+    assert loadtest.csv_problem(body, shape) == ""
+    assert loadtest.csv_problem(body, (1, 3, 2)) != ""
+
+
 @pytest.mark.parametrize(
     ("length", "downloads", "points"),
     [(16, 3, [2, 8, 13]), (16, 0, []), (0, 3, []), (2, 3, [0, 1])],
