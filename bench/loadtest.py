@@ -56,8 +56,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import csv
 import concurrent.futures
+import csv
 import datetime
 import hashlib
 import io
