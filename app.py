@@ -75,8 +75,10 @@ from attnviz import budget, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
-# torch's intra-op threads, for the whole server process: set once, never per session.
+# torch's intra-op threads, and large tensors' memory handed back to the system when freed
+# (glibc's mmap threshold), for the whole server process: set once, never per session.
 runtime.configure_threads()
+runtime.configure_memory()
 
 st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
 style.inject()  # the small-screen and readability CSS (ui/style.py)

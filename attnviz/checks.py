@@ -484,22 +484,35 @@ def heads_equal_loop(
     )
 
 
-def _copy_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
-    with torch.no_grad():
-        dst.weight.copy_(weight)
-        if bias is not None and dst.bias is not None:
-            dst.bias.copy_(bias)
+def shared(tensor: torch.Tensor) -> nn.Parameter:
+    """``tensor`` itself (or a view of it) as a frozen parameter of a reference module: no copy,
+    ``requires_grad=False``. A reference module only ever runs forwards, so it can hold the
+    weights of the module it is compared with (inference tensors of a trace included) instead of
+    a second copy of them."""
+    return nn.Parameter(tensor.detach(), requires_grad=False)
+
+
+def _share_linear(dst: nn.Linear, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+    """``dst`` (built with a bias exactly when ``bias`` is given) holds these tensors."""
+    dst.weight = shared(weight)
+    if bias is not None:
+        dst.bias = shared(bias)
 
 
 def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
-    """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections."""
-    context_length = mha.mask.shape[0]
+    """A wrapper whose head h uses rows h*head_dim:(h+1)*head_dim of the MHA's projections.
+
+    The chapter's ``MultiHeadAttentionWrapper``, built on PyTorch's meta device (no memory, no
+    random draws), then given the MHA's own tensors: head h's projections are views of the MHA's
+    rows and every head's mask buffer is the MHA's mask, so it costs no copy of them (at GPT-2
+    XL's sizes: 32 masks of 1024×1024 and 7.7 M weights). It is frozen (``requires_grad=False``)
+    and in eval mode: it computes references, it never trains."""
     bias = mha.W_query.bias is not None
-    with seeded(None):  # its random initial weights are overwritten below
+    with torch.device("meta"):
         wrapper = M.MultiHeadAttentionWrapper(
             mha.W_query.in_features,
             mha.head_dim,
-            context_length,
+            mha.mask.shape[0],
             mha.dropout.p,
             mha.num_heads,
             bias,
@@ -508,9 +521,10 @@ def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
         rows = slice(h * mha.head_dim, (h + 1) * mha.head_dim)
         for name in ("W_query", "W_key", "W_value"):
             src = getattr(mha, name)
-            _copy_linear(
+            _share_linear(
                 getattr(head, name), src.weight[rows], None if src.bias is None else src.bias[rows]
             )
+        head.mask = mha.mask  # one causal mask for every head: read, never written
     return wrapper.eval()
 
 
@@ -632,22 +646,24 @@ def matches_sdpa(
 
 
 def torch_mha_from(mha: M.MultiHeadAttention) -> nn.MultiheadAttention | None:
-    """``nn.MultiheadAttention`` holding the same weights, or None when it cannot (d_in != d_out)."""
+    """``nn.MultiheadAttention`` holding the same weights, or None when it cannot (d_in != d_out).
+
+    Built on the meta device (no memory, no random draws), then given the weights: its
+    ``in_proj_weight`` is our three projections stacked (the one copy it needs), its
+    ``out_proj`` holds our ``out_proj``'s own tensors. Frozen and in eval mode: a reference."""
     d_in, d_out = mha.W_query.in_features, mha.d_out
     if d_in != d_out:
         return None
-    with seeded(None):  # its random initial weights are overwritten below
+    with torch.device("meta"):
         ref = nn.MultiheadAttention(d_out, mha.num_heads, dropout=0.0, bias=True, batch_first=True)
+    projections = (mha.W_query, mha.W_key, mha.W_value)
     with torch.no_grad():
-        ref.in_proj_weight.copy_(
-            torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])
-        )
+        ref.in_proj_weight = shared(torch.cat([p.weight for p in projections]))
         if mha.W_query.bias is not None:
-            ref.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
-        else:
-            ref.in_proj_bias.zero_()  # the book's projections have no bias; its out_proj has one
-        ref.out_proj.weight.copy_(mha.out_proj.weight)
-        ref.out_proj.bias.copy_(mha.out_proj.bias)
+            ref.in_proj_bias = shared(torch.cat([p.bias for p in projections]))
+        else:  # the book's projections have no bias; its out_proj has one
+            ref.in_proj_bias = shared(torch.zeros(3 * d_out))
+    _share_linear(ref.out_proj, mha.out_proj.weight, mha.out_proj.bias)
     return ref.eval()
 
 

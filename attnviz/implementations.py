@@ -1,7 +1,8 @@
 """The chapter's multi-head attention computed seven ways, and a fair race between them.
 
-Every implementation is built *from* one engine :class:`~attnviz.modules.MultiHeadAttention`,
-with its weights copied, so all of them compute the same function. :func:`verify` checks that on
+Every implementation is built *from* one engine :class:`~attnviz.modules.MultiHeadAttention`
+and holds its weights (copied, or, for the wrapper and ``nn.MultiheadAttention``'s output
+projection, shared), so all of them compute the same function. :func:`verify` checks that on
 real numbers, within the engine's tolerance, before anything is timed:
 
     wrapper            the chapter's MultiHeadAttentionWrapper (one CausalAttention per head, its
@@ -83,7 +84,7 @@ class WrapperThenOutProj(nn.Module):
 
     def __init__(self, mha: M.MultiHeadAttention):
         super().__init__()
-        self.wrapper = C.wrapper_from_mha(mha)  # built inside seeded(None), weights copied
+        self.wrapper = C.wrapper_from_mha(mha)  # its heads hold views of the MHA's rows
         self.out_proj = copy.deepcopy(mha.out_proj)  # a copy draws nothing from the RNG
 
     def forward(self, x):
@@ -270,11 +271,20 @@ class References:
 
 
 def module_of(trace: MultiHeadTrace) -> M.MultiHeadAttention:
-    """A ``MultiHeadAttention`` holding exactly the weights ``trace`` recorded, in eval mode."""
-    module = trace.spec.build()  # inside the seeding helper; its weights are replaced below
-    assert isinstance(module, M.MultiHeadAttention)
-    with torch.no_grad():
-        module.load_state_dict(dict(trace.params), strict=False)  # all but the mask buffer
+    """A ``MultiHeadAttention`` holding exactly the weights ``trace`` recorded, in eval mode.
+
+    Built on the meta device (no memory, no random draws), then given the trace's own tensors:
+    its parameters are ``trace.params`` and its mask is ``trace.mask``, not copies of them (the
+    trace is immutable; the module is frozen, ``requires_grad=False``, and only runs forwards)."""
+    s = trace.spec
+    with torch.device("meta"):
+        module = M.MultiHeadAttention(
+            s.d_in, s.d_out, s.context_length, s.dropout, s.num_heads, s.qkv_bias
+        )
+    for name, _ in list(module.named_parameters()):
+        owner, _, attr = name.rpartition(".")
+        setattr(module.get_submodule(owner), attr, C.shared(trace.params[name]))
+    module.mask = trace.mask
     return module.eval()
 
 

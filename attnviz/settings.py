@@ -208,6 +208,10 @@ def request_bytes(s: Settings, tokens: int, batch: int = 2) -> dict[str, int]:
     builds (single head, wrapper, weight-split), their Q/K/V and contexts, every stored T x T
     matrix per head, and the mask buffers (``context_length``² each: one per single-head module,
     one per wrapper head, one for the weight-split module).
+
+    The wrapper with a mask per head is the chapter's ``MultiHeadAttentionWrapper`` that page 4's
+    timing button builds (``speed.wrapper_against_split``); the wrapper behind the checks'
+    references holds views of the traced weights and one shared mask, and costs none of it.
     """
     T, b, H = tokens, batch, s.num_heads
     head = max(1, s.d_out // H)

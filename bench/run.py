@@ -282,6 +282,7 @@ def main() -> None:
     from attnviz import runtime
 
     runtime.configure_threads()  # torch threads as the server sets them (ATTNVIZ_TORCH_THREADS)
+    runtime.configure_memory()  # and the allocator's mmap threshold
 
     lines = [
         f"# attnviz benchmark results\n\n{datetime.datetime.now():%Y-%m-%d %H:%M}, "

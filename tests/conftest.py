@@ -64,6 +64,7 @@ SLOW = (
     "tests/words/test_spelling.py::test_the_generated_sentences_cover_what_the_brief_names",
     "tests/words/test_spelling.py::test_terms_lists_only_words_the_app_uses",
     "tests/hostile/test_runtime_threads.py::test_configure_threads_applies_once_per_process",
+    "tests/hostile/test_runtime_memory.py",
     "tests/hostile/test_properties_engine.py::test_any_text_and_settings_run_through_every_pass",
     "tests/learn/test_training.py::test_defaults_learn_the_task_and_attend_to_the_expected_key",
     "tests/learn/test_training.py::test_attention_starts_near_uniform_and_ends_on_the_expected",

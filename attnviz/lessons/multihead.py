@@ -426,7 +426,7 @@ def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
         )
     return (
         f"The wrapper is built with d_out // num_heads = {head_dim} per head so both give "
-        f"{spec.d_out} columns. With the weight split's rows copied into the heads (head h takes "
+        f"{spec.d_out} columns. With the weight split's rows given to the heads (head h takes "
         f"rows h·{head_dim} to (h+1)·{head_dim} of each projection), the concatenated heads equal "
         "the weight-split context before `out_proj`, in eval mode:"
     )

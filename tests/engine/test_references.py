@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from attnviz import checks as C
 from attnviz import implementations as impl
 from attnviz import lesson
 from attnviz import modules as M
@@ -99,3 +100,42 @@ def test_references_for_another_trace_are_refused():
     refs = impl.references(other)
     with pytest.raises(ValueError, match="another trace"):
         impl.side_from(checked, refs)
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def test_the_reference_modules_hold_the_traces_own_tensors_and_draw_nothing(case):
+    """The modules the references run (ours rebuilt from the trace, the wrapper of its rows,
+    nn.MultiheadAttention) share the trace's weights and mask instead of copying them: at the
+    largest sizes a copy was 41 MB of weights, and the wrapper's own masks 32 × 4 MB. They are
+    built on the meta device, so they draw nothing from the global generator either."""
+    name, trace, checked, *_ = case
+    rng = torch.random.get_rng_state()
+    mha = impl.module_of(checked)
+    wrapper = C.wrapper_from_mha(mha)
+    theirs = C.torch_mha_from(mha)
+    assert torch.equal(torch.random.get_rng_state(), rng), name
+    modules = [mha, wrapper] + ([theirs] if theirs is not None else [])
+    for module in modules:
+        tensors = [*module.parameters(), *module.buffers()]
+        assert all(t.device.type == "cpu" and not t.requires_grad for t in tensors), name
+        assert not module.training
+    for pname, param in mha.named_parameters():
+        assert param.data_ptr() == checked.params[pname].data_ptr(), pname
+    assert mha.mask.data_ptr() == checked.mask.data_ptr()
+    hd = mha.head_dim
+    for h, head in enumerate(wrapper.heads):
+        assert head.mask.data_ptr() == mha.mask.data_ptr()
+        for role in ("W_query", "W_key", "W_value"):
+            ours, its = getattr(mha, role), getattr(head, role)
+            assert _storage(its.weight) == _storage(ours.weight), (name, h, role)
+            assert torch.equal(its.weight, ours.weight[h * hd : (h + 1) * hd])
+            if ours.bias is not None:
+                assert torch.equal(its.bias, ours.bias[h * hd : (h + 1) * hd])
+    if theirs is not None:
+        assert theirs.out_proj.weight.data_ptr() == mha.out_proj.weight.data_ptr()
+        assert theirs.out_proj.bias.data_ptr() == mha.out_proj.bias.data_ptr()
+        stacked = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])
+        assert torch.equal(theirs.in_proj_weight, stacked)

@@ -60,6 +60,7 @@ def test_configure_threads_applies_once_per_process(value, expected):
 PAGE_PROBE = """
 import torch
 from streamlit.testing.v1 import AppTest
+from attnviz import runtime
 from ui import entry
 
 seen = []
@@ -67,7 +68,8 @@ real_guard = entry.guard
 
 
 def recording_guard(page_file):
-    seen.append(torch.get_num_threads())
+    # threads, and glibc's mmap threshold as app.py left it (runtime.configure_memory)
+    seen.append(f"{torch.get_num_threads()},{runtime._mmap_threshold}")
     real_guard(page_file)
 
 
@@ -80,8 +82,9 @@ print(*seen)
 """
 
 
-def test_the_app_configures_threads_before_any_page_runs():
-    env = {**os.environ, runtime.ENV: "2"}
+def test_the_app_configures_threads_and_memory_before_any_page_runs():
+    env = {k: v for k, v in os.environ.items() if k not in runtime.MALLOC_ENV}
+    env[runtime.ENV] = "2"
     out = subprocess.run(
         [sys.executable, "-c", PAGE_PROBE],
         cwd=ROOT,
@@ -93,4 +96,6 @@ def test_the_app_configures_threads_before_any_page_runs():
     assert out.returncode == 0, out.stderr[-2000:]
     seen = out.stdout.split()
     assert seen, "no page ran"
-    assert set(seen) == {"2"}, seen  # not torch's 3: app.py applied the variable first
+    # not torch's 3: app.py applied the variable first; and it fixed the mmap threshold
+    expected = f"2,{runtime.MMAP_THRESHOLD if runtime.glibc() else None}"
+    assert set(seen) == {expected}, seen
