@@ -325,27 +325,38 @@ def _bar_room(look: Look) -> int:
     return COLOURBAR_THICKNESS + round(1.5 * look.colour_bar) + 14
 
 
-def _lay_bar_flat(spec: Spec, look: Look) -> None:
+# How much of the plot's width a flat colour bar spans: 0.6 of a full-width figure's, all of a
+# narrow one's (three side by side on a laptop leave a plot about 200 px wide, and 0.6 of that
+# is too short for the bar's numbers, which Plotly then turns on their side).
+BAR_SPAN = 0.6
+NARROW_BAR_SPAN = 1.0
+
+
+def _lay_bar_flat(spec: Spec, look: Look, span: float = BAR_SPAN) -> None:
     """Lay a matrix's colour bar (its trace's, or the log scale's marker's) flat between the
     title and the plot, in room added to the top margin: beside the plot it would take about
     60 px of a phone's 358 px chart from the cells, whose numbers must fit their width. The bar
     is placed in the figure's own pixels (``yref`` container) so that Plotly pushes no margin
-    (a pushed margin moves the title up, out of the figure)."""
+    (a pushed margin moves the title up, out of the figure). A matrix without a bar (a mask)
+    gets no room: it would be a blank band under the title. ``span``: the bar's length, as a
+    fraction of the plot's width."""
     layout = spec["layout"]
     top, height = layout["margin"]["t"], layout["height"]
+    bars = [trace["marker"] if trace.get("name") == COLOUR_BAR else trace for trace in spec["data"]]
+    bars = [bar for bar in bars if "colorbar" in bar]
+    if not bars:
+        return
     flat = {
         "orientation": "h",
         "x": 0.0,
         "xanchor": "left",
-        "len": 0.6,
+        "len": span,
         "yref": "container",
         "y": 1.0 - (top + 4) / height,
         "yanchor": "top",
     }
-    for trace in spec["data"]:
-        bar = trace["marker"] if trace.get("name") == COLOUR_BAR else trace
-        if "colorbar" in bar:
-            bar["colorbar"].update(flat)
+    for bar in bars:
+        bar["colorbar"].update(flat)
     layout["margin"]["t"] = top + _bar_room(look)
 
 
@@ -561,7 +572,7 @@ def heatmap(
         # note and the flat colour bar (``top``), above the x axis's slanted labels and title
         # (X_LABELS_PX): a row needs about 1.3 times its cell numbers' size.
         full = ", ".join(filter(None, [note, cut]))
-        top = _title(title, full, look)[1] + _bar_room(look)
+        top = _title(title, full, look)[1] + (_bar_room(look) if kind != "mask" else 0)
         per_row = 18 if label_all else ROW_PX
         cap = 1600 if label_all else 760
         height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))
@@ -582,7 +593,7 @@ def heatmap(
     if annotated:
         layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
     spec = {"data": data, "layout": layout}
-    _lay_bar_flat(spec, look)
+    _lay_bar_flat(spec, look, BAR_SPAN if annotate else NARROW_BAR_SPAN)
     return spec
 
 

@@ -94,6 +94,30 @@ def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
 
 
+def test_a_narrow_matrix_bar_spans_its_plot_so_its_numbers_lie_flat():
+    # Three to a row on a laptop leaves a plot about 200 px wide: a bar 0.6 of that is too
+    # short for "-0.4 -0.2 0 0.2 0.4", and Plotly turned the numbers on their side.
+    z = torch.rand(6, 8, generator=torch.Generator().manual_seed(0)) - 0.5
+    rows, cols = [f"{i}: t" for i in range(6)], [f"out {j}" for j in range(8)]
+    wide = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed"))
+    narrow = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed", annotate=False))
+    assert wide.data[0].colorbar.len == F.BAR_SPAN == 0.6
+    assert narrow.data[0].colorbar.len == F.NARROW_BAR_SPAN == 1.0
+    assert narrow.data[0].colorbar.orientation == "h"
+    log = F.heatmap(z.abs(), rows, cols, title="Q", kind="relative", annotate=False)
+    assert log["data"][1]["marker"]["colorbar"]["len"] == 1.0
+
+
+def test_a_mask_has_no_colour_bar_and_no_blank_band_for_one():
+    labels = [f"{i}: t" for i in range(4)]
+    mask = torch.triu(torch.ones(4, 4), diagonal=1)
+    fig = as_figure(F.heatmap(mask, labels, labels, title="mask", kind="mask"))
+    assert fig.data[0].showscale is False and fig.data[0].colorbar.len is None
+    assert fig.layout.margin.t == F.TITLE_TOP  # the title's room only
+    weights = as_figure(F.heatmap(mask, labels, labels, title="mask"))
+    assert weights.layout.margin.t == F.TITLE_TOP + F._bar_room(F.NORMAL)
+
+
 def every_builder():
     labels = ["0: a", "1: b", "2: c"]
     return {
