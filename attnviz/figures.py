@@ -167,6 +167,21 @@ def _words(line: str) -> list[str]:
     return [w for w in [*words, current] if w]
 
 
+def _units(words: list[str]) -> list[str]:
+    """``words`` joined into the pieces a title may not break inside: "d_out = 8" (an "=" keeps
+    both its sides) and "step 4,000" (a number keeps the word before it), so that no line
+    starts with "= 8" or holds a number alone."""
+    units: list[str] = []
+    glue = False
+    for word in words:
+        if units and (glue or word == "=" or word[0].isdigit()):
+            units[-1] = f"{units[-1]} {word}"
+        else:
+            units.append(word)
+        glue = word == "="
+    return units
+
+
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     """``text`` with ``<br>`` between words wherever a line would pass ``width`` characters (as
     drawn: tags and entities counted as Plotly shows them). A word longer than ``width`` keeps a
@@ -174,7 +189,7 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     lines = []
     for given in _BREAK.split(text):
         line = ""
-        for word in _words(given):
+        for word in _units(_words(given)):
             if line and _shown_length(line) + 1 + _shown_length(word) > width:
                 lines.append(line)
                 line = word

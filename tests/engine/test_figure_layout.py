@@ -31,6 +31,16 @@ def test_a_long_title_wraps_at_spaces_into_lines_that_fit():
     assert lines[0] == "Scores of query 2 against every key in"
 
 
+def test_a_title_never_breaks_beside_an_equals_sign_or_leaves_a_number_alone():
+    # Seen on page 2 ("..., d_out" then "= 8") and page 8 ("... at step" then "4,000").
+    sizes = F.wrap_title("softmax(Q K<sup>T</sup>) − softmax(Q K<sup>T</sup>/√8), d_out = 8")
+    assert lines_of(sizes)[-1] == "d_out = 8"
+    step = F.wrap_title("One-layer control, all 4 heads, at step 4,000")
+    assert lines_of(step) == ["One-layer control, all 4 heads, at", "step 4,000"]
+    assert all(shown(line) <= F.TITLE_CHARS for line in lines_of(step))
+    assert F.one_line(step) == "One-layer control, all 4 heads, at step 4,000"
+
+
 def test_a_short_title_and_a_wrapped_title_are_left_alone():
     assert F.wrap_title("Weights A (6, 6)") == "Weights A (6, 6)"
     once = F.wrap_title(LONG)
