@@ -821,6 +821,14 @@ def _xy_axes(x_name: str, y_name: str, **x: Any) -> dict[str, Any]:
     return {"xaxis": _axis(x_name, NORMAL, **x), "yaxis": _axis(y_name, NORMAL)}
 
 
+def _whole_ticks(largest: float) -> dict[str, Any]:
+    """A y axis for counts: ticks on whole numbers only (Plotly's own choice for a largest count
+    of 1 or 2 is 0, 0.2, 0.4, …: a fifth of an answer), at most about eight of them."""
+    steps = (m * 10**k for k in itertools.count() for m in (1, 2, 5))  # 1, 2, 5, 10, 20, …
+    step = next(s for s in steps if largest / s <= 8)
+    return {"tick0": 0, "dtick": step, "tickformat": "d", "rangemode": "tozero"}
+
+
 def bars(
     values,
     labels,
@@ -829,46 +837,61 @@ def bars(
     value_name: str = "score",
     ymax: float | None = None,
     highlight: int | None = None,
+    counts: bool = False,
 ) -> Chart:
-    """One value per token, as bars (e.g. one query's scores or weights)."""
+    """One value per token, as bars (e.g. one query's scores or weights). ``counts``: the values
+    are whole numbers (a class's answers): whole-number ticks, no decimals in the hover."""
     v = _array(values).reshape(-1)
     colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
     axes = _xy_axes("", value_name, type="category", tickangle=-45)
     del axes["xaxis"]["title"]
     if ymax is not None:
         axes["yaxis"]["range"] = [0, ymax]
+    if counts:
+        axes["yaxis"].update(_whole_ticks(float(v.max()) if v.size else 0.0))
     bar = {
         "type": "bar",
         "x": axis_labels(labels),
         "y": packed(v),
         "marker": {"color": colours},
-        "hovertemplate": f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+        "hovertemplate": f"key %{{x}}<br>{value_name} %{{y{'' if counts else ':.4f'}}}<extra></extra>",
     }
     series = [Series(value_name, tuple(str(lab) for lab in labels), _frozen(v))]
     return _chart([bar], series, title, kind="Bar chart", point_axis="point", height=300, **axes)
 
 
 def grouped_bars(
-    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
+    series: Mapping[str, Any],
+    labels,
+    *,
+    title: str,
+    value_name: str = "weight",
+    counts: bool = False,
 ) -> Chart:
-    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
+    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax).
+    ``counts``: whole numbers, as in :func:`bars`."""
     x = axis_labels(labels)
     raw = tuple(str(lab) for lab in labels)
     data, table = [], []
+    shown = "%{y}" if counts else "%{y:.4f}"
+    largest = 0.0
     for name, values in series.items():
         v = _array(values).reshape(-1)
+        largest = max([largest, *map(float, v)])
         data.append(
             {
                 "type": "bar",
                 "name": name,
                 "x": x,
                 "y": packed(v),
-                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} {shown}<extra></extra>",
             }
         )
         table.append(Series(name, raw, _frozen(v)))
     axes = _xy_axes("", value_name, type="category", tickangle=-45)
     del axes["xaxis"]["title"]
+    if counts:
+        axes["yaxis"].update(_whole_ticks(largest))
     return _chart(
         data,
         table,
