@@ -299,9 +299,12 @@ def tally_chart(
             title=answered_line(rounds[0]),
             value_name="answers",
             highlight=highlight,
+            counts=True,
         )
     series = {f"round {t.round}": [dict(t.counts).get(v, 0) for v in values] for t in rounds}
-    return F.grouped_bars(series, values, title="Answers, round by round", value_name="answers")
+    return F.grouped_bars(
+        series, values, title="Answers, round by round", value_name="answers", counts=True
+    )
 
 
 def _hidden_matrix(q: Q.Question, n: Q.Numbers) -> tuple[torch.Tensor, str, str, float | None]:

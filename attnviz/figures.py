@@ -167,6 +167,21 @@ def _words(line: str) -> list[str]:
     return [w for w in [*words, current] if w]
 
 
+def _units(words: list[str]) -> list[str]:
+    """``words`` joined into the pieces a title may not break inside: "d_out = 8" (an "=" keeps
+    both its sides) and "step 4,000" (a number keeps the word before it), so that no line
+    starts with "= 8" or holds a number alone."""
+    units: list[str] = []
+    glue = False
+    for word in words:
+        if units and (glue or word == "=" or word[0].isdigit()):
+            units[-1] = f"{units[-1]} {word}"
+        else:
+            units.append(word)
+        glue = word == "="
+    return units
+
+
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     """``text`` with ``<br>`` between words wherever a line would pass ``width`` characters (as
     drawn: tags and entities counted as Plotly shows them). A word longer than ``width`` keeps a
@@ -174,7 +189,7 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
     lines = []
     for given in _BREAK.split(text):
         line = ""
-        for word in _words(given):
+        for word in _units(_words(given)):
             if line and _shown_length(line) + 1 + _shown_length(word) > width:
                 lines.append(line)
                 line = word
@@ -325,27 +340,38 @@ def _bar_room(look: Look) -> int:
     return COLOURBAR_THICKNESS + round(1.5 * look.colour_bar) + 14
 
 
-def _lay_bar_flat(spec: Spec, look: Look) -> None:
+# How much of the plot's width a flat colour bar spans: 0.6 of a full-width figure's, all of a
+# narrow one's (three side by side on a laptop leave a plot about 200 px wide, and 0.6 of that
+# is too short for the bar's numbers, which Plotly then turns on their side).
+BAR_SPAN = 0.6
+NARROW_BAR_SPAN = 1.0
+
+
+def _lay_bar_flat(spec: Spec, look: Look, span: float = BAR_SPAN) -> None:
     """Lay a matrix's colour bar (its trace's, or the log scale's marker's) flat between the
     title and the plot, in room added to the top margin: beside the plot it would take about
     60 px of a phone's 358 px chart from the cells, whose numbers must fit their width. The bar
     is placed in the figure's own pixels (``yref`` container) so that Plotly pushes no margin
-    (a pushed margin moves the title up, out of the figure)."""
+    (a pushed margin moves the title up, out of the figure). A matrix without a bar (a mask)
+    gets no room: it would be a blank band under the title. ``span``: the bar's length, as a
+    fraction of the plot's width."""
     layout = spec["layout"]
     top, height = layout["margin"]["t"], layout["height"]
+    bars = [trace["marker"] if trace.get("name") == COLOUR_BAR else trace for trace in spec["data"]]
+    bars = [bar for bar in bars if "colorbar" in bar]
+    if not bars:
+        return
     flat = {
         "orientation": "h",
         "x": 0.0,
         "xanchor": "left",
-        "len": 0.6,
+        "len": span,
         "yref": "container",
         "y": 1.0 - (top + 4) / height,
         "yanchor": "top",
     }
-    for trace in spec["data"]:
-        bar = trace["marker"] if trace.get("name") == COLOUR_BAR else trace
-        if "colorbar" in bar:
-            bar["colorbar"].update(flat)
+    for bar in bars:
+        bar["colorbar"].update(flat)
     layout["margin"]["t"] = top + _bar_room(look)
 
 
@@ -561,7 +587,7 @@ def heatmap(
         # note and the flat colour bar (``top``), above the x axis's slanted labels and title
         # (X_LABELS_PX): a row needs about 1.3 times its cell numbers' size.
         full = ", ".join(filter(None, [note, cut]))
-        top = _title(title, full, look)[1] + _bar_room(look)
+        top = _title(title, full, look)[1] + (_bar_room(look) if kind != "mask" else 0)
         per_row = 18 if label_all else ROW_PX
         cap = 1600 if label_all else 760
         height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))
@@ -582,7 +608,7 @@ def heatmap(
     if annotated:
         layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
     spec = {"data": data, "layout": layout}
-    _lay_bar_flat(spec, look)
+    _lay_bar_flat(spec, look, BAR_SPAN if annotate else NARROW_BAR_SPAN)
     return spec
 
 
@@ -795,6 +821,14 @@ def _xy_axes(x_name: str, y_name: str, **x: Any) -> dict[str, Any]:
     return {"xaxis": _axis(x_name, NORMAL, **x), "yaxis": _axis(y_name, NORMAL)}
 
 
+def _whole_ticks(largest: float) -> dict[str, Any]:
+    """A y axis for counts: ticks on whole numbers only (Plotly's own choice for a largest count
+    of 1 or 2 is 0, 0.2, 0.4, …: a fifth of an answer), at most about eight of them."""
+    steps = (m * 10**k for k in itertools.count() for m in (1, 2, 5))  # 1, 2, 5, 10, 20, …
+    step = next(s for s in steps if largest / s <= 8)
+    return {"tick0": 0, "dtick": step, "tickformat": "d", "rangemode": "tozero"}
+
+
 def bars(
     values,
     labels,
@@ -803,46 +837,61 @@ def bars(
     value_name: str = "score",
     ymax: float | None = None,
     highlight: int | None = None,
+    counts: bool = False,
 ) -> Chart:
-    """One value per token, as bars (e.g. one query's scores or weights)."""
+    """One value per token, as bars (e.g. one query's scores or weights). ``counts``: the values
+    are whole numbers (a class's answers): whole-number ticks, no decimals in the hover."""
     v = _array(values).reshape(-1)
     colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
     axes = _xy_axes("", value_name, type="category", tickangle=-45)
     del axes["xaxis"]["title"]
     if ymax is not None:
         axes["yaxis"]["range"] = [0, ymax]
+    if counts:
+        axes["yaxis"].update(_whole_ticks(float(v.max()) if v.size else 0.0))
     bar = {
         "type": "bar",
         "x": axis_labels(labels),
         "y": packed(v),
         "marker": {"color": colours},
-        "hovertemplate": f"key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+        "hovertemplate": f"key %{{x}}<br>{value_name} %{{y{'' if counts else ':.4f'}}}<extra></extra>",
     }
     series = [Series(value_name, tuple(str(lab) for lab in labels), _frozen(v))]
     return _chart([bar], series, title, kind="Bar chart", point_axis="point", height=300, **axes)
 
 
 def grouped_bars(
-    series: Mapping[str, Any], labels, *, title: str, value_name: str = "weight"
+    series: Mapping[str, Any],
+    labels,
+    *,
+    title: str,
+    value_name: str = "weight",
+    counts: bool = False,
 ) -> Chart:
-    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax)."""
+    """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax).
+    ``counts``: whole numbers, as in :func:`bars`."""
     x = axis_labels(labels)
     raw = tuple(str(lab) for lab in labels)
     data, table = [], []
+    shown = "%{y}" if counts else "%{y:.4f}"
+    largest = 0.0
     for name, values in series.items():
         v = _array(values).reshape(-1)
+        largest = max([largest, *map(float, v)])
         data.append(
             {
                 "type": "bar",
                 "name": name,
                 "x": x,
                 "y": packed(v),
-                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} %{{y:.4f}}<extra></extra>",
+                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} {shown}<extra></extra>",
             }
         )
         table.append(Series(name, raw, _frozen(v)))
     axes = _xy_axes("", value_name, type="category", tickangle=-45)
     del axes["xaxis"]["title"]
+    if counts:
+        axes["yaxis"].update(_whole_ticks(largest))
     return _chart(
         data,
         table,

@@ -31,6 +31,16 @@ def test_a_long_title_wraps_at_spaces_into_lines_that_fit():
     assert lines[0] == "Scores of query 2 against every key in"
 
 
+def test_a_title_never_breaks_beside_an_equals_sign_or_leaves_a_number_alone():
+    # Seen on page 2 ("..., d_out" then "= 8") and page 8 ("... at step" then "4,000").
+    sizes = F.wrap_title("softmax(Q K<sup>T</sup>) − softmax(Q K<sup>T</sup>/√8), d_out = 8")
+    assert lines_of(sizes)[-1] == "d_out = 8"
+    step = F.wrap_title("One-layer control, all 4 heads, at step 4,000")
+    assert lines_of(step) == ["One-layer control, all 4 heads, at", "step 4,000"]
+    assert all(shown(line) <= F.TITLE_CHARS for line in lines_of(step))
+    assert F.one_line(step) == "One-layer control, all 4 heads, at step 4,000"
+
+
 def test_a_short_title_and_a_wrapped_title_are_left_alone():
     assert F.wrap_title("Weights A (6, 6)") == "Weights A (6, 6)"
     once = F.wrap_title(LONG)
@@ -92,6 +102,30 @@ def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     assert bar.y == pytest.approx(1 - (50 + F.TITLE_LINE + 4) / fig.layout.height)
     grid = as_figure(F.heads_grid(torch.stack([z, z]), labels, title="heads"))
     assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
+
+
+def test_a_narrow_matrix_bar_spans_its_plot_so_its_numbers_lie_flat():
+    # Three to a row on a laptop leaves a plot about 200 px wide: a bar 0.6 of that is too
+    # short for "-0.4 -0.2 0 0.2 0.4", and Plotly turned the numbers on their side.
+    z = torch.rand(6, 8, generator=torch.Generator().manual_seed(0)) - 0.5
+    rows, cols = [f"{i}: t" for i in range(6)], [f"out {j}" for j in range(8)]
+    wide = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed"))
+    narrow = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed", annotate=False))
+    assert wide.data[0].colorbar.len == F.BAR_SPAN == 0.6
+    assert narrow.data[0].colorbar.len == F.NARROW_BAR_SPAN == 1.0
+    assert narrow.data[0].colorbar.orientation == "h"
+    log = F.heatmap(z.abs(), rows, cols, title="Q", kind="relative", annotate=False)
+    assert log["data"][1]["marker"]["colorbar"]["len"] == 1.0
+
+
+def test_a_mask_has_no_colour_bar_and_no_blank_band_for_one():
+    labels = [f"{i}: t" for i in range(4)]
+    mask = torch.triu(torch.ones(4, 4), diagonal=1)
+    fig = as_figure(F.heatmap(mask, labels, labels, title="mask", kind="mask"))
+    assert fig.data[0].showscale is False and fig.data[0].colorbar.len is None
+    assert fig.layout.margin.t == F.TITLE_TOP  # the title's room only
+    weights = as_figure(F.heatmap(mask, labels, labels, title="mask"))
+    assert weights.layout.margin.t == F.TITLE_TOP + F._bar_room(F.NORMAL)
 
 
 def every_builder():

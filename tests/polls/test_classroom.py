@@ -199,6 +199,24 @@ def test_the_tally_chart_draws_the_counts_and_marks_the_key():
     assert mean.series[2].values.tolist() == pytest.approx([0.75, 0.25])  # the key, scaled to 1
 
 
+def test_the_tally_counts_whole_answers_on_its_axis_and_in_its_hover():
+    # Seen on the projector: two answers gave Plotly's ticks 0, 0.2, 0.4, ..., 1 "answers".
+    form = Choice(("0: a", "1: b", "2: c"))
+    one = tally_round(form, 1, ["1", "2"], None)
+    for chart in (C.tally_chart(form, [one]), C.tally_chart(form, [one, one])):
+        assert chart is not None
+        y = chart.spec["layout"]["yaxis"]
+        assert (y["tick0"], y["dtick"], y["tickformat"]) == (0, 1, "d")
+        assert all("%{y}" in t["hovertemplate"] for t in chart.spec["data"])
+        assert all(":.4f" not in t["hovertemplate"] for t in chart.spec["data"])
+    crowd = tally_round(form, 1, ["1"] * 40 + ["2"] * 3, None)
+    many = C.tally_chart(form, [crowd])
+    assert many is not None and many.spec["layout"]["yaxis"]["dtick"] == 5  # 0, 5, …, 40
+    sketch = Sketch(2)  # a sketch's bars are weights, not counts: Plotly's own ticks
+    mean = C.tally_chart(sketch, [tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)])
+    assert mean is not None and "dtick" not in mean.spec["layout"]["yaxis"]
+
+
 def form_counts(form: Choice) -> tuple[tuple[str, int], ...]:
     return tuple((o, 0) for o in form.options)
 
