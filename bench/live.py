@@ -99,7 +99,9 @@ def dockerfile_env(path: Path = ROOT / "Dockerfile") -> dict[str, str]:
             continue
         for item in shlex.split(rest):
             key, sep, value = item.partition("=")
-            if sep:
+            # A value made of a build argument (ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}) is
+            # empty in an image built without it, as here: left out.
+            if sep and "${" not in value:
                 env[key] = value
     return env
 

@@ -81,6 +81,10 @@ def test_the_live_server_gets_the_images_environment():
     assert "TIKTOKEN_CACHE_DIR" not in live.deployed_env() or (
         live.deployed_env()["TIKTOKEN_CACHE_DIR"] != "/opt/tiktoken"
     )
+    # ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2} is empty in an image built without GPT2_DIR: not a
+    # folder named "${GPT2_DIR:+/opt/gpt2}"
+    assert "ATTNVIZ_GPT2_DIR" in (live.ROOT / "Dockerfile").read_text()
+    assert not any("${" in value for value in live.deployed_env().values())
 
 
 def test_the_committed_baseline_is_a_live_measurement():

@@ -15,7 +15,6 @@ test-artifacts/haproxy-load.md.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import subprocess
@@ -24,8 +23,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bench import loadtest
-from bench.support import haproxy
+from bench import live, loadtest
+from bench.support import aio, haproxy
 from bench.support.network import proxy_env
 from bench.support.pages import ROOT, app_pages
 from bench.support.server import running_app
@@ -64,7 +63,11 @@ def replica_of_new_visitors(url: str, visits: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def cluster(blackhole, artifacts):
-    env = dict(proxy_env(blackhole))
+    # The image's environment (one torch thread, as deployed), so that both replicas compute
+    # alike: a matrix product on two threads differs in its last bits from one on one thread,
+    # and with torch's default threads one run of this test saw every figure of one setting
+    # differ between the replicas in that way.
+    env = {**live.deployed_env(), **proxy_env(blackhole)}
     cache = ROOT.parent / "shared" / "tiktoken_cache"
     if cache.is_dir():
         env["TIKTOKEN_CACHE_DIR"] = str(cache)
@@ -83,13 +86,6 @@ def cluster(blackhole, artifacts):
             )
         )
         yield Cluster(replicas, procs, proxy)
-
-
-def _run(coroutine):
-    """``asyncio.run`` in a thread of its own: a browser test earlier in the same process
-    (Playwright's sync API) can leave this thread with an event loop still marked running."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def test_the_config_is_valid_for_debians_haproxy():
@@ -153,7 +149,7 @@ async def _one_student_downloads(cluster) -> dict:
 
 
 def test_a_csv_lives_on_one_replica_and_the_cookie_takes_the_student_there(cluster):
-    result = _run(_one_student_downloads(cluster))
+    result = aio.run(_one_student_downloads(cluster))
     replica = result["replica"]
     other = next(r for r in REPLICAS if r != replica)
     assert replica in REPLICAS
@@ -193,7 +189,7 @@ def test_the_load_test_through_the_balancer_downloads_every_csv_on_both_replicas
         str(output),
     ]
     args = loadtest.parse_args(argv)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # see _run
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # see aio.run
         reports, wall, load = pool.submit(loadtest.run, args).result()
     loadtest.write_markdown(output, reports, args, wall, load)
     print("\n" + loadtest.tables(reports) + "\n\n" + loadtest.problems(reports))
