@@ -616,7 +616,7 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
     c, misconceptions = _pick(rng, rows, build)
     h, q = int(c[0]), int(c[1])
     prompt = (
-        f"Query {n.labels[q]}{_head_words(n, h)}: which key does it weigh most"
+        f"Which key does query {n.labels[q]}{_head_words(n, h)} weigh most"
         f"{_before_dropout(n)}? Click a token."
     )
     return _question(

@@ -182,8 +182,9 @@ def load_tokenizer(*, allow_network: bool = True, timeout: float = NETWORK_TIMEO
             import tiktoken
 
             encoding = tiktoken.get_encoding("gpt2")
+            where = "read from the local cache" if source == "cache" else "downloaded"
             status = TokenizerStatus(
-                "gpt2", True, source, "GPT-2 byte-pair encoding (tiktoken), 50,257 tokens."
+                "gpt2", True, source, f"a vocabulary of {encoding.n_vocab:,} tokens, {where}."
             )
             return Tokenizer(encoding, status)
         except Exception as exc:

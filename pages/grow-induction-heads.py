@@ -55,6 +55,7 @@ st.caption(
 )
 st.markdown(f"**What each head's scores name it at step {step:,}** (held out)")
 bullets(run.names)
+st.write(run.layer0)
 
 # --- the heads on your text ---------------------------------------------------------------
 st.header("The heads on your text")

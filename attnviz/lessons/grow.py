@@ -64,6 +64,7 @@ class RunView:
     induction: F.Chart
     names: tuple[str, ...]  # one sentence per head, layer by layer
     phase: str  # where the loss on the repeat falls fastest, and what the heads do then
+    layer0: str  # which layer-0 head carries the most of the token before (the intro's claim)
 
 
 def phase_sentence(curves: api.Curves, window: int = 8) -> str:
@@ -100,6 +101,25 @@ def held_out_names(measures: Measures) -> tuple[str, ...]:
             )
             out.append(f"Head {head_label(layer, head)}: {what}")
     return tuple(out)
+
+
+def layer0_previous_sentence(measures: Measures) -> str:
+    """Layer 1 reads the token before a position only through what a layer-0 head wrote there:
+    which layer-0 head carries the most of it at this step, and whether any is a previous-token
+    head (0.5 or more)."""
+    scores = measures.scores["previous"][0]
+    head = int(np.argmax(scores))
+    top = float(scores[head])
+    where = f"{top:.2f} (head {head_label(0, head)})"
+    if top >= D.NAMED_AT:
+        return (
+            f"Layer 0's highest previous-token score at this step: {where}, a previous-token head."
+        )
+    return (
+        f"No layer-0 head is a previous-token head at this step: the highest previous-token "
+        f"score in layer 0 is {where}, below the {D.NAMED_AT} that names a head. What layer 1 "
+        "knows of the token before each position comes from these weaker patterns."
+    )
 
 
 def _head_series(curves: api.Curves, score: str) -> dict[str, np.ndarray]:
@@ -165,7 +185,14 @@ def run_view(step: int) -> RunView:
         (f"Best induction score, layer {last}", f"{api.layer_induction(m):.2f}"),
     )
     return RunView(
-        step, metrics, loss, previous, induction, held_out_names(m), phase_sentence(curves)
+        step,
+        metrics,
+        loss,
+        previous,
+        induction,
+        held_out_names(m),
+        phase_sentence(curves),
+        layer0_previous_sentence(m),
     )
 
 

@@ -27,6 +27,9 @@ def test_the_real_gpt2_tokenizer_is_in_use_in_the_tests():
     # Every test below assumes GPT-2's BPE; the shared cache makes it available offline.
     status = get_tokenizer().status
     assert (status.name, status.is_real) == ("gpt2", True)
+    # the sidebar's caption, "headline · detail", says each thing once
+    assert status.headline == "Tokenizer: GPT-2 BPE (tiktoken)"
+    assert status.detail == "a vocabulary of 50,257 tokens, read from the local cache."
 
 
 def test_book_sentence_has_the_gpt2_ids():

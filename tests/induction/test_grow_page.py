@@ -74,6 +74,19 @@ def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
         assert [t.value for t in at.title] == ["8. Grow an induction head"]
         named = [unescape(m.value) for m in at.markdown if "Head 1.2" in unescape(m.value)]
         assert named and f"Head 1.2: {api.head_names(m)[1][2]}" in named[0]
+        # the intro says layer 1 reads the token before only through layer 0: the page names
+        # the layer-0 head that carries the most of it, with its score at this step
+        previous = m.scores["previous"][0]
+        top = int(np.argmax(previous))
+        said = [
+            unescape(x.value)
+            for x in at.markdown
+            if "previous-token score in layer 0" in unescape(x.value)
+            or "Layer 0's highest previous-token" in unescape(x.value)
+        ]
+        assert len(said) == 1, said
+        assert f"{previous[top]:.2f} (head 0.{top})" in said[0]
+        assert ("No layer-0 head" in said[0]) == (previous[top] < D.NAMED_AT)
 
 
 def test_a_step_that_is_no_checkpoint_gets_the_link_warning():

@@ -276,7 +276,9 @@ def test_every_hidden_panel_is_a_lesson_panel_key():
 def test_prompts_name_tokens_by_their_0_based_labels():
     q = Q.make(Q.ARGMAX_KEY, "causal", BOOK_TEXT, Settings(), True, 0)
     assert q is not None
-    assert f"Query {q.choices[q.query]}:" in q.prompt
+    assert f"Which key does query {q.choices[q.query]} weigh most" in q.prompt
+    # no colon but the token's own ("position: token"): once read "Query 0: Your: which key"
+    assert q.prompt.count(":") == q.choices[q.query].count(":")
     assert q.choices[q.query].startswith(f"{q.query}: ")
 
 
