@@ -98,6 +98,19 @@ SERIAL = (
 )
 
 
+# Of the serial set, what measures time (CPU per answer, p95 latency, a wrong page list shown
+# for at most a moment on a fresh server, the benchmark's time budget): scripts/test runs these
+# last, one at a time, with the machine to themselves. The other serial tests wait mostly on
+# browsers and servers (a browser test keeps a core about a quarter busy), so they run a few
+# at once.
+EXCLUSIVE = (
+    "tests/polls/test_class_live.py",
+    "tests/deploy/test_cold_start.py",
+    "tests/induction/test_grow_live.py",
+    "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
@@ -108,3 +121,5 @@ def pytest_collection_modifyitems(config, items):
             item.get_closest_marker("browser") or node.startswith(SERIAL)
         ):
             item.add_marker(pytest.mark.serial)
+        if item.get_closest_marker("serial") and node.startswith(EXCLUSIVE):
+            item.add_marker(pytest.mark.exclusive)
