@@ -7,15 +7,12 @@ in the browser: tests/browser/test_cells_in_chromium.py.)"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
 
 from attnviz import export
-from tests.derive.test_reproduce import DRIVER, _numbers
+from tests.derive.test_reproduce import _numbers, run_snippets
 
 from .conftest import exceptions, open_app
 from .test_content_late import numbers_box, open_numbers, table_in
@@ -66,27 +63,11 @@ def test_the_latex_of_the_heads_grid_has_one_bmatrix_per_head():
     ]
 
 
-def run_snippets(tmp_path, snippets: list[str]) -> list[list[float]]:
+def snippet_numbers(tmp_path, snippets: list[str]) -> list[list[float]]:
     """Run each snippet as its own __main__ in one fresh ``python -I``; the numbers of each one's
     last line (its ``.tolist()``: every digit)."""
-    paths = []
-    for k, code in enumerate(snippets):
-        path = tmp_path / f"snippet{k}.py"
-        path.write_text(code, encoding="utf-8")
-        paths.append(str(path))
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER, encoding="utf-8")
-    run = subprocess.run(
-        [sys.executable, "-I", str(driver), *paths],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    sections = run.stdout.split("=== ")[1:]
-    assert len(sections) == len(snippets)
-    return [_numbers(s.strip().splitlines()[-1]) for s in sections]
+    outputs = run_snippets(tmp_path, [(f"snippet{k}", code) for k, code in enumerate(snippets)])
+    return [_numbers(lines[-1]) for lines in outputs]
 
 
 def snippet_and_numbers(at, key: str, head: int | None = None) -> tuple[str, np.ndarray]:
@@ -117,7 +98,7 @@ def test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers(tmp_path)
     at.selectbox(key="reproduce_head_p4_grid").set_value(1).run()
     cases.append(snippet_and_numbers(at, "p4_grid", head=1))
     assert not exceptions(at)
-    printed = run_snippets(tmp_path, [code for code, _ in cases])
+    printed = snippet_numbers(tmp_path, [code for code, _ in cases])
     for (code, numbers), got in zip(cases, printed, strict=True):
         title = code.splitlines()[0]
         np.testing.assert_array_equal(np.float32(got).reshape(numbers.shape), numbers, title)

@@ -63,10 +63,11 @@ def _cases(page: str, prep, s: Settings, heads=(0,), variant: str = "v2"):
     return out
 
 
-def _run_all(tmp_path: Path, cases) -> None:
-    """Write every snippet to a file, run them all in one ``python -I``, compare each output."""
+def run_snippets(tmp_path: Path, snippets: list[tuple[str, str]]) -> list[list[str]]:
+    """Write each (name, code) snippet to a file and run them all, each as its own __main__,
+    in one fresh ``python -I``; each one's printed lines (its file's path first), in order."""
     paths = []
-    for k, (name, code, _) in enumerate(cases):
+    for k, (name, code) in enumerate(snippets):
         path = tmp_path / f"s{k:03d}_{name}.py"
         path.write_text(code, encoding="utf-8")
         paths.append(str(path))
@@ -81,12 +82,17 @@ def _run_all(tmp_path: Path, cases) -> None:
     )
     assert run.returncode == 0, run.stderr[-4000:]
     sections = run.stdout.split("=== ")[1:]
-    assert len(sections) == len(cases)
-    for section, (name, _, want) in zip(sections, cases, strict=True):
-        lines = [line for line in section.strip().splitlines() if line.strip()]
+    assert len(sections) == len(snippets)
+    return [[line for line in s.strip().splitlines() if line.strip()] for s in sections]
+
+
+def _run_all(tmp_path: Path, cases) -> None:
+    """Run every snippet (:func:`run_snippets`) and compare each output with its tensor."""
+    outputs = run_snippets(tmp_path, [(name, code) for name, code, _ in cases])
+    for lines, (name, _, want) in zip(outputs, cases, strict=True):
         assert lines[0].endswith(f"_{name}.py")
         every_digit = lines[-1]
-        assert every_digit.startswith("["), (name, section)
+        assert every_digit.startswith("["), (name, lines)
         assert _same(_numbers(every_digit), want), (name, every_digit[:300], want)
         assert lines[1].startswith("tensor("), name  # the 4-decimal print, as the page shows it
 
