@@ -8,32 +8,16 @@ import re
 from urllib.parse import quote
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from attnviz import lesson
 from attnviz.settings import Settings
 from bench.support.browser import wait_for_app
-from bench.support.server import ROOT
 
-from .conftest import CHART, drawn_charts, settle
+from .conftest import CHART, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
-# Browser path, the page's title and the screenshot name.
-PAGES = [
-    ("/", "Attention, step by step", "home"),
-    ("/simplified-attention", "1. Simplified self-attention", "simplified"),
-    ("/trainable-attention", "2. Trainable self-attention", "trainable"),
-    ("/causal-attention", "3. Causal attention and dropout", "causal"),
-    ("/multi-head-attention", "4. Multi-head attention", "multihead"),
-]
 BOOK_TEXT = "Your journey starts with one step"
-PAGE_FILES = {
-    "simplified": "pages/simplified-attention.py",
-    "trainable": "pages/trainable-attention.py",
-    "causal": "pages/causal-attention.py",
-    "multihead": "pages/multi-head-attention.py",
-}
 
 
 def sidebar_value(page, label: str) -> str:
@@ -58,36 +42,6 @@ def error_alerts(page) -> list[str]:
             .filter(a => a.querySelector("[data-testid='stAlertContentError']"))
             .map(a => a.innerText)"""
     )
-
-
-@pytest.fixture(scope="module")
-def chart_counts() -> dict[str, int]:
-    """How many charts each page sends, from the same script run headless (AppTest)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    counts = {"home": len(at.get("plotly_chart"))}
-    for name, file in PAGE_FILES.items():
-        at.switch_page(file).run()
-        counts[name] = len(at.get("plotly_chart"))
-    return counts
-
-
-@pytest.mark.parametrize(("path", "title", "name"), PAGES, ids=[p[2] for p in PAGES])
-def test_every_page_draws_all_its_charts_without_an_error(
-    page, app_in_chromium, chart_counts, artifacts, path, title, name
-):
-    expected = chart_counts[name]
-    assert expected > 0
-    page.goto(app_in_chromium.url + path)
-    assert settle(page, title, charts=expected) == expected
-    assert drawn_charts(page) == (expected, expected)
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert error_alerts(page) == []
-    header = page.locator("[data-testid='stCaptionContainer']", has_text="Tokenizer:")
-    assert header.count() == 1
-    assert header.inner_text().startswith("Tokenizer: GPT-2 BPE (tiktoken) · ")
-    shots = artifacts / "screens"
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
 
 
 def test_hovering_a_page_1_weight_names_query_key_and_value(page, app_in_chromium):

@@ -3,8 +3,9 @@ nothing scrolls the page sideways, formulas and code fit or scroll inside themse
 title, tick label or axis title is cut at its chart's edge and no title runs into its plot, no
 chart toolbar sits in the Tab order or over a title, every chart has a text label naming it and
 its shape, chart text is at least 4.5:1 against its background, columns stack on the phone (and
-columns of charts on the tablet) and the settings open in one tap; presenter mode (the four
-pass pages) shows no sidebar and no download button and passes the same checks. One server
+columns of charts on the tablet) and the settings open in one tap; no page shows an exception
+or an error box and each names the tokenizer once; presenter mode (the four pass pages) shows
+no sidebar and no download button and passes the same checks. One server
 (the suite's), one browser context per size, the pages in a loop; screenshots of pages 3 and 4
 at each size land in ``test-artifacts/screens/``.
 """
@@ -189,6 +190,30 @@ def chart_counts() -> dict[str, int]:
     return counts
 
 
+RUN_FACTS = """() => ({
+  exceptions: document.querySelectorAll("[data-testid='stException']").length,
+  errors: [...document.querySelectorAll("[data-testid='stAlert']")]
+      .filter(a => a.querySelector("[data-testid='stAlertContentError']"))
+      .map(a => a.innerText),
+  tokenizer: [...document.querySelectorAll("[data-testid='stCaptionContainer']")]
+      .map(c => c.innerText).filter(t => t.startsWith("Tokenizer:")),
+})"""
+
+
+def run_problems(page) -> list[str]:
+    """What a page's run must not show: an exception, an error box; and the sidebar's one
+    tokenizer caption, naming GPT-2's BPE (the shared vocabulary is in use)."""
+    facts = page.evaluate(RUN_FACTS)
+    found = []
+    if facts["exceptions"] or facts["errors"]:
+        found.append(f"{facts['exceptions']} exceptions, error boxes {facts['errors']}")
+    if len(facts["tokenizer"]) != 1 or not facts["tokenizer"][0].startswith(
+        "Tokenizer: GPT-2 BPE (tiktoken) · "
+    ):
+        found.append(f"tokenizer captions {facts['tokenizer']}")
+    return found
+
+
 def settle_any(page, charts: int, timeout_s: float = 120) -> None:
     """Wait for the page's first heading, the end of its run, its ``charts`` charts drawn, and
     all of it unchanged for 1.5 s (Plotly's chunk loads lazily, after the run ends)."""
@@ -303,7 +328,7 @@ def test_every_page_fits_the_screen_and_reads_clearly(
             settle_any(page, chart_counts[info.url])
             measured = page.evaluate(MEASURE)
             report.append((info.url, measured))
-            found = problems_of(measured, size)
+            found = problems_of(measured, size) + run_problems(page)
             # A page's formulas are short equations one under the other (panels.formula): each
             # fits the column at every size, so none needs a scroll bar. (KaTeX's italic
             # overhang makes every formula box 2 px wider than its content box: not a cut.)

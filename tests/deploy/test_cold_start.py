@@ -10,6 +10,7 @@ a moment and then goes away is still caught.
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -142,7 +143,29 @@ def test_page_files_are_named_after_their_url_paths():
         assert Path(p.path).stem == p.url_path, f"{p.path} is served at /{p.url_path}"
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.url_path for p in PAGES])
+def test_every_page_file_starts_with_the_guard():
+    """Rule 2 of ui/entry.py, for every page: its first statement after ``from ui import entry``
+    is ``entry.guard(__file__)``. With rule 1 (above) this is what makes any page's first visit
+    clean; the fresh-server test below opens a few pages of each kind for real."""
+    for p in PAGES:
+        body = ast.parse((ROOT / p.path).read_text(encoding="utf-8")).body
+        code = [
+            n for n in body if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Constant)
+        ]
+        first, second = code[0], code[1]
+        assert ast.unparse(first) == "from ui import entry", (p.path, ast.unparse(first))
+        assert ast.unparse(second) == "entry.guard(__file__)", (p.path, ast.unparse(second))
+
+
+# A fresh server per case (about 10-25 s each): a pass page drawn from the link's text, a page
+# with inputs of its own, page 8 and the poll page (both added after the guard), and below, the
+# root and the hidden alias. Every other page starts with the same guard (the test above).
+FRESH = ("causal-attention", "watch-attention-learn", "grow-induction-heads", "poll")
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in PAGES if p.url_path in FRESH], ids=lambda p: p.url_path
+)
 def test_a_lesson_link_as_a_fresh_servers_first_request_opens_cleanly(page, blackhole, artifacts):
     titles = [p.title for p in PAGES]
     # The page's address as the sidebar links it: the home page lives at "/" (its own name,
