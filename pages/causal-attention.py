@@ -66,7 +66,13 @@ st.header("The mask is a buffer")
 panels.show(L.mask, numbers=numbers, view=panel_view)
 st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 st.write(L.mask_sentence)
-st.dataframe(L.buffers, hide_index=True)
+# a list, not a table: the state_dict's names run wider than a phone's screen
+st.markdown(
+    "\n".join(
+        f"- `{row['listed by']}`: " + ", ".join(f"`{name}`" for name in row["names"].split(", "))
+        for _, row in L.buffers.iterrows()
+    )
+)
 
 # --- two routes --------------------------------------------------------------------------------
 st.header("Two ways to mask")

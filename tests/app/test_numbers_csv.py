@@ -166,7 +166,7 @@ def test_the_toggle_puts_a_table_and_a_csv_under_every_matrix(media):
     heatmaps = heatmap_keys(at)
     lesson = page3(DEFAULT_TEXT, DEFAULT_TEXT2, Settings(), False)
     assert set(chart_keys(at)) - set(heatmaps) == {"lines_p3"}  # and the line view's numbers
-    assert len(at.dataframe) == 2 + len(heatmaps)  # one per matrix, and the buffers table
+    assert len(at.dataframe) == 1 + len(heatmaps)  # one per matrix
     assert len(at.get("download_button")) == 1 + len(heatmaps)
     checked = 0
     for key in heatmaps:
