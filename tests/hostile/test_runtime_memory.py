@@ -13,7 +13,9 @@ from attnviz import runtime
 from bench.support.pages import ROOT
 
 # After a 20 MiB tensor is freed, glibc's default raises its mmap threshold past 8 MiB: eight
-# 8 MiB tensors, each freed with a small block allocated behind it, then stay resident.
+# 8 MiB tensors, each freed with a small block allocated behind it and each a little larger than
+# the one before (so none reuses a freed block; one run where they did kept only 8 MiB), then
+# stay resident.
 PROBE = """
 import os, sys
 import torch
@@ -30,8 +32,8 @@ big = torch.ones(5 * 2**20)
 del big
 kept = []
 before = rss()
-for _ in range(8):
-    t = torch.ones(2 * 2**20)
+for i in range(8):
+    t = torch.ones(2 * 2**20 + i * 4096)  # each a little larger: no freed block fits the next
     kept.append(torch.ones(1000))
     del t
 print(threshold, (rss() - before) / 2**20)
