@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
+from playwright.sync_api import expect
 
 from bench.support.browser import chromium, wait_for_app
 from bench.support.network import proxy_env
@@ -30,15 +31,30 @@ class App:
 
 
 def drawn_charts(page) -> tuple[int, int]:
-    """(chart elements, charts with a drawn ``.main-svg``)."""
+    """(chart elements, charts drawn to the end). Plotly makes its ``.main-svg`` first and
+    the axes' drag layer and titles after; a chart with cartesian axes counts as drawn only
+    once its drag layer is there."""
     return tuple(
         page.evaluate(
             f"""() => {{
                 const charts = [...document.querySelectorAll("{CHART}")];
-                return [charts.length, charts.filter(c => c.querySelector('.main-svg')).length];
+                const drawn = (c) => {{
+                    const plot = c.querySelector('.js-plotly-plot');
+                    if (!plot || !plot.querySelector('.main-svg') || !plot._fullLayout) return false;
+                    const cartesian = (plot._fullData || []).some(t => t.xaxis);
+                    return !cartesian || plot.querySelector('.draglayer .nsewdrag') !== null;
+                }};
+                return [charts.length, charts.filter(drawn).length];
             }}"""
         )
     )
+
+
+def wait_count(locator, count: int, timeout_ms: int = 30_000):
+    """Wait until ``locator`` matches exactly ``count`` elements (a page drawn a moment late
+    on a busy machine is not a failure); return it."""
+    expect(locator).to_have_count(count, timeout=timeout_ms)
+    return locator
 
 
 def settle(page, heading: str, charts: int | None = None, timeout_ms: int = 90_000) -> int:

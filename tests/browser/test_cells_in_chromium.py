@@ -21,7 +21,7 @@ from PIL import Image
 
 from bench.support.browser import wait_for_app
 
-from .conftest import settle
+from .conftest import settle, wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
 
@@ -71,7 +71,7 @@ def tab_into_grid(page) -> None:
 def test_the_keyboard_reaches_every_cell_of_a_6x6_grid_and_opens_it(page, app_in_chromium):
     page.goto(app_in_chromium.url + PAGE)
     settle(page, TITLE)
-    assert page.locator(f"{GRID} td[role=gridcell]").count() == 36
+    wait_count(page.locator(f"{GRID} td[role=gridcell]"), 36)
     tab_into_grid(page)
     assert page.evaluate(FOCUSED) == [0, 0]
     at = (0, 0)
@@ -114,7 +114,7 @@ def test_a_click_on_one_head_of_the_heads_grid_opens_that_heads_cell(page, app_i
     page.goto(app_in_chromium.url + "/multi-head-attention?d_out=16&heads=4")
     settle(page, "4. Multi-head attention")
     plots = page.locator(".st-key-fig_p4_grid .nsewdrag")
-    assert plots.count() == 4  # one plot per head, heads 0 to 3 in order
+    wait_count(plots, 4)  # one plot per head, heads 0 to 3 in order
     head_2 = plots.nth(2)
     head_2.scroll_into_view_if_needed()
     box = head_2.bounding_box()

@@ -10,7 +10,7 @@ import pytest
 from attnviz.tokens import tokenize
 from bench.support.server import ROOT
 
-from .conftest import CHART, settle
+from .conftest import CHART, settle, wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -76,7 +76,7 @@ def test_a_window_at_256_tokens_labels_every_token_shown(app_in_chromium, page):
     move(page, "end", 40)
     assert thumb(page, "start").input_value() == "10"
     weights = page.locator(CHART).filter(has=page.locator(".gtitle", has_text="Weights of head 0"))
-    assert weights.count() == 1
+    wait_count(weights, 1)
     title = title_of(weights)
     assert "tokens 10–40 of 256" in title
     labels = list(tokenize(text).labels)[10:41]

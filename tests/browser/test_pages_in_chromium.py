@@ -13,7 +13,7 @@ from attnviz import lesson
 from attnviz.settings import Settings
 from bench.support.browser import wait_for_app
 
-from .conftest import CHART, settle
+from .conftest import CHART, settle, wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
@@ -32,8 +32,7 @@ def chart_titled(page, prefix: str):
     charts = page.locator(CHART).filter(
         has=page.locator(".gtitle", has_text=re.compile("^" + re.escape(prefix)))
     )
-    assert charts.count() == 1, f"{charts.count()} charts titled {prefix!r}*"
-    return charts.first
+    return wait_count(charts, 1).first
 
 
 def error_alerts(page) -> list[str]:
@@ -89,7 +88,7 @@ def test_a_bad_link_is_named_and_replaced_by_defaults_on_the_page_it_opens(page,
     page.goto(f"{app_in_chromium.url}/simplified-attention?heads=abc&d_in=7.5&text={long_text}")
     settle(page, "1. Simplified self-attention")
     warning = page.locator("[data-testid='stAlert']", has_text="Some values in the link")
-    assert warning.count() == 1
+    wait_count(warning, 1)
     said = warning.inner_text()
     for named in (
         "heads (not a whole number)",
