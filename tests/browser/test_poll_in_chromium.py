@@ -54,7 +54,15 @@ def test_a_class_answers_from_phones_and_the_projector_counts(app_in_chromium, a
         phone.goto(f"{url}/poll?join={code}")
         phone.locator("h1", has_text="Class poll").first.wait_for(timeout=60_000)
         wait_for_app(phone)
-        phone.get_by_text(pick, exact=True).tap()
+        option = phone.get_by_text(pick, exact=True)
+        try:
+            option.wait_for(timeout=90_000)  # a busy machine draws a phone's first page late
+        except Exception:
+            n = len(phones)
+            phone.screenshot(path=str(shots / f"poll-phone-{n}-no-options.png"), full_page=True)
+            (shots / f"poll-phone-{n}-no-options.txt").write_text(phone.inner_text("body"))
+            raise
+        option.tap()
         phone.get_by_role("button", name="Send my answer").tap()
         phone.get_by_text("Answer recorded (round 1).").wait_for(timeout=30_000)
         phones.append((context, phone))
