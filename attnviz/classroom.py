@@ -293,10 +293,13 @@ def tally_chart(
         if key is not None:
             key_label = form.label(key)
             highlight = values.index(key_label) if key_label in values else None
+        # The heading above the chart already says the round and how many answered.
+        what = "value" if isinstance(form, Number) else "option"
+        title = f"Answers per {what}" + ("; the answer in yellow" if highlight is not None else "")
         return F.bars(
             [counts.get(v, 0) for v in values],
             values,
-            title=answered_line(rounds[0]),
+            title=title,
             value_name="answers",
             highlight=highlight,
             counts=True,

@@ -829,6 +829,9 @@ def _whole_ticks(largest: float) -> dict[str, Any]:
     return {"tick0": 0, "dtick": step, "tickformat": "d", "rangemode": "tozero"}
 
 
+HIGHLIGHT = "#fde725"  # the bar bars() marks (a poll's answer): viridis' yellow
+
+
 def bars(
     values,
     labels,
@@ -840,15 +843,19 @@ def bars(
     counts: bool = False,
 ) -> Chart:
     """One value per token, as bars (e.g. one query's scores or weights). ``counts``: the values
-    are whole numbers (a class's answers): whole-number ticks, no decimals in the hover."""
+    are whole numbers (a class's answers, read off a projector): whole-number ticks, no
+    decimals in the hover, larger tick labels, turned only when they would overlap."""
     v = _array(values).reshape(-1)
-    colours = ["#fde725" if i == highlight else "#3b528b" for i in range(len(v))]
-    axes = _xy_axes("", value_name, type="category", tickangle=-45)
+    colours = [HIGHLIGHT if i == highlight else "#3b528b" for i in range(len(v))]
+    if counts:
+        axes = _xy_axes("", value_name, type="category", tickfont={"size": 16})
+        axes["yaxis"].update(_whole_ticks(float(v.max()) if v.size else 0.0))
+        axes["yaxis"]["tickfont"] = {"size": 16}
+    else:
+        axes = _xy_axes("", value_name, type="category", tickangle=-45)
     del axes["xaxis"]["title"]
     if ymax is not None:
         axes["yaxis"]["range"] = [0, ymax]
-    if counts:
-        axes["yaxis"].update(_whole_ticks(float(v.max()) if v.size else 0.0))
     bar = {
         "type": "bar",
         "x": axis_labels(labels),
@@ -857,7 +864,8 @@ def bars(
         "hovertemplate": f"key %{{x}}<br>{value_name} %{{y{'' if counts else ':.4f'}}}<extra></extra>",
     }
     series = [Series(value_name, tuple(str(lab) for lab in labels), _frozen(v))]
-    return _chart([bar], series, title, kind="Bar chart", point_axis="point", height=300, **axes)
+    height = 340 if counts else 300
+    return _chart([bar], series, title, kind="Bar chart", point_axis="point", height=height, **axes)
 
 
 def grouped_bars(

@@ -30,24 +30,35 @@ class App:
     network_before: list[str]
 
 
+# What a page shows, read in one call: (charts, charts drawn to the end, element containers in
+# the main area, data-grid canvases, Streamlit's script state). Plotly makes a chart's
+# ``.main-svg`` first and its axes' drag layer and titles after, so a chart with cartesian axes
+# counts as drawn only once its drag layer is there.
+PAGE_STATE = """() => {
+  const charts = [...document.querySelectorAll("CHART")];
+  const drawn = (c) => {
+    const plot = c.querySelector('.js-plotly-plot');
+    if (!plot || !plot.querySelector('.main-svg') || !plot._fullLayout) return false;
+    const cartesian = (plot._fullData || []).some(t => t.xaxis);
+    return !cartesian || plot.querySelector('.draglayer .nsewdrag') !== null;
+  };
+  const app = document.querySelector("[data-testid='stApp']");
+  return [charts.length, charts.filter(drawn).length,
+          document.querySelectorAll("[data-testid='stMain'] [data-testid='stElementContainer']")
+            .length,
+          document.querySelectorAll("[data-testid='stDataFrame'] canvas").length,
+          app ? app.getAttribute('data-test-script-state') : null];
+}""".replace("CHART", CHART)
+
+
+def page_state(page) -> tuple:
+    return tuple(page.evaluate(PAGE_STATE))
+
+
 def drawn_charts(page) -> tuple[int, int]:
-    """(chart elements, charts drawn to the end). Plotly makes its ``.main-svg`` first and
-    the axes' drag layer and titles after; a chart with cartesian axes counts as drawn only
-    once its drag layer is there."""
-    return tuple(
-        page.evaluate(
-            f"""() => {{
-                const charts = [...document.querySelectorAll("{CHART}")];
-                const drawn = (c) => {{
-                    const plot = c.querySelector('.js-plotly-plot');
-                    if (!plot || !plot.querySelector('.main-svg') || !plot._fullLayout) return false;
-                    const cartesian = (plot._fullData || []).some(t => t.xaxis);
-                    return !cartesian || plot.querySelector('.draglayer .nsewdrag') !== null;
-                }};
-                return [charts.length, charts.filter(drawn).length];
-            }}"""
-        )
-    )
+    """(chart elements, charts drawn to the end)."""
+    count, drawn = page_state(page)[:2]
+    return count, drawn
 
 
 def wait_count(locator, count: int, timeout_ms: int = 30_000):
@@ -57,24 +68,42 @@ def wait_count(locator, count: int, timeout_ms: int = 30_000):
     return locator
 
 
-def settle(page, heading: str, charts: int | None = None, timeout_ms: int = 90_000) -> int:
-    """Wait for the page's title, the end of its run and every chart drawn; return the number
-    of charts. ``charts``: how many to wait for (else: at least one, and no change for a
-    second). Chart elements appear only once Plotly's lazily loaded chunk is in, after the run
-    has ended; leaving before then can abort the chunk, so every test waits here."""
-    page.locator("h1", has_text=heading).first.wait_for(timeout=timeout_ms)
+def settle(
+    page,
+    heading: str | None = None,
+    charts: int | None = None,
+    timeout_ms: int = 90_000,
+    quiet_s: float = 1.0,
+    min_charts: int = 1,
+) -> int:
+    """Wait for the page's title (``heading``, else the main area's first heading), the end of
+    its run, and every chart drawn; return the number of charts. ``charts``: how many to wait
+    for (else at least ``min_charts``). The page must then stay unchanged (charts, elements, tables, run
+    state) for ``quiet_s`` seconds: Plotly's and the data grid's code load lazily after the run
+    has ended, and leaving before then can abort them."""
+    if heading:
+        title = page.locator("h1", has_text=heading)
+    else:
+        title = page.locator("[data-testid='stMain'] h1")
+    title.first.wait_for(timeout=timeout_ms)
     wait_for_app(page, timeout_ms)
     deadline = time.monotonic() + timeout_ms / 1000
     last, stable_since = None, time.monotonic()
     while time.monotonic() < deadline:
-        count, drawn = drawn_charts(page)
-        if (count, drawn) != last:
-            last, stable_since = (count, drawn), time.monotonic()
-        done = count == drawn and (count == charts if charts is not None else count > 0)
-        if done and (charts is not None or time.monotonic() - stable_since >= 1.0):
-            return count
+        now = page_state(page)
+        if now != last:
+            last, stable_since = now, time.monotonic()
+        count, drawn, run = now[0], now[1], now[4]
+        enough = count == charts if charts is not None else count >= min_charts
+        if enough and count == drawn and run == "notRunning":
+            if time.monotonic() - stable_since >= quiet_s:
+                return count
         page.wait_for_timeout(200)
-    raise AssertionError(f"{heading!r}: charts (present, drawn) = {last}, expected {charts}")
+    expected = charts if charts is not None else f"at least {min_charts}"
+    raise AssertionError(
+        f"{heading or page.url!r}: (charts, drawn, elements, grids, run) = {last}, "
+        f"expected {expected} charts"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -28,9 +28,10 @@ import time
 
 import pytest
 
-from bench.support.browser import wait_for_app
 from bench.support.pages import app_pages
 from tests.support.contrast import TEXT_CONTRAST
+
+from .conftest import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -48,32 +49,11 @@ TEXT = "The+cat+sat+on+the+mat"
 # outlined (seed 123), in a half-width chart at 1400 px.
 QUERY = {"causal-attention": "&train=true&dropout=0.7"}
 
-STATE = """() => {
-  const c = [...document.querySelectorAll("[data-testid='stPlotlyChart']")];
-  const app = document.querySelector("[data-testid='stApp']");
-  return [c.length, c.filter(e => e.querySelector('.main-svg')).length,
-          document.querySelectorAll("[data-testid='stElementContainer']").length,
-          document.querySelectorAll("[data-testid='stDataFrame'] canvas").length,
-          app ? app.getAttribute('data-test-script-state') : null];
-}"""
-
 
 def settled(page, timeout_s: float = 180) -> None:
     """Wait for the run to end and for the charts and tables to be drawn and unchanged for
-    2 s (Plotly's and the grid's code load after the run)."""
-    page.locator("[data-testid='stMain'] h1").first.wait_for(timeout=timeout_s * 1000)
-    wait_for_app(page, int(timeout_s * 1000))
-    deadline = time.monotonic() + timeout_s
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        now = page.evaluate(STATE)
-        if now != last:
-            last, since = now, time.monotonic()
-        if now[0] == now[1] and now[4] == "notRunning" and time.monotonic() - since >= 2.0:
-            page.wait_for_timeout(300)
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"{page.url}: not settled: {last}")
+    2 s (Plotly's and the grid's code load after the run); a page may have no chart."""
+    settle(page, timeout_ms=int(timeout_s * 1000), quiet_s=2.0, min_charts=0)
 
 
 # --- the projector ------------------------------------------------------------------------------

@@ -18,11 +18,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from bench.support.browser import wait_for_app
 from bench.support.pages import app_pages
 from bench.support.server import ROOT
 
-from .conftest import CHART
+from .conftest import CHART, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -168,16 +167,6 @@ MEASURE = """() => {
 }""".replace("CHART", CHART.replace('"', "'")).replace("%(min)s", str(MIN_CONTRAST))
 
 
-STATE = f"""() => {{
-  const c = [...document.querySelectorAll("{CHART}")];
-  const app = document.querySelector("[data-testid='stApp']");
-  return [c.length, c.filter(e => e.querySelector('.main-svg')).length,
-          document.querySelectorAll("[data-testid='stMain'] [data-testid='stElementContainer']")
-            .length,
-          app ? app.getAttribute('data-test-script-state') : null];
-}}"""
-
-
 @pytest.fixture(scope="module")
 def chart_counts() -> dict[str, int]:
     """How many charts each page sends at the default settings, from the same script run
@@ -217,19 +206,7 @@ def run_problems(page) -> list[str]:
 def settle_any(page, charts: int, timeout_s: float = 120) -> None:
     """Wait for the page's first heading, the end of its run, its ``charts`` charts drawn, and
     all of it unchanged for 1.5 s (Plotly's chunk loads lazily, after the run ends)."""
-    page.locator("[data-testid='stMain'] h1").first.wait_for(timeout=timeout_s * 1000)
-    wait_for_app(page, int(timeout_s * 1000))
-    deadline = time.monotonic() + timeout_s
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        now = page.evaluate(STATE)
-        if now != last:
-            last, since = now, time.monotonic()
-        done = now[0] == now[1] == charts and now[3] == "notRunning"
-        if done and time.monotonic() - since >= 1.5:
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"{page.url}: (charts, drawn, elements, run) = {last}, {charts} charts?")
+    settle(page, charts=charts, timeout_ms=int(timeout_s * 1000), quiet_s=1.5, min_charts=0)
 
 
 def problems_of(m: dict, size: str) -> list[str]:

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from attnviz import classroom as C
+from attnviz import figures as F
 from attnviz import questions as Q
 from attnviz.panel import Panel
 from attnviz.polls import (
@@ -184,6 +185,14 @@ def test_the_tally_chart_draws_the_counts_and_marks_the_key():
     assert bars["x"] == ["0: a", "1: b", "2: c"]
     assert chart.series[0].values.tolist() == [0, 2, 1]
     assert bars["marker"]["color"][1] != bars["marker"]["color"][0]  # the key's bar stands out
+    # Read off a projector: the heading above says the round; the title says what the bars are
+    # and which one is the answer; tick labels large and level unless they would overlap.
+    layout = chart.spec["layout"]
+    assert layout["title"]["text"] == "Answers per option; the answer in yellow"
+    assert bars["marker"]["color"][1] == F.HIGHLIGHT
+    assert layout["xaxis"]["tickfont"]["size"] >= 16 and "tickangle" not in layout["xaxis"]
+    plain = C.tally_chart(form, [one])
+    assert plain is not None and plain.spec["layout"]["title"]["text"] == "Answers per option"
     two = tally_round(form, 2, ["1", "1", "1"], None)
     both = C.tally_chart(form, [one, two])
     assert both is not None and [s.name for s in both.series] == ["round 1", "round 2"]
