@@ -15,8 +15,7 @@ What is written, for the installed Streamlit (found without importing it):
   ``index.html`` and ``manifest.json`` sit outside it: they are served ``no-cache`` and go to
   the replicas as before. Fonts and images are already compressed and never listed.
 - ``OUTDIR/manifest.tsv``: one line per file, ``<relative path>\\t<content type>``, the content
-  type the replica itself sends (Starlette's rule: the ``mimetypes`` guess, and
-  ``; charset=utf-8`` after a ``text/`` type). Lines starting with ``#`` are comments (the
+  type the replica itself sends (``content_type``). Lines starting with ``#`` are comments (the
   Streamlit version). The Lua service reads only the files this lists.
 
 Standard library only: the script runs in the image's build with nothing else at hand.
@@ -55,9 +54,21 @@ def streamlit_static_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "static"
 
 
+# The types Streamlit registers with ``mimetypes`` when it starts (streamlit/web/bootstrap.py),
+# whatever the machine's /etc/mime.types says: a replica sends .js as application/javascript.
+STREAMLIT_TYPES = {
+    ".html": "text/html",
+    ".js": "application/javascript",
+    ".mjs": "application/javascript",
+    ".css": "text/css",
+}
+
+
 def content_type(name: str) -> str:
-    """The Content-Type Starlette's FileResponse gives this file name."""
-    guessed = mimetypes.guess_type(name)[0] or "text/plain"
+    """The Content-Type a replica sends for this file name: Streamlit's registered type or the
+    ``mimetypes`` guess, and Starlette's FileResponse adds a charset to a ``text/`` type."""
+    suffix = Path(name).suffix.lower()
+    guessed = STREAMLIT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "text/plain"
     if guessed.startswith("text/") and "charset=" not in guessed:
         guessed += "; charset=utf-8"
     return guessed
