@@ -119,7 +119,7 @@ ENV OMP_NUM_THREADS=1 \
 # itself. Then the installed Streamlit's fingerprinted static files, gzipped at level 9
 # (attnviz/precompress.py), for the balancer: deploy/Dockerfile.balancer copies
 # /opt/attnviz/static-gz into HAProxy (deploy/static.lua), which serves them to browsers
-# (3.5 MB a first visit instead of 5). The app itself never reads them.
+# (a first visit: 3.49 MB instead of 4.98, bench/first-visit-results.md). The app never reads them.
 COPY --from=sources /src/ /app/
 RUN python -m compileall -q /app \
  && python -m attnviz.precompress /opt/attnviz/static-gz

@@ -3,9 +3,10 @@
     python -m attnviz.precompress OUTDIR     (scripts/precompress-static OUTDIR)
 
 Streamlit 1.67 serves its JavaScript uncompressed, and HAProxy's own compressor (libslz, the
-only one in Debian's build and the official image) is stateless: it leaves the JavaScript at
-about 43 % of its size where gzip -9 reaches about 28 %. So the image gzips the files once,
-here, and deploy/static.lua serves these bytes to browsers that accept gzip.
+only one in Debian's build and the official image) is stateless: it leaves a first visit's
+JavaScript at 45 % of its size, where gzip -9 reaches 29 % (bench/first-visit-results.md). So
+the image gzips the files once, here, and deploy/static.lua serves these bytes to browsers that
+accept gzip.
 
 What is written, for the installed Streamlit (found without importing it):
 

@@ -30,7 +30,8 @@ end
 local function load_folder(folder)
     local manifest = io.open(folder .. "/manifest.tsv", "r")
     if not manifest then
-        core.Warning("attnviz static: no " .. folder .. "/manifest.tsv; every file goes to the replicas")
+        core.Warning("attnviz static: no " .. folder .. "/manifest.tsv;"
+            .. " every file goes to the replicas")
         return
     end
     local count, bytes, missing = 0, 0, 0
@@ -49,7 +50,8 @@ local function load_folder(folder)
     manifest:close()
     core.Info(string.format("attnviz static: %d gzipped files (%.2f MB) held from %s%s",
         count, bytes / 1e6, folder,
-        missing > 0 and string.format("; %d listed files missing, left to the replicas", missing) or ""))
+        missing > 0 and string.format("; %d listed files missing, left to the replicas", missing)
+            or ""))
 end
 
 local folder = os.getenv("ATTNVIZ_STATIC_GZ")
