@@ -1,10 +1,13 @@
 """What a student's browser downloads: a first visit to a lesson link, then a second one.
 
-    .venv/bin/python bench/first_visit.py            # through deploy/haproxy.cfg and straight
-                                                     # to the replica, side by side
+    .venv/bin/python bench/first_visit.py            # through deploy/haproxy.cfg (with and
+                                                     # without the precompressed files) and
+                                                     # straight to the replica, side by side
 
-Streamlit 1.67 serves its static files (about 10 MB of JavaScript) uncompressed; the repository's
-HAProxy config compresses them on the way out. This counts the bytes on the wire in Debian's
+Streamlit 1.67 serves its static files (about 9 MB of JavaScript) uncompressed; the repository's
+HAProxy config serves them itself, gzipped at level 9 when the image was built (deploy/static.lua;
+here a folder made from this venv's Streamlit by attnviz/precompress.py, as in Compose), and
+compresses anything else on the way out. This counts the bytes on the wire in Debian's
 Chromium (Playwright), from the browser's own network log (Chrome DevTools Protocol):
 
 - every HTTP response: ``Network.loadingFinished``'s ``encodedDataLength`` (headers and body as
@@ -210,22 +213,37 @@ def main() -> int:
         proxy = stack.enter_context(
             running_haproxy(app.url, app.url, ROOT / "test-artifacts" / "first-visit-haproxy.log")
         )
+        # The same config without the precompressed folder: HAProxy's on-the-fly gzip only.
+        on_the_fly = stack.enter_context(
+            running_haproxy(
+                app.url,
+                app.url,
+                ROOT / "test-artifacts" / "first-visit-haproxy-plain.log",
+                precompressed=False,
+            )
+        )
         hole = Blackhole()
         stack.callback(hole.close)
         browser = stack.enter_context(chromium(hole.port))
         browser_version = browser.version
-        rows = []
-        for label, base in (("through HAProxy", proxy), ("straight to the replica", app.url)):
+        rows, exact = [], []
+        for label, base in (
+            ("through HAProxy", proxy),
+            ("through HAProxy, on-the-fly gzip only", on_the_fly),
+            ("straight to the replica", app.url),
+        ):
             first, second = two_visits(browser, base + LESSON)
             rows.append(describe(label, first, second))
+            exact.append(f"{label} {first.total:,} B")
             print(rows[-1], flush=True)
     text = (
         f"# A first and a second visit, bytes on the wire\n\n"
         f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `python bench/first_visit.py`; "
         f"Chromium {browser_version}, load average {os.getloadavg()[0]:.1f}. Lesson link: "
-        f"`{LESSON}`; HAProxy runs deploy/haproxy.cfg (Debian's haproxy) in front of one server "
-        "as deployed (bench/live.py). Websocket: the frames' payload (an upper bound).\n\n"
-        f"{HEADER}\n" + "\n".join(rows) + "\n"
+        f"`{LESSON}`; HAProxy runs deploy/haproxy.cfg (Debian's haproxy) with deploy/static.lua "
+        "and the precompressed static files, in front of one server as deployed (bench/live.py). "
+        "Websocket: the frames' payload (an upper bound).\n\n"
+        f"{HEADER}\n" + "\n".join(rows) + "\n\nFirst visit, exactly: " + "; ".join(exact) + ".\n"
     )
     print("\n" + text)
     RESULTS.write_text(text, encoding="utf-8")

@@ -57,6 +57,7 @@ SLOW = (
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
     "tests/deploy/test_first_visit.py",
+    "tests/deploy/test_static_gz.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",
     "tests/hostile/test_corpus_apptest.py",
     # every lesson at five settings, the bugs' runs and two short trainings (~15 s)
@@ -91,6 +92,7 @@ SERIAL = (
     "tests/deploy/test_haproxy.py",
     "tests/polls/test_class_live.py",
     "tests/deploy/test_first_visit.py",
+    "tests/deploy/test_static_gz.py",
     "tests/bench/test_soak.py",
     "tests/test_docker.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",

@@ -2,13 +2,22 @@
 replica addresses (the test of the config, the first-visit byte count, the replica benchmark).
 
 One replica behind the same config: give its address twice. Both ``server`` lines then reach
-the one process, so the balancer's own work is the same in both measurements."""
+the one process, so the balancer's own work is the same in both measurements.
+
+As deployed by deploy/compose.yaml, the balancer serves Streamlit's static files gzipped at
+build time (deploy/static.lua): ``running_haproxy`` gives it a folder made by the same code as
+the image's (attnviz/precompress.py, from this venv's Streamlit), once per process in a
+temporary folder; ``precompressed=False`` runs the config without it (every request goes to
+the replicas, compressed on the way out by HAProxy's own gzip)."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -17,10 +26,13 @@ from contextlib import contextmanager
 from http.cookies import SimpleCookie
 from pathlib import Path
 
+from attnviz import precompress
+
 from .network import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "deploy" / "haproxy.cfg"
+STATIC_LUA = ROOT / "deploy" / "static.lua"
 COOKIE = "ATTNVIZ_REPLICA"  # the config's sticky cookie
 REPLICAS = ("replica-a", "replica-b")  # its cookie values, one per server line
 
@@ -34,14 +46,29 @@ def haproxy_binary() -> str:
     return binary
 
 
-def config_env(bind: str, replica_a: str, replica_b: str) -> dict[str, str]:
-    """The environment the config reads its addresses from (host:port each)."""
+def config_env(
+    bind: str, replica_a: str, replica_b: str, static_gz: Path | None = None
+) -> dict[str, str]:
+    """The environment the config reads its addresses from (host:port each), its Lua file, and
+    the precompressed folder (none: nothing held, everything goes to the replicas)."""
     return {
         **os.environ,
         "ATTNVIZ_BIND": bind,
         "ATTNVIZ_REPLICA_A": replica_a,
         "ATTNVIZ_REPLICA_B": replica_b,
+        "ATTNVIZ_STATIC_LUA": str(STATIC_LUA),
+        "ATTNVIZ_STATIC_GZ": str(static_gz) if static_gz else "",
     }
+
+
+@functools.cache
+def precompressed_static() -> Path:
+    """This venv's Streamlit static files, gzipped as the image does it (attnviz/precompress.py),
+    in a temporary folder removed when the process ends. Made once per process."""
+    folder = Path(tempfile.mkdtemp(prefix="attnviz-static-gz-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    precompress.precompress(precompress.streamlit_static_dir(), folder)
+    return folder
 
 
 def _status(url: str) -> int:
@@ -76,16 +103,20 @@ def wait_until(predicate: Callable[[], bool], seconds: float, what: str) -> None
 
 
 @contextmanager
-def running_haproxy(replica_a: str, replica_b: str, log_path: Path) -> Iterator[str]:
+def running_haproxy(
+    replica_a: str, replica_b: str, log_path: Path, precompressed: bool = True
+) -> Iterator[str]:
     """Yield the balancer's URL once it answers and routes to both server lines (each
-    ``http://127.0.0.1:PORT`` or ``127.0.0.1:PORT``); stop it after."""
+    ``http://127.0.0.1:PORT`` or ``127.0.0.1:PORT``); stop it after. ``precompressed``: serve
+    the static files gzipped at build time, as Compose deploys it (module docstring)."""
     port = free_port()
+    static_gz = precompressed_static() if precompressed else None
     a, b = (r.split("://", 1)[-1] for r in (replica_a, replica_b))
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
             [haproxy_binary(), "-db", "-f", str(CONFIG)],
-            env=config_env(f"127.0.0.1:{port}", a, b),
+            env=config_env(f"127.0.0.1:{port}", a, b, static_gz),
             stdout=log,
             stderr=subprocess.STDOUT,
         )

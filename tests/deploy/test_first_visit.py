@@ -2,13 +2,15 @@
 the bytes on the wire of a first visit to a lesson link and of a second visit in the same
 browser (bench/first_visit.py counts them from the browser's own network log).
 
-Streamlit 1.67 serves its static files uncompressed; the config's ``compression`` gzips them.
-Measured (bench/first_visit.py, 2026-12-01): 11.42 MB straight to the server, 5.36 MB through
-HAProxy; HAProxy's compressor (libslz, the only one Debian's build and the official image's
-have) brings the JavaScript to 43% of its size, where gzip -9 would reach 28%. FIRST_VISIT_MB
-sits above the measured 5.36 with a margin for Streamlit's bundles moving between versions;
-the 3.5 MB target of issue 22 is not reachable by compression alone (the gzip -9 size of the
-same files is about 3.7 MB: the fonts, 0.69 MB, are already compressed).
+Streamlit 1.67 serves its static files uncompressed. The balancer serves them itself, gzipped
+at level 9 when the image was built (deploy/static.lua, a folder made by attnviz/precompress.py
+as in Compose), where its own on-the-fly compressor (libslz, the only one in Debian's build and
+the official image) left the JavaScript at 45 % of its size. Measured (bench/first_visit.py,
+2026-12-01): 10.03 MB straight to the server, 3.49 MB through HAProxy (JavaScript 2.71, fonts
+0.69, already compressed, websocket 0.08); with on-the-fly compression only it was 4.98 MB.
+FIRST_VISIT_MB is issue 22's target, 3.5 MB: the measured first visit, 3,486,098 B, is only
+13,902 B (0.4 %) under it, so a Streamlit upgrade with larger bundles fails this test (as it
+should: the target is then missed).
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from bench import first_visit, live
 from bench.support.browser import chromium
 from bench.support.haproxy import running_haproxy
 
-FIRST_VISIT_MB = 6.0  # measured 5.36 MB (module docstring)
-SECOND_VISIT_MB = 0.2  # measured 0.06 MB: the page's HTML and its websocket
+FIRST_VISIT_MB = 3.5  # issue 22; measured 3.49 MB (module docstring)
+SECOND_VISIT_MB = 0.2  # measured 0.08 MB: the page's HTML and its websocket
 TEXT_TYPES = ("javascript", "css", "html", "json", "svg")
 
 
@@ -48,8 +50,9 @@ def test_the_first_visit_through_haproxy_is_compressed_and_light(visits):
     assert [f.url for f in text if f.encoding != "gzip"] == []
     js = [f for f in text if "javascript" in f.mime]
     wire, decoded = sum(f.wire for f in js), sum(f.decoded for f in js)
-    assert decoded > 8e6  # the ~10.6 MB of JavaScript a first visit needs
-    assert wire < 0.5 * decoded
+    assert decoded > 8e6  # the ~9.2 MB of JavaScript a first visit needs
+    # gzip -9 from the balancer's memory (measured 29 %); on-the-fly libslz 45 %.
+    assert wire < 0.35 * decoded, (wire, decoded)
     assert first.total < FIRST_VISIT_MB * 1e6, first_visit.mb(first.total)
 
 

@@ -237,9 +237,10 @@ def _get_gzip(url: str, cookies: dict[str, str] | None = None):
 
 
 def test_static_files_are_gzipped_through_the_balancer_with_their_cache_headers(cluster):
-    """A browser's static requests carry the replica cookie its first page set: those keep
-    Streamlit's immutable header, compressed. (A request without the cookie is given one, and
-    the cookie's ``nocache`` marks that one response private, so no shared cache keeps it.)"""
+    """The balancer answers Streamlit's fingerprinted files itself, gzipped at build time
+    (deploy/static.lua): Streamlit's immutable header, with or without the replica cookie, and
+    no cookie set. (A file it does not hold goes to a replica: without the cookie, the answer
+    sets one, and the cookie's ``nocache`` marks that one response private.)"""
     import gzip
     import re
 
@@ -256,6 +257,11 @@ def test_static_files_are_gzipped_through_the_balancer_with_their_cache_headers(
     assert through["cache-control"] == direct["cache-control"]
     assert direct["cache-control"] == "public, immutable, max-age=31536000"
     assert "set-cookie" not in through
+    assert body == (haproxy.precompressed_static() / (script + ".gz")).read_bytes()
     _, _, first_contact = _get_gzip(f"{cluster.url}/{script}")
-    assert first_contact["cache-control"] == "private"
-    assert first_contact["set-cookie"].startswith(COOKIE)
+    assert first_contact["cache-control"] == direct["cache-control"]
+    assert "set-cookie" not in first_contact
+    # The page itself always comes from a replica, which sets the cookie.
+    _, _, page = _get_gzip(f"{cluster.url}/")
+    assert page["set-cookie"].startswith(COOKIE)
+    assert page["cache-control"] in ("private", "no-cache"), page["cache-control"]

