@@ -12,10 +12,12 @@ import pytest
 from attnviz import runtime
 from bench.support.pages import ROOT
 
-# After a 20 MiB tensor is freed, glibc's default raises its mmap threshold past 8 MiB: eight
-# 8 MiB tensors, each freed with a small block allocated behind it and each a little larger than
-# the one before (so none reuses a freed block; one run where they did kept only 8 MiB), then
-# stay resident.
+# After a 20 MiB tensor is freed, glibc's default raises its mmap threshold past 8 MiB, so the
+# eight 8 MiB tensors below come from the heap. Each has a 128 KiB block allocated right behind
+# it, kept: too large for any small free fragment, so it lands after its tensor, and each freed
+# tensor is a hole below a live block, which glibc cannot trim from the heap's top. (Earlier
+# probes pinned with 4 KiB blocks, which a fragment further down could take: one CI run kept
+# only 8 MiB that way.)
 PROBE = """
 import os, sys
 import torch
@@ -30,12 +32,12 @@ if sys.argv[1] == "on":
     assert runtime.configure_memory() == threshold  # a second call changes nothing
 big = torch.ones(5 * 2**20)
 del big
-kept = []
 before = rss()
+tensors, pins = [], []
 for i in range(8):
-    t = torch.ones(2 * 2**20 + i * 4096)  # each a little larger: no freed block fits the next
-    kept.append(torch.ones(1000))
-    del t
+    tensors.append(torch.ones(2 * 2**20 + i * 4096))
+    pins.append(torch.ones(32 * 1024))  # 128 KiB, kept
+del tensors
 print(threshold, (rss() - before) / 2**20)
 """
 
