@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 import torch
 
-from . import pretrained
+from . import pretrained, skeleton
 from .settings import BOUNDS, Settings, request_bytes
 
 HEAVY_BYTES = 48 * 2**20  # requests predicted above this are "heavy"
@@ -64,6 +64,8 @@ CACHE_BYTES = {
     # run (tests/induction/test_grow_page.py measures them), so at least 8 such runs fit.
     "grown runs": 8 * MB,
     "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
+    # The meta-device modules the references are copied from (attnviz/skeleton.py).
+    "module templates": skeleton.TEMPLATE_ENTRIES * skeleton.TEMPLATE_BYTES,
     "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
 
@@ -113,53 +115,90 @@ _SHARED_OBJECTS = (
 _ATOMS = (str, bytes, int, float, bool, type(None))
 
 
+# How size_of measures each type, decided once per type (the walk meets the same few types
+# thousands of times a cold page run). A plain dict shared by every thread: an entry is written
+# whole, and two threads deciding the same type write the same value.
+_ATOM, _SEQ, _SKIP, _TENSOR, _SCALAR, _ARRAY, _FRAME, _MAP, _COLL, _DATA, _OBJ, _OTHER = range(12)
+_kinds: dict[type, tuple[int, tuple[str, ...]]] = {}
+
+
+def _kind_of(kind: type) -> tuple[int, tuple[str, ...]]:
+    decided = _kinds.get(kind)
+    if decided is not None:
+        return decided
+    names: tuple[str, ...] = ()
+    if kind in _ATOMS:
+        how = _ATOM
+    elif kind is tuple or kind is list:
+        how = _SEQ
+    elif issubclass(kind, _SHARED_OBJECTS):  # code and classes are not the value's own
+        how = _SKIP
+    elif issubclass(kind, torch.Tensor):
+        how = _TENSOR
+    elif issubclass(kind, (str, bytes, bytearray, int, float, complex, bool)):
+        how = _SCALAR
+    elif hasattr(kind, "nbytes"):  # numpy arrays
+        how = _ARRAY
+    elif hasattr(kind, "memory_usage") and hasattr(kind, "columns"):  # pandas frames
+        how = _FRAME
+    elif issubclass(kind, Mapping):
+        how = _MAP
+    elif issubclass(kind, (list, tuple, set, frozenset)):
+        how = _COLL
+    elif dataclasses.is_dataclass(kind):
+        how, names = _DATA, tuple(f.name for f in dataclasses.fields(kind))
+    else:
+        how = _OBJ
+    _kinds[kind] = (how, names)
+    return how, names
+
+
 def size_of(value) -> int:
     """Bytes a cached value holds: tensor and array storage (each storage counted once), text,
     and the containers, dataclasses and objects around them. An estimate from above for the
     numbers (it counts a view's whole storage), close for the Python objects.
 
     It runs on every value a shared cache stores (every lesson, panel view and chart's JSON of a
-    cold page run), so the common cases come first: a string or number is measured where it
-    stands, and a tuple of them (a panel's labels) in one pass."""
+    cold page run), so how to measure a type is decided once per type (:func:`_kind_of`), and a
+    tuple or dict of plain numbers and strings (a panel's labels) is measured in one pass."""
     seen: set[int] = set()
     storages: set[tuple[int, int]] = set()
     getsizeof = sys.getsizeof
+    atoms = _ATOMS
 
     def walk(v) -> int:
         kind = type(v)
-        if kind in _ATOMS:
+        if kind in atoms:
             return getsizeof(v)
         if id(v) in seen:
             return 0
         seen.add(id(v))
-        if kind is tuple or kind is list:
-            if all(type(x) in _ATOMS for x in v):
+        how, names = _kinds.get(kind) or _kind_of(kind)
+        if how == _SEQ or how == _COLL:
+            if all(type(x) in atoms for x in v):
                 return getsizeof(v) + sum(map(getsizeof, v))
             return getsizeof(v) + sum(walk(x) for x in v)
-        if isinstance(v, _SHARED_OBJECTS):  # code and classes are not the value's own
-            return 0
-        if isinstance(v, torch.Tensor):
+        if how == _DATA:
+            return getsizeof(v) + sum(walk(getattr(v, name)) for name in names)
+        if how == _MAP:
+            return getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
+        if how == _TENSOR:
             storage = v.untyped_storage()
             key = (storage.data_ptr(), storage.nbytes())
             if key in storages:
                 return 0
             storages.add(key)
             return storage.nbytes() + 80
-        if isinstance(v, (str, bytes, bytearray, int, float, complex, bool)):
+        if how == _SKIP:
+            return 0
+        if how == _SCALAR:
             return getsizeof(v)
-        nbytes = getattr(v, "nbytes", None)  # numpy arrays
-        if isinstance(nbytes, int):
-            return nbytes + 112
-        memory_usage = getattr(v, "memory_usage", None)  # pandas frames
-        if callable(memory_usage) and hasattr(v, "columns"):
-            return int(memory_usage(deep=True).sum())
-        if isinstance(v, Mapping):
-            return getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
-        if isinstance(v, (list, tuple, set, frozenset)):
-            return getsizeof(v) + sum(walk(x) for x in v)
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return getsizeof(v) + sum(walk(getattr(v, f.name)) for f in dataclasses.fields(v))
-        if hasattr(v, "__dict__") and not isinstance(v, type):
+        if how == _ARRAY:
+            nbytes = getattr(v, "nbytes", None)
+            return nbytes + 112 if isinstance(nbytes, int) else getsizeof(v)
+        if how == _FRAME:
+            return int(v.memory_usage(deep=True).sum())
+        if hasattr(v, "__dict__"):
             return getsizeof(v) + walk(vars(v))
         return getsizeof(v)
 

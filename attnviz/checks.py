@@ -33,6 +33,7 @@ import torch.nn.functional as F
 
 from . import modules as M
 from .seeding import seeded
+from .skeleton import on_meta
 
 EPS32 = torch.finfo(torch.float32).eps
 TOL_FACTOR = 16.0
@@ -508,15 +509,15 @@ def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     XL's sizes: 32 masks of 1024×1024 and 7.7 M weights). It is frozen (``requires_grad=False``)
     and in eval mode: it computes references, it never trains."""
     bias = mha.W_query.bias is not None
-    with torch.device("meta"):
-        wrapper = M.MultiHeadAttentionWrapper(
-            mha.W_query.in_features,
-            mha.head_dim,
-            mha.mask.shape[0],
-            mha.dropout.p,
-            mha.num_heads,
-            bias,
-        )
+    wrapper = on_meta(
+        M.MultiHeadAttentionWrapper,
+        mha.W_query.in_features,
+        mha.head_dim,
+        mha.mask.shape[0],
+        mha.dropout.p,
+        mha.num_heads,
+        bias,
+    )
     for h, head in enumerate(wrapper.heads):
         rows = slice(h * mha.head_dim, (h + 1) * mha.head_dim)
         for name in ("W_query", "W_key", "W_value"):
@@ -654,8 +655,11 @@ def torch_mha_from(mha: M.MultiHeadAttention) -> nn.MultiheadAttention | None:
     d_in, d_out = mha.W_query.in_features, mha.d_out
     if d_in != d_out:
         return None
-    with torch.device("meta"):
-        ref = nn.MultiheadAttention(d_out, mha.num_heads, dropout=0.0, bias=True, batch_first=True)
+    # nn.MultiheadAttention(d_out, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
+    # add_zero_attn=False, kdim=None, vdim=None, batch_first=True), by position
+    ref = on_meta(
+        nn.MultiheadAttention, d_out, mha.num_heads, 0.0, True, False, False, None, None, True
+    )
     projections = (mha.W_query, mha.W_key, mha.W_value)
     with torch.no_grad():
         ref.in_proj_weight = shared(torch.cat([p.weight for p in projections]))

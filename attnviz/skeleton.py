@@ -1,0 +1,82 @@
+"""Modules on PyTorch's meta device, built once per class and arguments, handed out as copies.
+
+The references the checks compare against (our module holding a trace's weights, the wrapper
+holding its head slices, ``nn.MultiheadAttention``) are built on the meta device and then given
+real tensors. Building on the meta device runs the module's ``__init__`` under a device mode that
+sends every tensor operation through PyTorch's Python reference implementations: a few
+milliseconds a module, on every cold page run. The structure only depends on the class and the
+constructor's arguments, so :func:`on_meta` builds it once (a template) and hands each caller a
+copy of its structure: new module objects with their own parameter, buffer and child tables,
+which the caller fills with its tensors. The templates are never changed after they are built
+(every assignment goes to a copy's own tables), so sessions share them without a lock beyond the
+table's own.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections import OrderedDict
+from typing import TypeVar
+
+import torch
+from torch import nn
+
+M = TypeVar("M", bound=nn.Module)
+
+TEMPLATE_ENTRIES = 16  # distinct (class, arguments) kept; a class uses a few at a time
+# Bytes one template holds: Python objects only (meta tensors have no storage). The largest the
+# app can build, a 32-head wrapper at the widest sizes, measured 0.53 MB with tracemalloc (torch's
+# first-use caches included; tests/engine/test_skeleton.py checks this bound).
+TEMPLATE_BYTES = 1024 * 1024
+
+_templates: OrderedDict[tuple, nn.Module] = OrderedDict()
+_lock = threading.Lock()
+
+# A module's own containers: each copy gets new ones, so nothing it registers reaches the
+# template. (The hook tables stay empty here; copies get their own all the same.)
+_TABLES = ("_parameters", "_buffers", "_modules")
+
+
+def on_meta(cls: type[M], *args) -> M:
+    """A new ``cls(*args)`` on the meta device, ready to be given real tensors: a copy of the
+    template for (``cls``, ``args``), built the first time they are asked for."""
+    key = (cls, args)
+    with _lock:
+        template = _templates.get(key)
+        if template is not None:
+            _templates.move_to_end(key)
+    if template is None:
+        with torch.device("meta"):
+            template = cls(*args)
+        with _lock:
+            _templates[key] = template
+            while len(_templates) > TEMPLATE_ENTRIES:
+                _templates.popitem(last=False)
+    return _copy(template)  # type: ignore[return-value]
+
+
+def _copy(module: nn.Module) -> nn.Module:
+    new = object.__new__(type(module))
+    state = dict(module.__dict__)
+    for name, value in state.items():
+        if name not in _TABLES and isinstance(value, (dict, set, list)):
+            state[name] = copy.copy(value)  # hook tables and the like: never shared
+    state["_parameters"] = dict(module._parameters)
+    state["_buffers"] = dict(module._buffers)
+    state["_modules"] = {
+        name: None if child is None else _copy(child) for name, child in module._modules.items()
+    }
+    new.__dict__.update(state)
+    return new
+
+
+def templates() -> int:
+    """How many templates are held (for tests)."""
+    with _lock:
+        return len(_templates)
+
+
+def clear() -> None:
+    with _lock:
+        _templates.clear()
