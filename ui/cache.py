@@ -13,6 +13,8 @@ from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from typing import TypeVar
 
+import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attnviz import budget, lesson
@@ -182,6 +184,16 @@ def lesson_of(key: tuple, build: Callable[[], T]) -> T:
     values: the page's name, text, settings, book flag ...) and shared read-only by every
     session. ``build`` fetches the traces it needs from this module and calls the engine."""
     return derived.get(("lesson", *key), build)
+
+
+def arrow_table(key: tuple, name: str, frame: pd.DataFrame) -> pa.Table:
+    """``frame``, the table ``name`` of the lesson stored under ``key``, as an Arrow table made
+    once and shared (index left out: for ``st.dataframe(..., hide_index=True)``). Given a
+    DataFrame, ``st.dataframe`` converts it to Arrow on every run, warm or cold; given this, it
+    only writes it out."""
+    return derived.get(
+        ("arrow", *key, name), lambda: pa.Table.from_pandas(frame, preserve_index=False)
+    )
 
 
 def panel_view(panel: Panel, view: View) -> Panel | None:
