@@ -68,7 +68,7 @@ def apply_preset(values: dict) -> None:
 top = cache.lesson_of(("multihead preface", settings, book), lambda: ML.preface(settings, book))
 with st.expander("Presets", expanded=False):
     st.dataframe(
-        cache.arrow_table(("multihead preface", settings, book), "presets", top.presets),
+        cache.arrow_table(("multihead preface", settings, book), "presets", lambda: top.presets),
         hide_index=True,
     )
     st.caption(top.parameters_caption)
@@ -146,7 +146,9 @@ st.write(
     "of this run:"
 )
 if predict.slot("p4_strides"):  # the shapes after the split
-    st.dataframe(cache.arrow_table(("multihead", *args), "strides", view.strides), hide_index=True)
+    st.dataframe(
+        cache.arrow_table(("multihead", *args), "strides", lambda: view.strides), hide_index=True
+    )
 
 # --- wrapper against weight split --------------------------------------------------------------
 st.header("The wrapper against the weight split")

@@ -186,13 +186,13 @@ def lesson_of(key: tuple, build: Callable[[], T]) -> T:
     return derived.get(("lesson", *key), build)
 
 
-def arrow_table(key: tuple, name: str, frame: pd.DataFrame) -> pa.Table:
-    """``frame``, the table ``name`` of the lesson stored under ``key``, as an Arrow table made
-    once and shared (index left out: for ``st.dataframe(..., hide_index=True)``). Given a
-    DataFrame, ``st.dataframe`` converts it to Arrow on every run, warm or cold; given this, it
-    only writes it out."""
+def arrow_table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> pa.Table:
+    """The table ``name`` of the lesson stored under ``key`` (``make`` builds it as a DataFrame,
+    on a miss only) as an Arrow table made once and shared, its index left out: for
+    ``st.dataframe(..., hide_index=True)``. Given a DataFrame, ``st.dataframe`` converts it to
+    Arrow on every run, warm or cold; given this, it only writes it out."""
     return derived.get(
-        ("arrow", *key, name), lambda: pa.Table.from_pandas(frame, preserve_index=False)
+        ("arrow", *key, name), lambda: pa.Table.from_pandas(make(), preserve_index=False)
     )
 
 
