@@ -15,6 +15,9 @@ should: the target is then missed).
 
 from __future__ import annotations
 
+import fcntl
+import os
+import pickle
 from contextlib import ExitStack
 
 import pytest
@@ -28,8 +31,7 @@ SECOND_VISIT_MB = 0.2  # measured 0.08 MB: the page's HTML and its websocket
 TEXT_TYPES = ("javascript", "css", "html", "json", "svg")
 
 
-@pytest.fixture(scope="module")
-def visits(blackhole, artifacts):
+def measure_visits(blackhole, artifacts) -> tuple[first_visit.Visit, first_visit.Visit]:
     with ExitStack() as stack:
         app = stack.enter_context(live.attnviz_server(name="first-visit"))
         proxy = stack.enter_context(
@@ -39,6 +41,25 @@ def visits(blackhole, artifacts):
         first, second = first_visit.two_visits(browser, proxy + first_visit.LESSON)
     print("\n" + first_visit.HEADER + "\n" + first_visit.describe("HAProxy", first, second))
     return first, second
+
+
+@pytest.fixture(scope="module")
+def visits(blackhole, artifacts, tmp_path_factory):
+    """The two visits, measured once per test run: the serial run spreads this module's tests
+    over several workers (pytest-xdist), and a deployment and a browser take a minute to start,
+    so the first worker to get here measures (under a file lock) and the others read its result
+    from the run's shared temporary folder."""
+    base = tmp_path_factory.getbasetemp()  # a new folder each run
+    # Under xdist each worker's base is a folder of the run's own (popen-gw0, ...).
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with open(shared / "first-visit.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        kept = shared / "first-visit.pickle"
+        if kept.exists():
+            return pickle.loads(kept.read_bytes())
+        result = measure_visits(blackhole, artifacts)
+        kept.write_bytes(pickle.dumps(result))
+        return result
 
 
 def test_the_first_visit_through_haproxy_is_compressed_and_light(visits):
