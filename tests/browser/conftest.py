@@ -31,7 +31,8 @@ class App:
 
 
 # What a page shows, read in one call: (charts, charts drawn to the end, element containers in
-# the main area, data-grid canvases, Streamlit's script state). Plotly makes a chart's
+# the main area, data-grid canvases, Streamlit's script state, stale elements: those a rerun
+# has not drawn again yet, which Streamlit shows faded). Plotly makes a chart's
 # ``.main-svg`` first and its axes' drag layer and titles after, so a chart with cartesian axes
 # counts as drawn only once its drag layer is there.
 PAGE_STATE = """() => {
@@ -47,7 +48,8 @@ PAGE_STATE = """() => {
           document.querySelectorAll("[data-testid='stMain'] [data-testid='stElementContainer']")
             .length,
           document.querySelectorAll("[data-testid='stDataFrame'] canvas").length,
-          app ? app.getAttribute('data-test-script-state') : null];
+          app ? app.getAttribute('data-test-script-state') : null,
+          document.querySelectorAll("[data-stale='true']").length];
 }""".replace("CHART", CHART)
 
 
@@ -78,9 +80,9 @@ def settle(
 ) -> int:
     """Wait for the page's title (``heading``, else the main area's first heading), the end of
     its run, and every chart drawn; return the number of charts. ``charts``: how many to wait
-    for (else at least ``min_charts``). The page must then stay unchanged (charts, elements, tables, run
-    state) for ``quiet_s`` seconds: Plotly's and the data grid's code load lazily after the run
-    has ended, and leaving before then can abort them."""
+    for (else at least ``min_charts``). The page must then stay unchanged (charts, elements,
+    tables, run state, nothing faded) for ``quiet_s`` seconds: Plotly's and the data grid's
+    code load lazily after the run has ended, and leaving before then can abort them."""
     if heading:
         title = page.locator("h1", has_text=heading)
     else:
@@ -93,15 +95,15 @@ def settle(
         now = page_state(page)
         if now != last:
             last, stable_since = now, time.monotonic()
-        count, drawn, run = now[0], now[1], now[4]
+        count, drawn, run, stale = now[0], now[1], now[4], now[5]
         enough = count == charts if charts is not None else count >= min_charts
-        if enough and count == drawn and run == "notRunning":
+        if enough and count == drawn and run == "notRunning" and stale == 0:
             if time.monotonic() - stable_since >= quiet_s:
                 return count
         page.wait_for_timeout(200)
     expected = charts if charts is not None else f"at least {min_charts}"
     raise AssertionError(
-        f"{heading or page.url!r}: (charts, drawn, elements, grids, run) = {last}, "
+        f"{heading or page.url!r}: (charts, drawn, elements, grids, run, stale) = {last}, "
         f"expected {expected} charts"
     )
 

@@ -74,10 +74,12 @@ def test_an_implementation_that_fails_verification_is_never_timed(monkeypatch):
 
 
 def test_the_timing_stays_within_its_budget():
-    start = time.perf_counter()
+    # CPU time of this thread, where the benchmark runs: what it costs the server, and what a
+    # busy machine does not inflate (one CI run took 6.1 s of wall time here, beside browsers).
+    start = time.thread_time()
     r = impl.benchmark(SQUARE, seconds_per_impl=0.05, min_rounds=3)
     # 7 implementations × 0.05 s of timing, at most twice that, plus building and verifying
-    assert time.perf_counter() - start < 7 * 0.05 * 2 + 5
+    assert time.thread_time() - start < 7 * 0.05 * 2 + 5
     assert r.rounds >= 3
 
 
