@@ -118,7 +118,7 @@ _ATOMS = (str, bytes, int, float, bool, type(None))
 # How size_of measures each type, decided once per type (the walk meets the same few types
 # thousands of times a cold page run). A plain dict shared by every thread: an entry is written
 # whole, and two threads deciding the same type write the same value.
-_ATOM, _SEQ, _SKIP, _TENSOR, _SCALAR, _ARRAY, _FRAME, _MAP, _COLL, _DATA, _OBJ, _OTHER = range(12)
+_ATOM, _SEQ, _SKIP, _TENSOR, _SCALAR, _ARRAY, _FRAME, _MAP, _COLL, _DATA, _OBJ = range(11)
 _kinds: dict[type, tuple[int, tuple[str, ...]]] = {}
 
 

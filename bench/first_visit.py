@@ -27,7 +27,6 @@ import base64
 import datetime
 import os
 import sys
-import time
 from collections import Counter
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -38,12 +37,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import live  # noqa: E402
-from bench.support.browser import chromium, wait_for_app  # noqa: E402
+from bench.support.browser import chromium, settle  # noqa: E402
 from bench.support.haproxy import running_haproxy  # noqa: E402
 from bench.support.network import Blackhole  # noqa: E402
 
 LESSON = "/causal-attention?text=The+cat+sat+on+the+mat&dropout=0.5&train=true"
-CHART = "[data-testid='stPlotlyChart']"
 RESULTS = ROOT / "bench" / "first-visit-results.md"
 
 
@@ -138,23 +136,8 @@ def _listen(cdp, visit: Visit) -> None:
 
 
 def charts_drawn(page, timeout_s: float = 120) -> int:
-    """Wait until the run has ended and every chart is drawn (count stable for a second)."""
-    wait_for_app(page, int(timeout_s * 1000))
-    deadline = time.monotonic() + timeout_s
-    last, since = None, time.monotonic()
-    while time.monotonic() < deadline:
-        count, drawn = page.evaluate(
-            f"""() => {{
-                const charts = [...document.querySelectorAll("{CHART}")];
-                return [charts.length, charts.filter(c => c.querySelector('.main-svg')).length];
-            }}"""
-        )
-        if (count, drawn) != last:
-            last, since = (count, drawn), time.monotonic()
-        if count and count == drawn and time.monotonic() - since >= 1.0:
-            return count
-        page.wait_for_timeout(200)
-    raise RuntimeError(f"charts (present, drawn) = {last} after {timeout_s:.0f} s")
+    """Wait until the run has ended and every chart is drawn (bench/support/browser.settle)."""
+    return settle(page, timeout_ms=int(timeout_s * 1000))
 
 
 def visit(context, url: str) -> Visit:

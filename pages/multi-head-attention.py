@@ -67,10 +67,7 @@ def apply_preset(values: dict) -> None:
 # --- presets (before the trace: they still work when the heads do not divide d_out) ------------
 top = cache.lesson_of(("multihead preface", settings, book), lambda: ML.preface(settings, book))
 with st.expander("Presets", expanded=False):
-    st.dataframe(
-        cache.arrow_table(("multihead preface", settings, book), "presets", lambda: top.presets),
-        hide_index=True,
-    )
+    panels.table(("multihead preface", settings, book), "presets", lambda: top.presets)
     st.caption(top.parameters_caption)
     for col, preset in zip(st.columns(len(ML.PRESETS)), ML.PRESETS, strict=True):
         with col:
@@ -146,9 +143,7 @@ st.write(
     "of this run:"
 )
 if predict.slot("p4_strides"):  # the shapes after the split
-    st.dataframe(
-        cache.arrow_table(("multihead", *args), "strides", lambda: view.strides), hide_index=True
-    )
+    panels.table(("multihead", *args), "strides", lambda: view.strides)
 
 # --- wrapper against weight split --------------------------------------------------------------
 st.header("The wrapper against the weight split")

@@ -44,36 +44,33 @@ st.write(
 )
 
 st.subheader("The four passes")
-st.dataframe(
-    cache.arrow_table(
-        ("home",),
-        "passes",
-        lambda: pd.DataFrame(
-            [
-                {
-                    "pass": "1. Simplified self-attention",
-                    "adds": "scores X Xᵀ, row softmax, context αX",
-                    "module": "none",
-                },
-                {
-                    "pass": "2. Trainable self-attention",
-                    "adds": "W_q, W_k, W_v; scores QKᵀ/√d_k",
-                    "module": "SelfAttention_v1, _v2",
-                },
-                {
-                    "pass": "3. Causal attention",
-                    "adds": "mask the future, dropout on the weights, batches",
-                    "module": "CausalAttention",
-                },
-                {
-                    "pass": "4. Multi-head attention",
-                    "adds": "several heads in parallel, out_proj",
-                    "module": "MultiHeadAttentionWrapper, MultiHeadAttention",
-                },
-            ]
-        ),
+panels.table(
+    ("home",),
+    "passes",
+    lambda: pd.DataFrame(
+        [
+            {
+                "pass": "1. Simplified self-attention",
+                "adds": "scores X Xᵀ, row softmax, context αX",
+                "module": "none",
+            },
+            {
+                "pass": "2. Trainable self-attention",
+                "adds": "W_q, W_k, W_v; scores QKᵀ/√d_k",
+                "module": "SelfAttention_v1, _v2",
+            },
+            {
+                "pass": "3. Causal attention",
+                "adds": "mask the future, dropout on the weights, batches",
+                "module": "CausalAttention",
+            },
+            {
+                "pass": "4. Multi-head attention",
+                "adds": "several heads in parallel, out_proj",
+                "module": "MultiHeadAttentionWrapper, MultiHeadAttention",
+            },
+        ]
     ),
-    hide_index=True,
 )
 st.page_link(
     "pages/simplified-attention.py", label="Start with pass 1", icon=":material/arrow_forward:"
@@ -85,7 +82,7 @@ panels.notes(prep.messages)
 home = cache.lesson_of(("home", *args), lambda: home_lesson(prep))
 if home.count is not None:
     st.write(md_escape(home.count.text))
-    st.dataframe(cache.arrow_table(("home", *args), "tokens", lambda: home.tokens), hide_index=True)
+    panels.table(("home", *args), "tokens", lambda: home.tokens)
 if home.shape is not None:
     st.write(md_escape(home.shape.text))
     panels.show(home.panels["x"], numbers=panels.show_numbers_toggle())

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
+import pandas as pd
 import streamlit as st
 import torch
 
@@ -121,6 +122,15 @@ def badges(results) -> None:
     for i, result in enumerate(results):
         with columns[i % 2]:
             badge(result)
+
+
+def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:
+    """A lesson's table without its index, sent as the Arrow table ``cache.arrow_table`` made
+    once for every session (``st.dataframe`` converts a DataFrame again on every run). ``key``:
+    the lesson's key; ``make`` builds the DataFrame on a miss."""
+    from . import cache
+
+    st.dataframe(cache.arrow_table(key, name, make), hide_index=True)
 
 
 def source(*functions, title: str = "The engine's code for this") -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import atexit
 import shutil
 import threading
+import time
 from contextlib import contextmanager
 
 CHROMIUM_ARGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage")
 SILENCED_SERVICES = ("component-updater=url-source", "gaia-url", "autofill-server-url")
+CHART = "[data-testid='stPlotlyChart']"
 
 
 def chromium_path() -> str:
@@ -68,4 +70,69 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
     )
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=timeout_ms
+    )
+
+
+# What a page shows, read in one call: (charts, charts drawn to the end, element containers in
+# the main area, data-grid canvases, Streamlit's script state, stale elements: those a rerun
+# has not drawn again yet, which Streamlit shows faded). Plotly makes a chart's
+# ``.main-svg`` first and its axes' drag layer and titles after, so a chart with cartesian axes
+# counts as drawn only once its drag layer is there.
+PAGE_STATE = """() => {
+  const charts = [...document.querySelectorAll("CHART")];
+  const drawn = (c) => {
+    const plot = c.querySelector('.js-plotly-plot');
+    if (!plot || !plot.querySelector('.main-svg') || !plot._fullLayout) return false;
+    const cartesian = (plot._fullData || []).some(t => t.xaxis);
+    return !cartesian || plot.querySelector('.draglayer .nsewdrag') !== null;
+  };
+  const app = document.querySelector("[data-testid='stApp']");
+  return [charts.length, charts.filter(drawn).length,
+          document.querySelectorAll("[data-testid='stMain'] [data-testid='stElementContainer']")
+            .length,
+          document.querySelectorAll("[data-testid='stDataFrame'] canvas").length,
+          app ? app.getAttribute('data-test-script-state') : null,
+          document.querySelectorAll("[data-stale='true']").length];
+}""".replace("CHART", CHART)
+
+
+def page_state(page) -> tuple:
+    return tuple(page.evaluate(PAGE_STATE))
+
+
+def settle(
+    page,
+    heading: str | None = None,
+    charts: int | None = None,
+    timeout_ms: int = 90_000,
+    quiet_s: float = 1.0,
+    min_charts: int = 1,
+) -> int:
+    """Wait for the page's title (``heading``, else the main area's first heading), the end of
+    its run, and every chart drawn; return the number of charts. ``charts``: how many to wait
+    for (else at least ``min_charts``). The page must then stay unchanged (charts, elements,
+    tables, run state, nothing faded) for ``quiet_s`` seconds: Plotly's and the data grid's
+    code load lazily after the run has ended, and leaving before then can abort them."""
+    if heading:
+        title = page.locator("h1", has_text=heading)
+    else:
+        title = page.locator("[data-testid='stMain'] h1")
+    title.first.wait_for(timeout=timeout_ms)
+    wait_for_app(page, timeout_ms)
+    deadline = time.monotonic() + timeout_ms / 1000
+    last, stable_since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        now = page_state(page)
+        if now != last:
+            last, stable_since = now, time.monotonic()
+        count, drawn, run, stale = now[0], now[1], now[4], now[5]
+        enough = count == charts if charts is not None else count >= min_charts
+        if enough and count == drawn and run == "notRunning" and stale == 0:
+            if time.monotonic() - stable_since >= quiet_s:
+                return count
+        page.wait_for_timeout(200)
+    expected = charts if charts is not None else f"at least {min_charts}"
+    raise AssertionError(
+        f"{heading or page.url!r}: (charts, drawn, elements, grids, run, stale) = {last}, "
+        f"expected {expected} charts"
     )

@@ -19,9 +19,9 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from bench.support.browser import wait_for_app
+from bench.support.browser import settle, wait_for_app
 
-from .conftest import settle, wait_count
+from .conftest import wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
 

@@ -8,9 +8,10 @@ from urllib.parse import urlencode
 import pytest
 
 from attnviz.tokens import tokenize
+from bench.support.browser import CHART, settle
 from bench.support.server import ROOT
 
-from .conftest import CHART, settle, wait_count
+from .conftest import wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 

@@ -11,9 +11,9 @@ import pytest
 
 from attnviz import lesson
 from attnviz.settings import Settings
-from bench.support.browser import wait_for_app
+from bench.support.browser import CHART, settle, wait_for_app
 
-from .conftest import CHART, settle, wait_count
+from .conftest import wait_count
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

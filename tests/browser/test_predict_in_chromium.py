@@ -10,10 +10,8 @@ import pytest
 
 from attnviz import bugs as B
 from attnviz import mystery as MY
-from bench.support.browser import wait_for_app
+from bench.support.browser import settle, wait_for_app
 from tests.predict.pages import Setting, found_strings, question, secret
-
-from .conftest import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

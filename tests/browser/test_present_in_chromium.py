@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.support.browser import wait_for_app
-
-from .conftest import settle
+from bench.support.browser import settle, wait_for_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 

@@ -28,10 +28,9 @@ import time
 
 import pytest
 
+from bench.support.browser import settle
 from bench.support.pages import app_pages
 from tests.support.contrast import TEXT_CONTRAST
-
-from .conftest import settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 

@@ -18,10 +18,9 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.support.browser import CHART, settle
 from bench.support.pages import app_pages
 from bench.support.server import ROOT
-
-from .conftest import CHART, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 

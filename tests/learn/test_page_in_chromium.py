@@ -3,16 +3,13 @@ see URL writes), and Train draws every chart."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from bench.support.browser import chromium, wait_for_app
+from bench.support.browser import CHART, chromium, settle, wait_for_app
 from bench.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(240)]
 
-CHART = "[data-testid='stPlotlyChart']"
 PAGE = "/watch-attention-learn"
 
 
@@ -28,15 +25,8 @@ def browser_page(blackhole):
 
 
 def all_charts_drawn(page, count: int, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        charts = page.locator(CHART)
-        if charts.count() == count and all(
-            charts.nth(i).locator(".main-svg").count() for i in range(count)
-        ):
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"{page.locator(CHART).count()} charts, wanted {count} drawn")
+    """Wait for the run's end and exactly ``count`` charts drawn (bench/support/browser.settle)."""
+    settle(page, charts=count, timeout_ms=int(timeout_s * 1000))
 
 
 def test_controls_go_into_the_link_and_train_draws_every_chart(browser_page):

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 from attnviz import pretrained as P
-from bench.support.browser import chromium, wait_for_app
+from bench.support.browser import CHART, chromium, settle, wait_for_app
 from bench.support.network import proxy_env
 from bench.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
-CHART = "[data-testid='stPlotlyChart']"
 HEADING = "Trained heads: GPT-2's weights in your module"
 SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -35,15 +34,8 @@ def browser_page(blackhole, page_folder):
 
 
 def charts_drawn(page, count: int, timeout_s: float = 90) -> None:
-    deadline = page.evaluate("() => Date.now()") + timeout_s * 1000
-    while page.evaluate("() => Date.now()") < deadline:
-        charts = page.locator(CHART)
-        if charts.count() == count and all(
-            charts.nth(i).locator(".main-svg").count() for i in range(count)
-        ):
-            return
-        page.wait_for_timeout(250)
-    raise AssertionError(f"{page.locator(CHART).count()} charts drawn, wanted {count}")
+    """Wait for the run's end and exactly ``count`` charts drawn (bench/support/browser.settle)."""
+    settle(page, charts=count, timeout_ms=int(timeout_s * 1000))
 
 
 def chart_titles(page) -> list[str]:
