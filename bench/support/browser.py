@@ -75,9 +75,9 @@ def wait_for_app(page, timeout_ms: int = 60_000) -> None:
 
 # What a page shows, read in one call: (charts, charts drawn to the end, element containers in
 # the main area, data-grid canvases, Streamlit's script state, stale elements: those a rerun
-# has not drawn again yet, which Streamlit shows faded). Plotly makes a chart's
-# ``.main-svg`` first and its axes' drag layer and titles after, so a chart with cartesian axes
-# counts as drawn only once its drag layer is there.
+# has not drawn again yet, which Streamlit shows faded; and placeholders of elements whose code
+# is still loading). Plotly makes a chart's ``.main-svg`` first and its axes' drag layer and
+# titles after, so a chart with cartesian axes counts as drawn only once its drag layer is there.
 PAGE_STATE = """() => {
   const charts = [...document.querySelectorAll("CHART")];
   const drawn = (c) => {
@@ -92,7 +92,8 @@ PAGE_STATE = """() => {
             .length,
           document.querySelectorAll("[data-testid='stDataFrame'] canvas").length,
           app ? app.getAttribute('data-test-script-state') : null,
-          document.querySelectorAll("[data-stale='true']").length];
+          document.querySelectorAll("[data-stale='true']").length,
+          document.querySelectorAll("[data-testid='stSkeleton']").length];
 }""".replace("CHART", CHART)
 
 
@@ -111,8 +112,8 @@ def settle(
     """Wait for the page's title (``heading``, else the main area's first heading), the end of
     its run, and every chart drawn; return the number of charts. ``charts``: how many to wait
     for (else at least ``min_charts``). The page must then stay unchanged (charts, elements,
-    tables, run state, nothing faded) for ``quiet_s`` seconds: Plotly's and the data grid's
-    code load lazily after the run has ended, and leaving before then can abort them."""
+    tables, run state, nothing faded or loading) for ``quiet_s`` seconds: Plotly's and the data
+    grid's code load lazily after the run has ended, and leaving before then can abort them."""
     if heading:
         title = page.locator("h1", has_text=heading)
     else:
@@ -125,14 +126,14 @@ def settle(
         now = page_state(page)
         if now != last:
             last, stable_since = now, time.monotonic()
-        count, drawn, run, stale = now[0], now[1], now[4], now[5]
+        count, drawn, run, stale, loading = now[0], now[1], now[4], now[5], now[6]
         enough = count == charts if charts is not None else count >= min_charts
-        if enough and count == drawn and run == "notRunning" and stale == 0:
+        if enough and count == drawn and run == "notRunning" and stale == loading == 0:
             if time.monotonic() - stable_since >= quiet_s:
                 return count
         page.wait_for_timeout(200)
     expected = charts if charts is not None else f"at least {min_charts}"
     raise AssertionError(
-        f"{heading or page.url!r}: (charts, drawn, elements, grids, run, stale) = {last}, "
+        f"{heading or page.url!r}: (charts, drawn, elements, grids, run, stale, loading) = {last}, "
         f"expected {expected} charts"
     )
