@@ -71,7 +71,7 @@ import ui.explain  # noqa: E402 - registers the pass pages' `cell` before read_u
 import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
 import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
 import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
-from attnviz import budget, runtime  # noqa: E402
+from attnviz import budget, gate, runtime  # noqa: E402
 from ui import cache, links, present, profiling, state, style  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
@@ -80,35 +80,45 @@ from ui.text import md_escape  # noqa: E402
 runtime.configure_threads()
 runtime.configure_memory()
 
-st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
-style.inject()  # the small-screen and readability CSS (ui/style.py)
 
-# The URL is read and checked before any widget exists, so rejected values never reach them
-# (after st.navigation, so that the rerun read_url may ask for stays on the requested page).
-url_warning = state.read_url()
-if url_warning:
-    st.session_state[state.URL_WARNING_KEY] = url_warning
-present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
-links.read_url()  # the pages' view controls (colour, token window, query token, bug, ...)
-config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
-st.session_state["_attnviz_config"] = config
+def frame() -> None:
+    """One page run: the page's settings, the sidebar, the tokenizer line, then the page."""
+    st.set_page_config(page_title="attnviz: attention, step by step", page_icon="🔍", layout="wide")
+    style.inject()  # the small-screen and readability CSS (ui/style.py)
 
-status = cache.tokenizer().status
-header = st.container()
-with header:
-    if not status.is_real:
-        st.warning(f"{status.headline}. {md_escape(status.detail)}")
-    elif not config.present:  # a projector's screen is for the step
-        st.caption(f"{status.headline} · {status.detail}")
-    if state.URL_WARNING_KEY in st.session_state:
-        st.warning(st.session_state[state.URL_WARNING_KEY])
-    if links.URL_WARNING_KEY in st.session_state:
-        st.warning(st.session_state.pop(links.URL_WARNING_KEY))
+    # The URL is read and checked before any widget exists, so rejected values never reach them
+    # (after st.navigation, so that the rerun read_url may ask for stays on the requested page).
+    url_warning = state.read_url()
+    if url_warning:
+        st.session_state[state.URL_WARNING_KEY] = url_warning
+    present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
+    links.read_url()  # the pages' view controls (colour, token window, query token, bug, ...)
+    config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
+    st.session_state["_attnviz_config"] = config
 
-# A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
-# dragging every slider to its end at once queues instead of exhausting the server's memory.
-try:
-    with cache.page_run(), profiling.page_profile(), entry.app_frame():
-        navigation.run()
-except budget.ServerBusy as busy:
-    st.error(str(busy))
+    status = cache.tokenizer().status
+    header = st.container()
+    with header:
+        if not status.is_real:
+            st.warning(f"{status.headline}. {md_escape(status.detail)}")
+        elif not config.present:  # a projector's screen is for the step
+            st.caption(f"{status.headline} · {status.detail}")
+        if state.URL_WARNING_KEY in st.session_state:
+            st.warning(st.session_state[state.URL_WARNING_KEY])
+        if links.URL_WARNING_KEY in st.session_state:
+            st.warning(st.session_state.pop(links.URL_WARNING_KEY))
+
+    # A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
+    # dragging every slider to its end at once queues instead of exhausting the server's memory.
+    try:
+        with cache.page_run(), profiling.page_profile(), entry.app_frame():
+            navigation.run()
+    except budget.ServerBusy as busy:
+        st.error(str(busy))
+
+
+# One page run at a time in this process (attnviz/gate.py): under a class's clicks each run
+# then finishes in its own few tens of milliseconds instead of sharing the interpreter lock
+# with every other queued run; a run about to wait or to start long work gives its turn up.
+with gate.page_turn():
+    frame()

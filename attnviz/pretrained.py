@@ -33,6 +33,7 @@ import torch
 import torch.nn as nn
 
 from . import detectors as D
+from . import gate
 from . import modules as M
 from .seeding import seeded
 
@@ -388,6 +389,9 @@ def _build(folder: str) -> Loaded:
 _LOAD_LOCK = threading.Lock()
 
 
+_loaded: list[str] = []  # the folder _load_cached holds (read without the lock: a hint only)
+
+
 @functools.lru_cache(maxsize=1)
 def _load_cached(folder: str) -> Loaded:
     return _build(folder)
@@ -398,14 +402,19 @@ def load(folder: str) -> Loaded:
 
     The lock makes concurrent first calls wait for one load instead of each building a copy."""
     real = os.path.realpath(folder)
+    if _loaded != [real]:
+        gate.give_up()  # building GPT-2 takes seconds (attnviz/gate.py)
     with _LOAD_LOCK:
-        return _load_cached(real)
+        loaded = _load_cached(real)
+        _loaded[:] = [real]
+        return loaded
 
 
 def clear_loaded() -> None:
     """Forget the loaded model (tests)."""
     with _LOAD_LOCK:
         _load_cached.cache_clear()
+        _loaded.clear()
 
 
 # --- what the page asks for -----------------------------------------------------------------

@@ -35,7 +35,7 @@ FIGURE_ENTRIES = 1024
 
 _inputs = Memo(2 * TRACE_ENTRIES, CAPS["inputs"], "inputs")
 _light = Memo(TRACE_ENTRIES, CAPS["light traces"], "light traces")
-_heavy = Memo(HEAVY_TRACE_ENTRIES, CAPS["heavy traces"], "heavy traces")
+_heavy = Memo(HEAVY_TRACE_ENTRIES, CAPS["heavy traces"], "heavy traces", long_work=True)
 # For derived values a page computes from traces (figures, tables, check results): keyed by the
 # same plain values, shared read-only between sessions.
 T = TypeVar("T")
@@ -192,7 +192,11 @@ def arrow_table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> pa.T
     ``st.dataframe(..., hide_index=True)``. Given a DataFrame, ``st.dataframe`` converts it to
     Arrow on every run, warm or cold; given this, it only writes it out."""
     return derived.get(
-        ("arrow", *key, name), lambda: pa.Table.from_pandas(make(), preserve_index=False)
+        ("arrow", *key, name),
+        # nthreads=1: Arrow's thread pool costs more than it saves on a lesson's small tables
+        # (0.4 against 1.1 ms for page 4's strides), and the server has other sessions' runs
+        # to serve; the table is the same, pandas metadata included.
+        lambda: pa.Table.from_pandas(make(), preserve_index=False, nthreads=1),
     )
 
 

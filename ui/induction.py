@@ -22,7 +22,7 @@ from typing import cast
 import streamlit as st
 import torch
 
-from attnviz import budget
+from attnviz import budget, gate
 from attnviz import figures as F
 from attnviz.induction import api
 from attnviz.induction.train import Progress
@@ -151,6 +151,7 @@ def ablation_view(step: int) -> G.AblationView:
     key = ("lesson", "grow ablation", step)
     if key in cache.derived:
         return cache.lesson_of(key[1:], lambda: G.ablation_view(step))
+    gate.give_up()  # (heads + 1) measurements on 256 sequences: let other page runs go
     with st.spinner("Zeroing each layer-0 head on 256 held-out sequences (once per step)…"):
         return cache.lesson_of(key[1:], lambda: G.ablation_view(step))
 
@@ -158,7 +159,9 @@ def ablation_view(step: int) -> G.AblationView:
 # --- grow your own ------------------------------------------------------------------------------
 TURNS = Turns(capacity=1)  # one live run at a time per server; the rest queue in order
 RUN_ENTRIES = 32
-runs = Memo(RUN_ENTRIES, budget.CACHE_BYTES["grown runs"], "grown runs")  # (seed, steps) -> run
+runs = Memo(
+    RUN_ENTRIES, budget.CACHE_BYTES["grown runs"], "grown runs", long_work=True
+)  # (seed, steps) -> run
 LAST_RUN_KEY = "_grow_last_run"  # this session's last live run: how long it queued, how often
 # the page heard from it
 
@@ -236,6 +239,7 @@ def grow_live(seed: int, steps: int) -> tuple[Progress, ...] | None:
     None when the server stayed busy past its wait."""
     status, bar, live, cancel = st.empty(), st.empty(), st.empty(), st.empty()
     cancel.button("Cancel", key="gcancel", icon=":material/stop:")  # any click stops this run
+    gate.give_up()  # growing takes seconds: the other sessions' page runs go meanwhile
     ticket = TURNS.join()
     ahead, joined = ticket.ahead(), time.monotonic()
     reports: list[Progress] = []

@@ -98,7 +98,7 @@ def read_url() -> str | None:
 # One process-wide memo keyed by the run's frozen settings: the page can show a run that
 # already exists without starting one (``peek``), and two students pressing Train with the same
 # settings share one computation. Capped in bytes like every shared cache (attnviz/budget.py).
-runs = Memo(RUN_ENTRIES, budget.CACHE_BYTES["learn runs"], "learn runs")
+runs = Memo(RUN_ENTRIES, budget.CACHE_BYTES["learn runs"], "learn runs", long_work=True)
 
 
 def existing_run(config: LearnConfig) -> LearnResult | None:

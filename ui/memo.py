@@ -24,6 +24,7 @@ import threading
 import weakref
 from collections import OrderedDict
 
+from attnviz import gate
 from attnviz.budget import size_of
 
 _ALL: weakref.WeakSet = weakref.WeakSet()
@@ -40,7 +41,17 @@ class _Flight:
 
 
 class Memo:
-    def __init__(self, max_entries: int, max_bytes: int | None = None, name: str = "") -> None:
+    def __init__(
+        self,
+        max_entries: int,
+        max_bytes: int | None = None,
+        name: str = "",
+        *,
+        long_work: bool = False,
+    ) -> None:
+        """``long_work``: a computation here can take seconds (training, GPT-2, a heavy trace),
+        so the page run that starts one first gives its page turn up (attnviz/gate.py)."""
+        self.long_work = long_work
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.name = name
@@ -73,7 +84,10 @@ class Memo:
                 if flight is None:
                     flight = self._computing[key] = _Flight()
             if leads:
+                if self.long_work:
+                    gate.give_up()
                 return self._compute(key, flight, fn, args)
+            gate.give_up()  # another session computes it: let the next page run go meanwhile
             flight.done.wait()
             if flight.error is not None:
                 raise flight.error

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnviz import budget
+from attnviz import budget, gate
 from attnviz import detectors as D
 from attnviz import pretrained as P
 from attnviz.panel import CAUSAL_WEIGHTS, Panel, Style
@@ -29,7 +29,7 @@ from .memo import Memo
 # The caps and the number of forwards at once live in the engine, which counts them in the
 # server's memory bound (attnviz.budget.server_bound).
 ATTENTION_BYTES = P.ATTENTION_CACHE_BYTES
-_attention = Memo(256, ATTENTION_BYTES, "gpt2 attention")
+_attention = Memo(256, ATTENTION_BYTES, "gpt2 attention", long_work=True)
 _figures = Memo(256, P.FIGURE_CACHE_BYTES, "gpt2 figures")
 # A class typing at once queues here instead of holding 50 forwards in memory.
 FORWARD_SLOTS = P.FORWARD_SLOTS
@@ -98,6 +98,7 @@ class TrainedView:
 
 def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
     loaded = P.load(folder)
+    gate.give_up()  # GPT-2's forwards have slots of their own (attnviz/gate.py)
     if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
         raise budget.ServerBusy(
             f"The server is busy running other texts through GPT-2; waited "
@@ -216,6 +217,7 @@ def types_of(v: TrainedView, layer: int, head: int) -> list[str]:
 
 # --- one set of detectors: the heads named as page 8 names the grown model's ------------------
 def _probe(folder: str) -> P.ProbeScores:
+    gate.give_up()  # GPT-2's forwards have slots of their own (attnviz/gate.py)
     if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
         raise budget.ServerBusy(
             f"The server is busy running other texts through GPT-2; waited "

@@ -16,6 +16,7 @@ import torch
 from .. import bugs as B
 from .. import checks as C
 from .. import figures as F
+from .. import gate
 from .. import trace as T
 from ..panel import PROPERTIES, Claim, Panel
 from .common import scores_panel, vectors_panel, weights_panel
@@ -259,6 +260,7 @@ class LoopTiming:
 def time_loop(tr: T.SimplifiedTrace, repeat: int = 5) -> LoopTiming:
     """The nested loops and ``X @ X.T`` timed (each the best of ``repeat``) on at most
     :data:`attnviz.trace.LOOP_TOKEN_CAP` tokens."""
+    gate.give_up()  # a timing: the other sessions' page runs go meanwhile
     x = tr.inputs[: T.LOOP_TOKEN_CAP]
 
     def best(fn) -> float:

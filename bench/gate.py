@@ -1,0 +1,92 @@
+"""Page turns on and off (attnviz/gate.py), beside the trivial app, in one run.
+
+    .venv/bin/python bench/gate.py                  # 50 sessions, one round, ~2 minutes
+    .venv/bin/python bench/gate.py --repeat 3       # rounds of (turns on, turns off, trivial)
+
+Each round runs bench/measure.py's own-sentence class (N sessions at once, each with a sentence
+of its own, changing one sidebar value at each of six page runs) three times with one seed: on
+an attnviz server as deployed with its default page turns (one page run at a time), on one with
+``ATTNVIZ_PAGE_TURNS=0`` (every session's run at once, as before the gate), and on the trivial
+app. Each attnviz server is started fresh for its class (nothing cached from the other), and the
+three classes run back to back, so the machine's load moves them alike. Server CPU per page run
+and the latency of each run (p50, p95) are the class's; bench/gate-results.md gets the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from attnviz import gate  # noqa: E402
+from bench import live, measure  # noqa: E402
+
+RESULTS = ROOT / "bench" / "gate-results.md"
+WAYS = (("page turns on (default)", {}), ("page turns off", {gate.ENV: "0"}))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sessions", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    seed = args.seed if args.seed is not None else time.time_ns() % 2**31
+    started, load_start = time.perf_counter(), os.getloadavg()[0]
+    rows: list[dict] = []
+    with live.trivial_server() as trivial:
+        for round_ in range(args.repeat):
+            class_seed = seed + round_
+            for label, env in WAYS:
+                with live.attnviz_server(extra_env=env, name="gate") as app:
+                    result = measure.own_sentence_class(
+                        app.url, app.pids, label, args.sessions, class_seed
+                    )
+                rows.append(result.row())
+                print(f"  {live.class_line(rows[-1])}", flush=True)
+            result = measure.own_sentence_class(
+                trivial.url, trivial.pids, "trivial app", args.sessions, class_seed, trivial=True
+            )
+            rows.append(result.row())
+            print(f"  {live.class_line(rows[-1])}", flush=True)
+    text = markdown(rows, seed, time.perf_counter() - started, load_start)
+    print("\n" + text)
+    args.output.write_text(text, encoding="utf-8")
+    print(f"written to {args.output}")
+    return 1 if any(r["errors"] for r in rows) else 0
+
+
+def markdown(rows: list[dict], seed: int, wall: float, load_start: float) -> str:
+    command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
+    return (
+        "\n".join(
+            [
+                "# Page turns: one page run at a time, or all at once",
+                "",
+                f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `{command}` (seed {seed}); "
+                f"{wall:.0f} s in all; {os.cpu_count()} cores shared with other work (load average "
+                f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). The "
+                "own-sentence class (bench/measure.py) on a fresh attnviz server with its page turns "
+                "on, then on one with them off (`ATTNVIZ_PAGE_TURNS=0`), then on the trivial app.",
+                "",
+                *live.class_table(rows),
+                "",
+                "Errors: " + ("; ".join(e for r in rows for e in r["errors"][:5]) or "none."),
+            ]
+        )
+        + "\n"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
