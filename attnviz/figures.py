@@ -912,6 +912,21 @@ def grouped_bars(
     )
 
 
+def _log_ticks(xs: np.ndarray, most: int = 6) -> dict[str, Any]:
+    """A log axis labelled at the measured x values themselves (at most ``most`` of them,
+    evenly thinned, the first and last kept), not plotly's "1 2 5 10 2 5 100" minor digits,
+    which read as a sequence of their own."""
+    values = sorted({float(v) for v in np.asarray(xs, dtype=float).reshape(-1) if v > 0})
+    if not values:
+        return {}
+    step = max(1, -(-(len(values) - 1) // (most - 1)))
+    picked = values[::step]
+    if picked[-1] != values[-1]:
+        picked.append(values[-1])
+    text = [f"{v:g}" if v < 1e5 else f"{v:.0e}" for v in picked]
+    return {"tickvals": picked, "ticktext": text, "tickmode": "array"}
+
+
 def lines(
     x,
     series: Mapping[str, Any],
@@ -947,6 +962,8 @@ def lines(
         )
         table.append(Series(name, x_values, _frozen(v)))
     axes = _xy_axes(x_name, y_name, type="log" if log_x else "linear")
+    if log_x:
+        axes["xaxis"].update(_log_ticks(xs))
     if y_range:
         axes["yaxis"]["range"] = list(y_range)
     marks: dict[str, Any] = {}

@@ -65,29 +65,33 @@ def apply_preset(values: dict) -> None:
 
 
 # --- presets (before the trace: they still work when the heads do not divide d_out) ------------
-top = cache.lesson_of(("multihead preface", settings, book), lambda: ML.preface(settings, book))
-with st.expander("Presets", expanded=False):
-    panels.table(("multihead preface", settings, book), "presets", lambda: top.presets)
-    st.caption(top.parameters_caption)
-    for col, preset in zip(st.columns(len(ML.PRESETS)), ML.PRESETS, strict=True):
-        with col:
-            st.button(
-                f"Use {preset.name}",
-                key=f"preset_{preset.name}",
-                on_click=apply_preset,
-                args=(preset.sidebar,),
-            )
-    if top.preset_in_use:
-        st.caption(top.preset_in_use)
-    ex32 = top.exercise_3_2
-    st.write(ex32.intro)
-    st.code(ex32.code, language="python")
-    st.caption(ex32.caption)
-    st.badge(ex32.badge, color="green" if ex32.ok else "red")
-    st.caption(
-        "Only the shape is checked: the solution's printed numbers were made before a fix to the "
-        "chapter's softmax axis (dim=1 → dim=-1) and no current code reproduces them."
-    )
+# Closed, the box builds nothing: opening it reruns the page (a class mostly never opens it).
+with st.expander("Presets", key="presets", on_change="rerun") as presets_box:
+    if presets_box.open:
+        top = cache.lesson_of(
+            ("multihead preface", settings, book), lambda: ML.preface(settings, book)
+        )
+        panels.table(("multihead preface", settings, book), "presets", lambda: top.presets)
+        st.caption(top.parameters_caption)
+        for col, preset in zip(st.columns(len(ML.PRESETS)), ML.PRESETS, strict=True):
+            with col:
+                st.button(
+                    f"Use {preset.name}",
+                    key=f"preset_{preset.name}",
+                    on_click=apply_preset,
+                    args=(preset.sidebar,),
+                )
+        if top.preset_in_use:
+            st.caption(top.preset_in_use)
+        ex32 = top.exercise_3_2
+        st.write(ex32.intro)
+        st.code(ex32.code, language="python")
+        st.caption(ex32.caption)
+        st.badge(ex32.badge, color="green" if ex32.ok else "red")
+        st.caption(
+            "Only the shape is checked: the solution's printed numbers were made before a fix to the "
+            "chapter's softmax axis (dim=1 → dim=-1) and no current code reproduces them."
+        )
 
 trace, view = lesson()
 induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8

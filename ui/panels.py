@@ -134,10 +134,12 @@ def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:
 
 
 def source(*functions, title: str = "The engine's code for this") -> None:
-    """The engine's own source, so the picture and the code cannot disagree."""
-    with st.expander(title, expanded=False):
-        for fn in functions:
-            st.code(B.source_of(fn), language="python")
+    """The engine's own source, so the picture and the code cannot disagree: in a closed box
+    that sends the code only once opened (opening it reruns the page)."""
+    with st.expander(title, key="engine_code", on_change="rerun") as box:
+        if box.open:
+            for fn in functions:
+                st.code(B.source_of(fn), language="python")
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:

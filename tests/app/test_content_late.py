@@ -343,8 +343,15 @@ PRESETS = {
 }
 
 
+def open_presets(at):
+    """Open the closed "Presets" box (it builds nothing until opened)."""
+    assert not [t for t in at.dataframe if "preset" in t.value.columns]
+    at.session_state["presets"] = True
+    return at.run()
+
+
 def test_the_presets_table_lists_each_preset_with_its_parameter_count():
-    at = open_app(page="multihead")
+    at = open_presets(open_app(page="multihead"))
     (table,) = [t.value for t in at.dataframe if "preset" in t.value.columns]
     counts = dict(zip(table["preset"], table["parameters"], strict=True))
     assert counts == {name: f"{count:,}" for name, (_, count) in PRESETS.items()}
@@ -355,7 +362,7 @@ def test_the_presets_table_lists_each_preset_with_its_parameter_count():
 @pytest.mark.parametrize("name", list(PRESETS))
 def test_applying_a_preset_sets_the_sidebar_and_shows_its_parameter_count(name):
     sizes, count = PRESETS[name]
-    at = open_app({"book": "true"}, page="multihead")
+    at = open_presets(open_app({"book": "true"}, page="multihead"))
     at.button(key=f"preset_{name}").click().run()
     assert not exceptions(at)
     assert_sidebar(at, book=False, **sizes)
@@ -367,7 +374,7 @@ def test_applying_a_preset_sets_the_sidebar_and_shows_its_parameter_count(name):
 
 
 def test_the_exercise_3_2_preset_builds_the_two_wide_wrapper_and_its_shape_badge_passes():
-    at = open_app(page="multihead")
+    at = open_presets(open_app(page="multihead"))
     at.button(key="preset_Exercise 3.2 (two heads, 2-dim output)").click().run()
     assert ("green", "Shape (2, 6, 2): as the book says") in badges(at)
     code = [c.value for c in at.code]

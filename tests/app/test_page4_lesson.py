@@ -118,6 +118,8 @@ def test_book_mode_names_the_chapters_call_and_never_the_sidebar():
 
 def test_gpt2_small_is_given_as_117m_and_124m_beside_exercise_3_3():
     at = open_app(page="multihead")
+    at.session_state["presets"] = True  # the closed box builds its contents once opened
+    at.run()
     (caption,) = [c for c in values(at.caption) if c.startswith("Parameters of MultiHead")]
     assert f"Exercise 3.3: {book.EXERCISE_3_3_PARAMETERS:,} for GPT-2 small" in caption
     assert "117M is the figure of the GPT-2 paper" in caption

@@ -175,3 +175,17 @@ def test_a_wrapped_title_drawn_larger_gets_a_pad_for_its_size():
     assert "<br>" in fig.layout.title.text
     assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.PROJECTOR.title)
     assert (fig.layout.title.x, fig.layout.title.xanchor) == (0.0, "left")
+
+
+def test_a_log_axis_is_labelled_at_the_measured_values_not_plotlys_minor_digits():
+    """Page 2's d_k charts read "1 2 5 10 2 5 100" with plotly's own log ticks."""
+    d_k = [2**i for i in range(11)]
+    chart = F.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y", log_x=True)
+    axis = chart.spec["layout"]["xaxis"]
+    assert axis["type"] == "log" and axis["tickmode"] == "array"
+    assert axis["tickvals"] == [1, 4, 16, 64, 256, 1024]
+    assert axis["ticktext"] == ["1", "4", "16", "64", "256", "1024"]
+    assert set(axis["tickvals"]) <= set(d_k)  # every label is a point the chart measured
+    as_figure(chart.spec)  # still a valid figure
+    linear = F.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y")
+    assert "tickvals" not in linear.spec["layout"]["xaxis"]

@@ -256,6 +256,8 @@ def test_presets_reach_the_largest_sizes():
     at.query_params["text"] = "Hi there"
     at.run()
     at.switch_page(page.path).run()
+    at.session_state["presets"] = True  # the closed box builds its buttons once opened
+    at.run()
     at.button(key="preset_GPT-2 XL").click().run()
     assert not at.exception, [e.message for e in at.exception]
     assert (at.session_state["d_out"], at.session_state["heads"]) == (1600, 25)
