@@ -118,6 +118,10 @@ def test_a_mystery_names_no_bug_in_the_browser_until_diagnosed(page, app_in_chro
     page.get_by_role("button", name="Diagnose").click()
     page.get_by_text(f"Right: {m.reveal.title}.").first.wait_for(timeout=60_000)
     wait_for_app(page)
+    # The diff is a code block whose highlighter loads after the run: wait until the page is
+    # drawn and quiet (a CI run read it while the block was still a loading placeholder).
+    settle(page, "3. Causal attention and dropout")
+    page.get_by_text("The one line that changed").first.wait_for(timeout=60_000)
     after = held(page)
     assert bug.replacement.strip() in after  # the one-line diff the engine ran
     page.get_by_text("The one line that changed").first.scroll_into_view_if_needed()

@@ -11,11 +11,13 @@ a moment and then goes away is still caught.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench.support.browser import chromium, wait_for_app
 from bench.support.network import proxy_env
@@ -66,9 +68,10 @@ new MutationObserver(record).observe(document, {subtree: true, childList: true, 
 """
 
 
-def first_visit(url: str, proxy_port: int, path: str, heading: str) -> dict:
+def first_visit(url: str, proxy_port: int, path: str, heading: str, text: str = "") -> dict:
     """Open ``url + path`` as the first request and wait for the page's heading and the run's
-    end; return what the page showed along the way and at the end."""
+    end (and, given ``text``, for the sidebar's text box to hold it, up to 30 s); return what
+    the page showed along the way and at the end."""
     if shutil.which("chromium") is None:
         pytest.fail("chromium is not on PATH: apt-get install -y chromium")
     with chromium(proxy_port) as browser:
@@ -78,6 +81,17 @@ def first_visit(url: str, proxy_port: int, path: str, heading: str) -> dict:
         page.locator("h1", has_text=heading).first.wait_for(timeout=120_000)
         wait_for_app(page, 120_000)
         page.wait_for_timeout(1500)  # a late notice or navigation message would land by now
+        if text:
+            # A run that the page's first component value restarts can leave the page between
+            # two runs here, its sidebar not drawn yet: wait for the text box to hold the link's
+            # text (a page that never shows it still fails below, with what it showed).
+            with contextlib.suppress(PlaywrightTimeout):
+                page.locator("[data-testid='stSidebar'] textarea").first.wait_for(timeout=30_000)
+                page.wait_for_function(
+                    "t => [...document.querySelectorAll('textarea')].some(e => e.value === t)",
+                    arg=text,
+                    timeout=30_000,
+                )
         seen = page.evaluate("() => window.__firstVisit")
         final = page.evaluate(
             """() => ({
@@ -173,11 +187,16 @@ def test_a_lesson_link_as_a_fresh_servers_first_request_opens_cleanly(page, blac
     path = f"{page.url}?{LESSON_QUERY}"
     log = artifacts / f"cold-start-{page.url_path}.log"
     with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
-        result = first_visit(url, blackhole.port, path, HEADINGS[page.url_path])
+        text = "The cat sat on the mat" if page.draws_sidebar_text else ""
+        result = first_visit(url, blackhole.port, path, HEADINGS[page.url_path], text)
     note_flash(artifacts, path, check_clean(result, path, HEADINGS[page.url_path], titles))
     assert result["url"].split("?")[0] == page.url, result["url"]
     if page.draws_sidebar_text:
-        assert "The cat sat on the mat" in result["inputs"], "the link's text was lost"
+        assert "The cat sat on the mat" in result["inputs"], (
+            "the link's text was lost",
+            {k: result[k] for k in ("url", "h1", "nav", "inputs")},
+            result["body"][:600],
+        )
 
 
 def test_the_root_as_a_fresh_servers_first_request_opens_cleanly(blackhole, artifacts):
@@ -201,8 +220,14 @@ def test_a_hidden_alias_opens_its_page_first_on_a_fresh_server_and_again_warm(
     log = artifacts / f"cold-start-alias-{alias.url_path}.log"
     with running_app(env=_server_env(blackhole), log_path=log) as (url, _proc):
         for visit in ("cold", "warm"):
-            result = first_visit(url, blackhole.port, path, HEADINGS[page.url_path])
+            result = first_visit(
+                url, blackhole.port, path, HEADINGS[page.url_path], "The cat sat on the mat"
+            )
             ms = check_clean(result, path, HEADINGS[page.url_path], titles)
             note_flash(artifacts, f"{path} ({visit})", ms)
             assert result["url"].split("?")[0] == f"/{alias.url_path}", result["url"]
-            assert "The cat sat on the mat" in result["inputs"], "the link's text was lost"
+            assert "The cat sat on the mat" in result["inputs"], (
+                f"{visit} visit: the link's text was lost",
+                {k: result[k] for k in ("url", "h1", "nav", "inputs")},
+                result["body"][:600],
+            )
