@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import string
 
-_PUNCTUATION = set(string.punctuation)
+# Each ASCII punctuation character gets a backslash before it (CommonMark allows one before
+# every such character), and a line break becomes a space: one table, applied by str.translate.
+_ESCAPES = {ord(ch): "\\" + ch for ch in string.punctuation} | {ord("\r"): " ", ord("\n"): " "}
 
 
 def md_escape(text: str) -> str:
     """Make ``text`` literal inside Markdown: backslash-escape every ASCII punctuation
     character (CommonMark allows it for all of them) and flatten line breaks."""
-    out = []
-    for ch in text:
-        if ch in _PUNCTUATION:
-            out.append("\\" + ch)
-        elif ch in "\r\n":
-            out.append(" ")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return text.translate(_ESCAPES)
 
 
 # The symbols attnviz.tokens puts in token labels for characters that would not show.
