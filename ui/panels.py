@@ -104,24 +104,28 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 }
 
 
-def badge(result: C.CheckResult) -> None:
-    """One live check: a coloured badge and its numbers."""
+def badge_text(result: C.CheckResult) -> str:
+    """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
+    the next line, in small type, its numbers; while a "Predict first" question waits, a note
+    instead of the numbers (the largest weight ... can give an answer away)."""
     from . import predict
 
-    look = _BADGE_LOOK[result.status]
-    st.badge(f"{result.title}: {result.status}", color=look[0], icon=look[1])
-    if predict.waiting():  # a check's numbers (the largest weight ...) can give an answer away
-        st.caption(predict.CHECK_NUMBERS_WAIT)
-        return
-    st.caption(md_escape(result.detail))
+    colour, icon = _BADGE_LOOK[result.status]
+    label = f"{result.title}: {result.status}".replace("[", "\\[").replace("]", "\\]")
+    detail = predict.CHECK_NUMBERS_WAIT if predict.waiting() else md_escape(result.detail)
+    return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
+
+
+def badge(result: C.CheckResult) -> None:
+    """One live check: a coloured badge and its numbers, in one element."""
+    st.markdown(badge_text(result))
 
 
 def badges(results) -> None:
-    st.markdown("**Live checks**")
-    columns = st.columns(2)
-    for i, result in enumerate(results):
-        with columns[i % 2]:
-            badge(result)
+    """The page's live checks, one paragraph each, under a bold heading: one element for all
+    of them (each element is a message of its own, on every page run)."""
+    parts = ["**Live checks**", *(badge_text(r) for r in results)]
+    st.markdown("\n\n".join(parts))
 
 
 def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:

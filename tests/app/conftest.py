@@ -110,17 +110,29 @@ def chart(at: AppTest, title_prefix: str) -> dict:
     return found[0]
 
 
-BADGE = re.compile(r"^:(?P<colour>[a-z]+)-badge\[(?::material/[a-z_]+: )?(?P<text>.*)\]$", re.S)
+# One live check as the app writes it (ui/panels.badge_text): the badge st.badge would write,
+# then, after a hard line break, its numbers in small type. Several such paragraphs can share
+# one Markdown element (the page's "Live checks").
+BADGE = re.compile(
+    r":(?P<colour>[a-z]+)-badge\[(?::material/[a-z_]+: )?(?P<text>(?:\\.|[^\]\\])*)\]"
+    r"(?:  \n:small\[(?P<detail>.*?)\](?=\n\n|$))?",
+    re.S,
+)
+
+
+def check_badges(at: AppTest) -> list[tuple[str, str, str]]:
+    """Every badge on the page, in order, as (colour, text, the numbers under it, unescaped;
+    "" for a badge without them)."""
+    out = []
+    for m in at.markdown:
+        for match in BADGE.finditer(str(m.value)):
+            out.append((match["colour"], match["text"], unescape(match["detail"] or "")))
+    return out
 
 
 def badges(at: AppTest) -> list[tuple[str, str]]:
-    """Every ``st.badge`` on the page, in order, as (colour, text)."""
-    out = []
-    for m in at.markdown:
-        match = BADGE.match(str(m.value))
-        if match:
-            out.append((match["colour"], match["text"]))
-    return out
+    """Every badge on the page, in order, as (colour, text)."""
+    return [(colour, text) for colour, text, _ in check_badges(at)]
 
 
 def header_captions(at: AppTest) -> list[str]:

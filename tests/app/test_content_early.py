@@ -19,6 +19,7 @@ from .conftest import (
     TITLES,
     badges,
     chart,
+    check_badges,
     exceptions,
     open_app,
     spec_array,
@@ -48,6 +49,13 @@ def markdown_with(at, fragment: str) -> list[str]:
 def caption_starting(at, prefix: str) -> str:
     found = [c for c in values(at.caption) if c.startswith(prefix)]
     assert len(found) == 1, (prefix, values(at.caption))
+    return found[0]
+
+
+def detail_starting(at, prefix: str) -> str:
+    """The numbers under the one badge whose numbers start with ``prefix``."""
+    found = [d for _, _, d in check_badges(at) if d.startswith(prefix)]
+    assert len(found) == 1, (prefix, check_badges(at))
     return found[0]
 
 
@@ -161,8 +169,8 @@ def test_page_1_softmax_walk_passes_at_the_defaults():
     assert at.select_slider(key="stretch").value == 1
     assert at.select_slider(key="shift").value == 0
     assert badges(at)[0] == ("green", f"{NAIVE}: pass")
-    # The walk's badge is the page's first, its caption the first after the header's.
-    agree = values(at.caption)[1]
+    # The walk's badge is the page's first; its numbers stand under it.
+    agree = check_badges(at)[0][2]
     assert agree.endswith("with no overflow the two formulas agree")
     assert within_tolerance(agree)
     assert scores_used(at)[0] < 88.7
@@ -174,7 +182,7 @@ def test_page_1_stretching_the_inputs_by_50_documents_the_naive_overflow():
     at.select_slider(key="stretch").set_value(50).run()
     assert not exceptions(at)
     assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
-    why = caption_starting(at, "naive overflowed: ")
+    why = detail_starting(at, "naive overflowed: ")
     found = re.match(r"naive overflowed: max score (\S+) > 88\.7, so exp\(\) is inf", why)
     assert found, why
     stretched = float(found[1])
@@ -196,7 +204,7 @@ def test_page_1_shifting_the_scores_by_minus_300_documents_the_naive_underflow()
     top, low = scores_used(at)
     at.select_slider(key="shift").set_value(-300).run()
     assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
-    why = caption_starting(at, "naive underflowed: ")
+    why = detail_starting(at, "naive underflowed: ")
     found = re.match(r"naive underflowed: max score (\S+) < -103\.3, so every exp\(\) is 0", why)
     assert found, why
     assert float(found[1]) == pytest.approx(top - 300, abs=0.1)
@@ -246,7 +254,9 @@ def test_page_1_times_the_loop_only_on_its_button_and_on_at_most_16_tokens():
     at.button(key="p1_time").click().run()
     [timing] = timings(at)
     assert int(timing["k"]) == 16
-    loops = [c for c in values(at.caption) if "16x16 dot products equal the matrix product" in c]
+    loops = [
+        d for _, _, d in check_badges(at) if "16x16 dot products equal the matrix product" in d
+    ]
     assert len(loops) == 1 and within_tolerance(loops[0])
 
 
@@ -345,11 +355,13 @@ def test_page_2_exercise_3_1_badge_passes_and_is_not_applicable_with_a_bias():
     at = open_app(page="trainable")
     # Once, beside the code that does the transfer (issue 14: it used to appear twice).
     assert badges(at).count(("green", f"{EX31}: pass")) == 1
-    agree = [c for c in values(at.caption) if c.endswith("with W = weight.T the two agree")]
+    agree = [d for _, _, d in check_badges(at) if d.endswith("with W = weight.T the two agree")]
     assert len(agree) == 1 and within_tolerance(agree[0])
     at.sidebar.toggle(key="bias").set_value(True).run()
     assert badges(at).count(("gray", f"{EX31}: n/a")) == 1
-    assert "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True" in values(at.caption)
+    assert "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True" in [
+        d for _, _, d in check_badges(at)
+    ]
 
 
 # --- the lesson's sentences are on the page (issue 14) ----------------------------------------
