@@ -66,6 +66,9 @@ CACHE_BYTES = {
     "benchmark results": BENCH_RESULTS * BENCH_RESULT_BYTES,
     # The meta-device modules the references are copied from (attnviz/skeleton.py).
     "module templates": skeleton.TEMPLATE_ENTRIES * skeleton.TEMPLATE_BYTES,
+    # The modules their seed builds, kept once each (attnviz/skeleton.py): tensors and objects.
+    "seeded modules": skeleton.INITIAL_ENTRIES
+    * (skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES),
     "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
 

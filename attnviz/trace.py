@@ -26,6 +26,7 @@ import torch
 import torch.nn as nn
 
 from . import modules as M
+from . import skeleton
 from .seeding import seeded
 
 LOOP_TOKEN_CAP = 16  # the nested-loop version of X X^T runs on at most this many tokens
@@ -116,19 +117,26 @@ class ModuleSpec:
         return module
 
     def _construct(self) -> nn.Module:
-        with seeded(self.seed):
-            if self.kind == "v1":
-                return M.SelfAttention_v1(self.d_in, self.d_out)
-            if self.kind == "v2":
-                return M.SelfAttention_v2(self.d_in, self.d_out, self.qkv_bias)
-            args = (self.d_in, self.d_out, self.context_length, self.dropout)
-            if self.kind == "causal":
-                return M.CausalAttention(*args, self.qkv_bias)
-            if self.kind == "wrapper":
-                return M.MultiHeadAttentionWrapper(*args, self.num_heads, self.qkv_bias)
-            if self.kind == "mha":
-                return M.MultiHeadAttention(*args, self.num_heads, self.qkv_bias)
+        cls, args = self._class_and_args()
+        return skeleton.seeded_build(self, lambda: self._seeded(cls, args))
+
+    def _class_and_args(self) -> tuple[type[nn.Module], tuple]:
+        if self.kind == "v1":
+            return M.SelfAttention_v1, (self.d_in, self.d_out)
+        if self.kind == "v2":
+            return M.SelfAttention_v2, (self.d_in, self.d_out, self.qkv_bias)
+        args = (self.d_in, self.d_out, self.context_length, self.dropout)
+        if self.kind == "causal":
+            return M.CausalAttention, (*args, self.qkv_bias)
+        if self.kind == "wrapper":
+            return M.MultiHeadAttentionWrapper, (*args, self.num_heads, self.qkv_bias)
+        if self.kind == "mha":
+            return M.MultiHeadAttention, (*args, self.num_heads, self.qkv_bias)
         raise ValueError(f"unknown module kind {self.kind!r}")
+
+    def _seeded(self, cls: type[nn.Module], args: tuple) -> nn.Module:
+        with seeded(self.seed):
+            return cls(*args)
 
 
 # --- the traces -------------------------------------------------------------------------------

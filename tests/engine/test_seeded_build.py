@@ -1,0 +1,117 @@
+"""ModuleSpec.build through attnviz.skeleton.seeded_build: a module its seed builds is built once
+per spec and handed out as copies with their own tensors, equal to a fresh build."""
+
+from __future__ import annotations
+
+import threading
+import tracemalloc
+
+import pytest
+import torch
+
+from attnviz import budget, skeleton
+from attnviz.trace import ModuleSpec
+
+
+@pytest.fixture(autouse=True)
+def empty():
+    skeleton.clear()
+    yield
+    skeleton.clear()
+
+
+SPECS = [
+    ModuleSpec("v1", 3, 2, seed=123),
+    ModuleSpec("v2", 3, 2, qkv_bias=True, seed=789),
+    ModuleSpec("causal", 8, 8, 32, 0.1, seed=123),
+    ModuleSpec("wrapper", 8, 4, 32, 0.5, num_heads=2, qkv_bias=True, seed=7),
+    ModuleSpec("mha", 8, 8, 32, 0.1, num_heads=4, seed=123),
+]
+
+
+def fresh(spec: ModuleSpec) -> torch.nn.Module:
+    """The module built the plain way: its class under its seed."""
+    cls, args = spec._class_and_args()
+    return spec._seeded(cls, args)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.kind)
+def test_every_build_equals_a_fresh_one_and_owns_its_tensors(spec):
+    reference = fresh(spec)
+    built = [spec.build() for _ in range(3)]
+    assert skeleton.kept_builds() == 1
+    for module in built:
+        assert type(module) is type(reference) and module.training
+        assert list(module.state_dict()) == list(reference.state_dict())
+        for (name, a), b in zip(module.state_dict().items(), reference.state_dict().values()):
+            assert torch.equal(a, b), name
+        assert all(p.requires_grad for p in module.parameters())
+    # No two builds share a tensor or a table, so a change to one reaches no other.
+    pointers = [{t.data_ptr() for t in m.state_dict().values()} for m in built]
+    assert not pointers[0] & pointers[1] and not pointers[1] & pointers[2]
+    with torch.no_grad():
+        for p in built[0].parameters():
+            p.add_(1.0)
+    again = spec.build()
+    for a, b in zip(again.parameters(), reference.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_the_seed_is_part_of_the_key():
+    a = ModuleSpec("causal", 8, 8, 32, 0.1, seed=1).build()
+    b = ModuleSpec("causal", 8, 8, 32, 0.1, seed=2).build()
+    assert skeleton.kept_builds() == 2
+    assert not torch.equal(a.W_query.weight, b.W_query.weight)
+
+
+def test_a_module_over_the_byte_cap_is_built_each_time_and_not_kept():
+    wide = ModuleSpec("causal", 128, 128, 256, 0.0, seed=123)  # 3 x 64 kB + a 256 kB mask
+    assert torch.equal(wide.build().W_key.weight, fresh(wide).W_key.weight)
+    assert skeleton.kept_builds() == 0
+
+
+def test_the_cache_keeps_at_most_its_entries():
+    for width in range(1, skeleton.INITIAL_ENTRIES + 5):
+        ModuleSpec("v1", 3, width, seed=123).build()
+    assert skeleton.kept_builds() == skeleton.INITIAL_ENTRIES
+
+
+def test_threads_building_the_same_spec_each_get_their_own_equal_module():
+    spec = SPECS[-1]
+    reference = fresh(spec)
+    modules: list[torch.nn.Module] = []
+    lock = threading.Lock()
+
+    def take():
+        module = spec.build()
+        with lock:
+            modules.append(module)
+
+    threads = [threading.Thread(target=take) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(m) for m in modules}) == 12
+    for m in modules:
+        assert torch.equal(m.out_proj.weight, reference.out_proj.weight)
+
+
+def test_the_largest_kept_module_fits_its_bound_and_the_cap_is_in_the_server_bound():
+    # 32 heads of context 30: the most objects a module under the tensor cap can carry.
+    spec = ModuleSpec("wrapper", 16, 1, 30, 0.5, num_heads=32, qkv_bias=True, seed=123)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        spec.build()
+        objects = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert skeleton.kept_builds() == 1
+    tensors = sum(t.nbytes for t in fresh(spec).state_dict().values())
+    assert tensors <= skeleton.INITIAL_MAX_BYTES
+    assert 0 < objects <= skeleton.TEMPLATE_BYTES, objects
+    bound = budget.server_bound()
+    assert bound["cache: seeded modules"] == skeleton.INITIAL_ENTRIES * (
+        skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES
+    )
