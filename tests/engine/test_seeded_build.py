@@ -43,8 +43,9 @@ def test_every_build_equals_a_fresh_one_and_owns_its_tensors(spec):
     for module in built:
         assert type(module) is type(reference) and module.training
         assert list(module.state_dict()) == list(reference.state_dict())
-        for (name, a), b in zip(module.state_dict().items(), reference.state_dict().values()):
-            assert torch.equal(a, b), name
+        theirs = reference.state_dict()
+        for name, a in module.state_dict().items():
+            assert torch.equal(a, theirs[name]), name
         assert all(p.requires_grad for p in module.parameters())
     # No two builds share a tensor or a table, so a change to one reaches no other.
     pointers = [{t.data_ptr() for t in m.state_dict().values()} for m in built]
@@ -53,7 +54,7 @@ def test_every_build_equals_a_fresh_one_and_owns_its_tensors(spec):
         for p in built[0].parameters():
             p.add_(1.0)
     again = spec.build()
-    for a, b in zip(again.parameters(), reference.parameters()):
+    for a, b in zip(again.parameters(), reference.parameters(), strict=True):
         assert torch.equal(a, b)
 
 
