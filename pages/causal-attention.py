@@ -9,8 +9,9 @@ import streamlit as st
 
 from attnviz import modules as M
 from attnviz import questions as Q
+from attnviz import trace as T
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, explain, induction, links, panels, predict, present, state
+from ui import breakit, cache, explain, induction, links, panels, predict, present, sections, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -30,13 +31,20 @@ batch = cache.batch(*bargs)
 
 
 # Traces first (a heavy request takes its slot here, outside any cache lock), then the lesson.
-lab_trace = None if cfg.book or args[1].dropout == 0 else cache.trace("causal", *args, "train")
 bt = cache.batch_trace(*bargs) if batch.num_tokens else None
+
+
+def lab_trace_now() -> T.CausalTrace | None:
+    """The pass in training mode at the sidebar's rate and seed, for the dropout lab (None in
+    book mode or at dropout 0): computed only when the lab is opened or a question asks it."""
+    if cfg.book or args[1].dropout == 0:
+        return None
+    return cache.trace("causal", *args, "train")
 
 
 def build() -> lessons.CausalLesson:
     return lessons.causal_lesson(
-        trace, lab_trace, bt, batch.labels, settings=args[1], book=cfg.book
+        trace, None, bt, batch.labels, settings=args[1], book=cfg.book, with_lab=False
     )
 
 
@@ -44,13 +52,70 @@ L = cache.lesson_of(("causal", *bargs), build)
 predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
     "causal",
     args,
-    lambda: Q.numbers_of("causal", trace, lab_trace, cfg.book),
+    lambda: Q.numbers_of("causal", trace, lab_trace_now(), cfg.book),
     on=mode.predict,
     steps=L.steps if cfg.present else None,
 )
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
+
+
+def dropout_lab(lab: lessons.DropoutLab | None) -> None:
+    """The dropout lab's content (inside its box, once opened)."""
+    if lab is None:
+        st.info("dropout is 0 in the sidebar: nothing is dropped. Raise it to see the lab at work.")
+        return
+    st.write(lab.intro)
+    if lab.illustrative:
+        st.caption(
+            "Rates above 0.2 are for illustration, as the chapter says: GPT models use 0.1–0.2."
+        )
+    if lab.printouts:
+        st.write(
+            "The chapter's own examples: `torch.manual_seed(123)` then `nn.Dropout(0.5)` on a "
+            "6×6 matrix of ones, and on the causal weights above. On torch 2.13 (Linux) both "
+            "reproduce the book's printout; the book warns that masks may differ on other "
+            "platforms."
+        )
+        if predict.slot("p3_lab_printouts"):  # the book's dropout example on these weights
+            for p in lab.printouts:
+                panels.book_beside(p.title, p.tensor, p.name)
+        return
+    if lab.dropped is None:
+        return
+    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=panel_view)
+    if predict.slot("p3_lab_sums"):  # the row sums after dropout
+        st.caption(lab.sums)
+        if lab.zero_rows:
+            st.warning(md_escape(lab.zero_rows))
+    panels.claims(lab.claims)
+    panels.beside(lab.values, lab.context, numbers=numbers, view=panel_view)
+    st.write(
+        "The common placement drops attention weights (as above, and in the chapter); another "
+        "option drops the context vectors after the weighted sum."
+    )
+    if st.toggle(
+        "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+    ):
+        left, right = st.columns(2)
+        with left:
+            st.write(lab.placement)
+        with right:
+            panels.show(lab.context_dropout, numbers=numbers, view=panel_view)
+
+
+# The panels (and predict sections) of the two closed parts: a question asked at one opens it.
+LAB_HOMES = (
+    "p3_dmask",
+    "p3_dropped",
+    "p3_values",
+    "p3_place_w",
+    "p3_place_c",
+    "p3_lab_sums",
+    "p3_lab_printouts",
+)
+BATCH_HOMES = ("p3_batch0", "p3_batch1")
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panels.drawn_from(args)  # for the "Reproduce" snippets
@@ -102,66 +167,45 @@ if cfg.book and predict.slot("p3_walkthrough"):
     for p in L.walkthrough:
         panels.book_beside(p.title, p.tensor, p.name)
 
-# --- dropout lab -------------------------------------------------------------------------------
-st.header("Dropout lab")
-lab = L.lab
-if lab is None:
-    st.info("dropout is 0 in the sidebar: nothing is dropped. Raise it to see the lab at work.")
-else:
-    st.write(lab.intro)
-    if lab.illustrative:
-        st.caption(
-            "Rates above 0.2 are for illustration, as the chapter says: GPT models use 0.1–0.2."
+# --- dropout lab (a closed box: built once opened) ----------------------------------------------
+lab_trace = None
+cell_source = explain.linked_source()
+with sections.section(  # opened by a link to one of its cells or to its placement view
+    "Dropout lab",
+    sections.LAB,
+    homes=LAB_HOMES,
+    force=cell_source == "lab" or links.PLACEMENT in st.query_params,
+) as lab_open:
+    if lab_open:
+        lab_trace = lab_trace_now()
+        lab = cache.lesson_of(
+            ("causal lab", *args),
+            lambda: lessons.dropout_lab(trace, lab_trace, settings=args[1], book=cfg.book),
         )
-if lab is not None and lab.printouts:
-    st.write(
-        "The chapter's own examples: `torch.manual_seed(123)` then `nn.Dropout(0.5)` on a 6×6 "
-        "matrix of ones, and on the causal weights above. On torch 2.13 (Linux) both reproduce "
-        "the book's printout; the book warns that masks may differ on other platforms."
-    )
-    if predict.slot("p3_lab_printouts"):  # the book's dropout example on these weights
-        for p in lab.printouts:
-            panels.book_beside(p.title, p.tensor, p.name)
-elif lab is not None and lab.dropped is not None:
-    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=panel_view)
-    if predict.slot("p3_lab_sums"):  # the row sums after dropout
-        st.caption(lab.sums)
-        if lab.zero_rows:
-            st.warning(md_escape(lab.zero_rows))
-    panels.claims(lab.claims)
-    panels.beside(lab.values, lab.context, numbers=numbers, view=panel_view)
-    st.write(
-        "The common placement drops attention weights (as above, and in the chapter); another "
-        "option drops the context vectors after the weighted sum."
-    )
-    if st.toggle(
-        "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
-    ):
-        left, right = st.columns(2)
-        with left:
-            st.write(lab.placement)
-        with right:
-            panels.show(lab.context_dropout, numbers=numbers, view=panel_view)
+        dropout_lab(lab)
 
-# --- batch -------------------------------------------------------------------------------------
-st.header("A batch of two texts")
-panels.notes(batch.messages)
-if L.batch is None:
-    st.info("One of the two texts is empty, so there is no batch to show.")
-else:
-    st.write(L.batch.shape_sentence)
-    panels.beside(*L.batch.panels, numbers=numbers, view=panel_view)
-    panels.claims(L.batch.claims)
-    panels.badge(L.batch.check)
-    if L.batch.printout is not None:
-        p = L.batch.printout
-        panels.book_beside(p.title, p.tensor, p.name)
-        st.caption(L.batch.shape_caption)
+# --- batch (a closed box: drawn once opened) ----------------------------------------------------
+with sections.section(
+    "A batch of two texts", sections.BATCH, homes=BATCH_HOMES, force=cell_source == "batch"
+) as batch_open:
+    if batch_open:
+        panels.notes(batch.messages)
+        if L.batch is None:
+            st.info("One of the two texts is empty, so there is no batch to show.")
+        else:
+            st.write(L.batch.shape_sentence)
+            panels.beside(*L.batch.panels, numbers=numbers, view=panel_view)
+            panels.claims(L.batch.claims)
+            panels.badge(L.batch.check)
+            if L.batch.printout is not None:
+                p = L.batch.printout
+                panels.book_beside(p.title, p.tensor, p.name)
+                st.caption(L.batch.shape_caption)
 
 panels.badges([*L.route_checks, *L.checks])
 if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
-if bt is not None:
+if bt is not None and batch_open:
     sources["batch"] = explain.Source(bt, ("batch", *bargs), explain.BATCH)
 explain.block(sources, explain.causal_panels(sources), window=panel_view.window, numbers=numbers)
 panels.source(M.CausalAttention, M.renormalized_causal_weights)

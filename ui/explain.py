@@ -415,6 +415,19 @@ _CAUSAL_PANELS: dict[str, tuple[str, int | None, int]] = {
 }
 
 
+def linked_source() -> str | None:
+    """The source ("", "lab" or "batch") of the cell the link names, or None (no cell, or
+    one that does not parse: :func:`block` says so). A page opens the closed part that holds
+    it (ui/sections.py)."""
+    raw = st.query_params.get(CELL_PARAM)
+    if raw is None:
+        return None
+    try:
+        return parse_cell(raw).source
+    except ValueError:
+        return None
+
+
 def causal_panels(sources: dict[str, Source]) -> dict[str, tuple[str, int | None, int]]:
     """Page 3's scores and weights heatmaps whose trace is among ``sources``."""
     return {k: v for k, v in _CAUSAL_PANELS.items() if v[0] in sources}

@@ -27,7 +27,7 @@ import streamlit.components.v2 as components
 from attnviz import bugs as B
 from attnviz.settings import BOUNDS
 
-from . import state
+from . import sections, state
 from .text import md_escape
 
 # The URL names (the widgets' keys) of the pages' view controls.
@@ -143,6 +143,7 @@ PARSERS: dict[str, Callable] = {
     NUMBERS: _true_or_false,
     HEADS_SHOWN: _heads,
     **{bug_key(kind): _one_of(_bug_titles(kind)) for kind in PASSES},
+    **dict.fromkeys(sections.KEYS, _true_or_false),  # the pages' closed parts, opened
 }
 state.register_page_keys(*PARSERS)
 URL_WARNING_KEY = "_attnviz_view_url_warning"

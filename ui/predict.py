@@ -848,6 +848,13 @@ def slot(name: str) -> bool:
     return True
 
 
+def asks_at(keys: Iterable[str]) -> bool:
+    """Whether this run's gate asks (or has asked) a question at one of ``keys`` (panel keys
+    or sections): a closed part of the page that holds it is then drawn open (ui/sections.py)."""
+    gate = active()
+    return gate is not None and any(key in gate.homes for key in keys)
+
+
 def hides(panel_key: str) -> bool:
     """Whether a waiting question hides the numbers of panel ``panel_key`` now (a page asks
     before drawing what it says about that panel)."""

@@ -504,6 +504,23 @@ def _head_claims(weights: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
     return out
 
 
+def dropout_lab(
+    trace: T.CausalTrace,
+    lab_trace: T.CausalTrace | None,
+    *,
+    settings: Settings,
+    book: bool,
+) -> DropoutLab | None:
+    """Page 3's dropout lab: the chapter's two examples in book mode (on ``trace``), else the
+    causal pass in training mode at the sidebar's rate and seed (``lab_trace``); None at
+    dropout 0."""
+    if book:
+        return _book_lab(trace)
+    if lab_trace is not None and lab_trace.spec.dropout > 0:
+        return _lab(lab_trace, settings.dropout_is_illustrative)
+    return None
+
+
 def causal_lesson(
     trace: T.CausalTrace,
     lab_trace: T.CausalTrace | None,
@@ -512,21 +529,19 @@ def causal_lesson(
     *,
     settings: Settings,
     book: bool,
+    with_lab: bool = True,
 ) -> CausalLesson:
     """Everything page 3 shows. ``lab_trace``: the causal pass in training mode at the
-    sidebar's rate and seed (ignored in book mode; None at dropout 0)."""
+    sidebar's rate and seed (ignored in book mode; None at dropout 0). ``with_lab=False``:
+    leave the dropout lab out (``lab`` None); the page builds it with :func:`dropout_lab` only
+    when its closed box is opened."""
     spec = trace.spec
     training = trace.training and spec.dropout > 0
     mask, mask_sentence, buffers = _mask(trace)
     masked, route1, route2, uniform, route_claims, route_checks = _routes(trace, training)
     route_claims += _head_claims(route2, spec)
     steps, step_claims = _steps(trace, masked, route2, training)
-    if book:
-        lab: DropoutLab | None = _book_lab(trace)
-    elif lab_trace is not None and lab_trace.spec.dropout > 0:
-        lab = _lab(lab_trace, settings.dropout_is_illustrative)
-    else:
-        lab = None
+    lab = dropout_lab(trace, lab_trace, settings=settings, book=book) if with_lab else None
     book_note = (
         "Book mode: the walkthrough reuses SelfAttention_v2's weights from seed 789 "
         "(CausalAttention creates its layers in the same order, so seed 789 gives the same "

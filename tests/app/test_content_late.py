@@ -21,6 +21,7 @@ from .conftest import (
     assert_sidebar,
     badges,
     chart,
+    chart_specs,
     chart_title,
     charts,
     exceptions,
@@ -103,7 +104,7 @@ def lab_text(at) -> str:
 
 @pytest.mark.parametrize(("p", "factor", "label"), [("0.5", 2.0, "2"), ("0.2", 1.25, "1.25")])
 def test_the_dropout_lab_states_its_factor_and_seed_and_colours_up_to_it(p, factor, label):
-    at = open_app({"dropout": p, "dseed": "3"}, page="causal")
+    at = open_app({"dropout": p, "dseed": "3", "lab": "true"}, page="causal")
     text = lab_text(at)
     assert f"Here p = {p} (the sidebar's dropout) and the dropout seed is 3" in text
     assert f"survivors are multiplied by 1/(1−{p}) = **{label}**" in text
@@ -119,7 +120,7 @@ def test_the_dropout_lab_states_its_factor_and_seed_and_colours_up_to_it(p, fact
 
 def test_rows_that_dropout_zeroes_are_outlined_in_the_figure():
     # Seed 2 at p=0.5 drops every visible weight of rows 0 and 2 of the default text.
-    at = open_app({"dropout": "0.5", "dseed": "2"}, page="causal")
+    at = open_app({"dropout": "0.5", "dseed": "2", "lab": "true"}, page="causal")
     spec = chart(at, "Weights after dropout")
     z = z_of(spec)
     assert (z[0] == 0).all() and (z[2] == 0).all() and z[1].sum() > 0
@@ -132,7 +133,7 @@ def test_rows_that_dropout_zeroes_are_outlined_in_the_figure():
 
 
 def test_no_outline_when_no_row_drops_entirely():
-    at = open_app({"dropout": "0.5", "dseed": "3"}, page="causal")
+    at = open_app({"dropout": "0.5", "dseed": "3", "lab": "true"}, page="causal")
     spec = chart(at, "Weights after dropout")
     assert all(row.sum() > 0 for row in z_of(spec))
     assert not spec["layout"].get("shapes")
@@ -144,6 +145,10 @@ def test_no_outline_when_no_row_drops_entirely():
 def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
     text2 = "Every effort moves you forward"
     at = open_app(page="causal")
+    # The batch is a closed box: nothing of it is drawn until it is opened.
+    assert not [c for c in chart_specs(at) if chart_title(c).startswith("Example ")]
+    assert "A batch of two texts" in [e.label for e in at.expander]
+    at = open_app({"batch": "true"}, page="causal")
     assert_sidebar(at, text=BOOK_TEXT, text2=text2)
     first, second = list(tokenize(BOOK_TEXT).labels), list(tokenize(text2).labels)
     assert (len(first), len(second)) == (6, 5)
@@ -159,7 +164,7 @@ def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
 
 
 def test_texts_of_equal_length_are_batched_whole():
-    at = open_app({"text2": "Every effort moves you forward now"}, page="causal")
+    at = open_app({"text2": "Every effort moves you forward now", "batch": "true"}, page="causal")
     assert chart(at, "Example 1")["data"][0]["y"] == [
         "0: Every",
         "1: ␣effort",

@@ -134,7 +134,7 @@ def test_book_mode_derives_the_chapters_printed_numbers():
 
 
 def test_training_mode_shows_dropouts_factor_and_the_weights_the_context_used():
-    at = open_app({**TRAIN, "cell": "q5k1"}, "causal")
+    at = open_app({**TRAIN, "cell": "q5k1", "lab": "true"}, "causal")
     read = check_adds_up(at, "q5k1", "p3_route2")
     used = spec_array(read["charts"]["context"]["data"][0]["y"]).astype(np.float64)
     dropped = np.nan_to_num(z_of(chart_by_key(at, "p3_dropped"))[5], nan=0.0)
@@ -186,6 +186,10 @@ def test_the_grid_holds_the_pages_weights_and_marks_the_open_cell():
                 assert v == pytest.approx(float(z[i, j]), abs=5e-5)
     assert data["selected"] == {"source": "", "head": 0, "batch": 0, "query": 3, "key": 1}
     charts = {p["chart"] for p in data["panels"]}
+    assert {"fig_p3_masked", "fig_p3_route2"} <= charts
+    assert not {"fig_p3_batch0", "fig_p3_batch1"} & charts  # the batch's box is closed
+    opened = grid_data(open_app({"cell": "q3k1", "batch": "true"}, "causal"))
+    charts = {p["chart"] for p in opened["panels"]}
     assert {"fig_p3_masked", "fig_p3_route2", "fig_p3_batch0", "fig_p3_batch1"} <= charts
 
 

@@ -32,7 +32,7 @@ def text_of(tokens: int) -> str:
 N = 60
 TEXT = text_of(N)
 LABELS = list(tokenize(TEXT).labels)
-QUERY = {"text": TEXT, "ctx": "128"}
+QUERY = {"text": TEXT, "ctx": "128", "lab": "true"}  # page 3: p3_values is in the lab
 
 # Per page: the attention-weights panels (non-causal: every row sees all N keys), one panel
 # of tokens by tokens that is not weights, and one of tokens by dimensions.

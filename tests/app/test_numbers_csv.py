@@ -97,7 +97,7 @@ def same_as_panel(csv: pd.DataFrame, panel) -> None:
     ("page", "query"),
     [
         ("trainable", {}),
-        ("causal", {"dropout": "0.5"}),
+        ("causal", {"dropout": "0.5", "lab": "true", "batch": "true"}),
         ("multihead", {}),
     ],
 )

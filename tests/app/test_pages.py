@@ -15,6 +15,7 @@ from attnviz.tokens import tokenize
 
 from .conftest import (
     BOOK_LABELS,
+    OPEN_PARTS,
     PAGES,
     REGISTERED,
     SIDEBAR_DEFAULTS,
@@ -210,7 +211,7 @@ def book_blocks(at) -> tuple[int, int]:
 
 @pytest.mark.parametrize("page", list(PAGES))
 def test_book_mode_matches_every_printout_on_the_page(page):
-    at = open_app({"book": "true"}, page=page)
+    at = open_app({"book": "true", **OPEN_PARTS}, page=page)
     assert not exceptions(at)
     assert values(at.error) == []
     assert len(charts(at)) > 0
@@ -275,7 +276,7 @@ def test_heatmap_cell_texts_use_only_values_plotly_gives_heatmaps():
 
 
 def test_the_dropout_placement_comparison_appears_on_request():
-    at = open_app({"dropout": "0.5"}, page="causal")
+    at = open_app({"dropout": "0.5", "lab": "true"}, page="causal")
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "Dropout on the context vectors" not in titles
     # the context the dropped weights made is always there, beside the values: Z = A·V

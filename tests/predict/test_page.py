@@ -12,7 +12,7 @@ import pytest
 
 from attnviz import book as BK
 from attnviz import questions as Q
-from tests.app.conftest import exceptions, unescape
+from tests.app.conftest import OPEN_PARTS, exceptions, unescape
 
 from .answer import give, open_predict, prompts, verdicts
 from .pages import Setting, hidden_claims, question, secret
@@ -58,8 +58,9 @@ def test_before_the_answer_no_chart_table_or_text_carries_a_hidden_number(posed)
     hidden = secret(s, q)
     assert len(hidden.values) >= 5  # enough left to search for
     assert seen(at).leaks(hidden) == {}
-    # With the switch off the same page draws them: the search can find them.
-    off = open_predict(s.page, s.query, 0, predict="false")
+    # With the switch off the same page draws them (its closed parts opened): the search can
+    # find them.
+    off = open_predict(s.page, s.query, 0, predict="false", **OPEN_PARTS)
     off.toggle(key="numbers").set_value(True).run()
     assert len(seen(off).leaks(hidden)) >= 1
 

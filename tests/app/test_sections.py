@@ -1,0 +1,119 @@
+"""The pass pages' closed parts (ui/sections.py): page 3's dropout lab and batch stand in closed
+boxes that compute and draw nothing until opened; a link opens them, and so does a question or
+a cell that lives in one."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.predict.answer import open_predict, prompts
+from tests.predict.pages import Setting, question
+from ui import cache, sections
+
+from .conftest import (
+    APP,
+    PAGES,
+    URL_WARNING,
+    chart_specs,
+    chart_title,
+    exceptions,
+    open_app,
+)
+
+LAB_CHARTS = ("p3_dmask", "p3_dropped", "p3_values")
+BATCH_CHARTS = ("p3_batch0", "p3_batch1")
+TRAIN = {"train": "true", "dropout": "0.5", "dseed": "3"}
+
+
+def chart_keys(at) -> set[str]:
+    return {
+        c.proto.id.rsplit("-fig_", 1)[1] for c in at.get("plotly_chart") if "-fig_" in c.proto.id
+    }
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """The variants of every trace the page asks the cache for ("train": the lab's)."""
+    asked: list[str] = []
+    real = cache.trace
+
+    def counting(kind, text, settings, book, variant=""):
+        asked.append(f"{kind}/{variant}")
+        return real(kind, text, settings, book, variant)
+
+    monkeypatch.setattr(cache, "trace", counting)
+    return asked
+
+
+def test_page_3_opens_with_the_lab_and_the_batch_closed_computing_neither(traces):
+    at = open_app(TRAIN, page="causal")
+    assert not exceptions(at)
+    labels = [e.label for e in at.expander]
+    assert "Dropout lab" in labels and "A batch of two texts" in labels
+    assert not chart_keys(at) & {*LAB_CHARTS, *BATCH_CHARTS}
+    assert "causal/train" not in traces  # the lab's trace in training mode: not computed
+    # The page above them is whole: the mask, both routes, the lines, the live checks.
+    assert {"p3_mask", "p3_masked", "p3_route1", "p3_route2", "p3_uniform"} <= chart_keys(at)
+    assert any(str(m.value).startswith("**Live checks**") for m in at.markdown)
+
+
+def test_opening_a_part_draws_it_and_puts_it_in_the_link(traces):
+    at = open_app(TRAIN, page="causal")
+    at.session_state[sections.LAB] = True
+    at.run()
+    assert not exceptions(at)
+    assert set(LAB_CHARTS) <= chart_keys(at)
+    assert "causal/train" in traces
+    assert not chart_keys(at) & set(BATCH_CHARTS)  # the other part stays closed
+    at.session_state[sections.BATCH] = True
+    at.run()
+    assert set(BATCH_CHARTS) <= chart_keys(at)
+    titles = [chart_title(s) for s in chart_specs(at)]
+    assert any(t.startswith("Example 1") for t in titles)
+
+
+def test_a_link_opens_the_parts_it_names():
+    at = open_app({**TRAIN, sections.LAB: "true", sections.BATCH: "true"}, page="causal")
+    assert not exceptions(at)
+    assert {*LAB_CHARTS, *BATCH_CHARTS} <= chart_keys(at)
+
+
+@pytest.mark.parametrize("raw", ["yes", "1", "<b>", ""])
+def test_a_part_named_with_nonsense_in_the_link_is_dropped_and_said(raw):
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params[sections.LAB] = raw
+    at.switch_page(PAGES["causal"]).run()  # a link straight to page 3, as in a browser
+    assert not exceptions(at)
+    (warning,) = [str(w.value) for w in at.warning if URL_WARNING in str(w.value)]
+    assert "lab" in warning
+    assert not chart_keys(at) & set(LAB_CHARTS)
+
+
+def test_a_link_to_a_cell_of_the_lab_opens_the_lab():
+    at = open_app({**TRAIN, "cell": "lab.q3k1"}, page="causal")
+    assert not exceptions(at)
+    assert set(LAB_CHARTS) <= chart_keys(at)
+    assert "Dropout lab" in [h.value for h in at.header]  # drawn as a section, not a box
+
+
+def test_a_question_asked_in_the_lab_opens_it_there():
+    # A setting whose first question asks what a surviving weight becomes after dropout: its
+    # home is the lab's dropped weights.
+    found = None
+    for dseed in range(1, 40):
+        s = Setting.of("causal", {**TRAIN, "dseed": str(dseed)})
+        for seed in range(4):
+            q = question(s, seed)
+            if q is not None and q.hides == "p3_dropped":
+                found = (s, seed, q)
+                break
+        if found:
+            break
+    assert found, "no setting found whose question lives in the lab"
+    s, seed, q = found
+    at = open_predict("causal", s.query, seed)
+    assert not exceptions(at)
+    assert prompts(at) == [f"**Predict first.** {q.prompt}"]
+    assert "Dropout lab" in [h.value for h in at.header]
+    assert "Dropout lab" not in [e.label for e in at.expander]
