@@ -9,7 +9,7 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, explain, induction, links, panels, predict, present, state
+from ui import breakit, cache, explain, induction, links, panels, predict, present, sections, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -84,6 +84,66 @@ def book_blocks(blocks) -> None:
         panels.book_beside(title, tensor, printed)
 
 
+def why_scale() -> None:
+    """Why the scores are divided by √d_k: the study at growing widths, then on this text."""
+    st.write(
+        "Take queries and keys whose entries have variance 1. A dot product over d_k entries "
+        "then has variance d_k: the wider the head, the further apart the scores, and the "
+        "softmax of widely spread scores is almost one-hot. A one-hot softmax barely changes "
+        "when the scores change, so its gradient vanishes and training stalls. Dividing by "
+        "√d_k brings the variance back to 1 at every width (16 keys per row, 256 rows, "
+        "averaged):"
+    )
+    panels.beside(
+        ("p2_entropy", lesson.entropy_figure),
+        ("p2_gradient", lesson.gradient_figure),
+        numbers=numbers,
+    )
+    st.caption(lesson.study_caption)
+    st.subheader("On your text")
+    st.write(
+        "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax "
+        "of the raw scores minus the softmax of the scaled ones."
+    )
+    # The same map at the wider d_out beside it, when that trace exists; else a note why not.
+    changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
+    panels.beside(*changes, numbers=numbers, view=panel_view, below=captions)
+    if "wide_change" in lesson.panels:
+        st.button(
+            f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
+            key="p2_wide",
+            on_click=state.set_sidebar,
+            kwargs={"d_out": L.WIDE_D_OUT},
+        )
+    else:
+        st.caption(md_escape(lesson.scaling_note))
+
+
+def v1_against_v2() -> None:
+    """The two modules' initial weights and scores, and exercise 3.1's transfer."""
+    st.write(
+        "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), "
+        "all positive, with mean 0.5 rather than 0. v2 uses `nn.Linear`, whose default "
+        "initialisation draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in "
+        "grows. Exercise 3.1: copy v2's weights, transposed, into v1 and the two modules agree."
+    )
+    if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
+        panels.beside(
+            ("p2_weights_hist", lesson.weights_histogram),
+            ("p2_scores_hist", lesson.scores_histogram),
+            numbers=numbers,
+        )
+    st.code(
+        "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
+        "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
+        "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)",
+        language="python",
+    )
+    panels.badge(lesson.exercise_3_1)
+    if lesson.exercise_3_1_block is not None:
+        book_blocks([lesson.exercise_3_1_block])
+
+
 st.code(lesson.constructor, language="python")
 if cfg.book:
     st.caption(
@@ -124,61 +184,21 @@ if lesson.book_blocks and predict.slot("p2_book"):
         )
     book_blocks(lesson.book_blocks)
 
-# --- why scale ---------------------------------------------------------------------------------
-st.header("Why divide by √d_k")
-st.write(
-    "Take queries and keys whose entries have variance 1. A dot product over d_k entries then has "
-    "variance d_k: the wider the head, the further apart the scores, and the softmax of widely "
-    "spread scores is almost one-hot. A one-hot softmax barely changes when the scores change, so "
-    "its gradient vanishes and training stalls. Dividing by √d_k brings the variance back to 1 at "
-    "every width (16 keys per row, 256 rows, averaged):"
-)
-panels.beside(
-    ("p2_entropy", lesson.entropy_figure), ("p2_gradient", lesson.gradient_figure), numbers=numbers
-)
-st.caption(lesson.study_caption)
+# --- why scale (a closed box: drawn once opened) ------------------------------------------------
+with sections.section(
+    "Why divide by √d_k",
+    sections.SCALING,
+    homes=("p2_unscaled_change", "p2_unscaled_change_wide", "p2_entropy", "p2_gradient"),
+) as scaling_open:
+    if scaling_open:
+        why_scale()
 
-st.subheader("On your text")
-st.write(
-    "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax of "
-    "the raw scores minus the softmax of the scaled ones."
-)
-# The same map at the wider d_out beside it, when that trace exists; else a note why not.
-changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
-panels.beside(*changes, numbers=numbers, view=panel_view, below=captions)
-if "wide_change" in lesson.panels:
-    st.button(
-        f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
-        key="p2_wide",
-        on_click=state.set_sidebar,
-        kwargs={"d_out": L.WIDE_D_OUT},
-    )
-else:
-    st.caption(md_escape(lesson.scaling_note))
-
-# --- v1 against v2 -----------------------------------------------------------------------------
-st.header("SelfAttention_v1 against v2")
-st.write(
-    "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), all "
-    "positive, with mean 0.5 rather than 0. v2 uses `nn.Linear`, whose default initialisation "
-    "draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in grows. Exercise 3.1: copy "
-    "v2's weights, transposed, into v1 and the two modules agree."
-)
-if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
-    panels.beside(
-        ("p2_weights_hist", lesson.weights_histogram),
-        ("p2_scores_hist", lesson.scores_histogram),
-        numbers=numbers,
-    )
-st.code(
-    "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
-    "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
-    "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)",
-    language="python",
-)
-panels.badge(lesson.exercise_3_1)
-if lesson.exercise_3_1_block is not None:
-    book_blocks([lesson.exercise_3_1_block])
+# --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
+with sections.section(
+    "SelfAttention_v1 against v2", sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")
+) as v1_v2_open:
+    if v1_v2_open:
+        v1_against_v2()
 
 panels.badges(lesson.checks)
 panels.source(M.SelfAttention_v1, M.SelfAttention_v2)

@@ -15,6 +15,7 @@ from attnviz.scaling import scaling_study
 from attnviz.settings import Settings
 
 from .conftest import (
+    OPEN_PARTS,
     PASS_PAGES,
     TITLES,
     badges,
@@ -295,7 +296,7 @@ def test_page_2_explains_query_key_value_and_the_two_kinds_of_weight():
 
 
 def test_page_2_why_scale_charts_plot_the_engines_study():
-    at = open_app(page="trainable")
+    at = open_app(OPEN_PARTS, page="trainable")
     study = scaling_study()
     entropy = chart(at, "Row entropy (bits)")
     grad = chart(at, "Softmax gradient norm |∂α/∂ω|")
@@ -323,7 +324,7 @@ def test_page_2_why_scale_charts_plot_the_engines_study():
 
 @pytest.mark.parametrize("d_in", [16, 64])
 def test_page_2_starting_weights_v1_in_0_1_and_v2_within_one_over_sqrt_d_in(d_in):
-    at = open_app({"d_in": str(d_in)}, page="trainable")
+    at = open_app({"d_in": str(d_in), **OPEN_PARTS}, page="trainable")
     assert not exceptions(at)
     d_out = at.sidebar.number_input(key="d_out").value
     bound = 1 / np.sqrt(d_in)
@@ -352,7 +353,7 @@ def test_page_2_starting_weights_v1_in_0_1_and_v2_within_one_over_sqrt_d_in(d_in
 
 
 def test_page_2_exercise_3_1_badge_passes_and_is_not_applicable_with_a_bias():
-    at = open_app(page="trainable")
+    at = open_app(OPEN_PARTS, page="trainable")
     # Once, beside the code that does the transfer (issue 14: it used to appear twice).
     assert badges(at).count(("green", f"{EX31}: pass")) == 1
     agree = [d for _, _, d in check_badges(at) if d.endswith("with W = weight.T the two agree")]
@@ -395,7 +396,7 @@ def lesson_claims(page: str, mode: str) -> list[str]:
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("page", ["home", "simplified", "trainable"])
 def test_every_sentence_the_lesson_states_is_on_the_page(page, mode):
-    at = open_app(MODES[mode][0], page=page)
+    at = open_app({**MODES[mode][0], **OPEN_PARTS}, page=page)
     assert not exceptions(at)
     shown = values(at.markdown) + values(at.caption)
     claims = lesson_claims(page, mode)
@@ -407,7 +408,7 @@ def test_every_sentence_the_lesson_states_is_on_the_page(page, mode):
 
 
 def test_page_2_names_the_one_click_that_makes_scaling_matter():
-    at = open_app(page="trainable")
+    at = open_app(OPEN_PARTS, page="trainable")
     [here] = [c for c in values(at.caption) if c.startswith("Here (d_k = 8), dropping the 1/√d_k")]
     [wide] = [
         c for c in values(at.caption) if c.startswith("At d_out = 128 (the map on the right)")

@@ -231,7 +231,7 @@ def test_book_mode_uses_the_six_book_tokens_on_every_pass():
 
 
 def test_book_mode_page_2_version_v2_shows_its_two_printouts():
-    at = open_app({"book": "true"}, page="trainable")
+    at = open_app({"book": "true", **OPEN_PARTS}, page="trainable")
     assert at.radio(key="module").value == "v1"
     at.radio(key="module").set_value("v2").run()
     assert book_blocks(at) == (2, 0)

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from attnviz import figures as F
 from ui import numbers
 
-from .conftest import chart_specs, chart_title, open_app, spec_array
+from .conftest import OPEN_PARTS, chart_specs, chart_title, open_app, spec_array
 
 LABELS = ["0: <b>", "1: ␣cat", "2: 1"]
 
@@ -82,7 +82,7 @@ def test_plot_draws_the_chart_its_table_and_a_csv_of_the_same_numbers():
 
 
 def test_the_trainable_page_shows_each_curve_s_numbers_under_it():
-    at = open_app({}, page="trainable")
+    at = open_app(OPEN_PARTS, page="trainable")
     at.toggle(key="numbers").set_value(True).run()
     assert not at.exception
     entropy = next(s for s in chart_specs(at) if chart_title(s).startswith("Row entropy"))

@@ -117,3 +117,34 @@ def test_a_question_asked_in_the_lab_opens_it_there():
     assert prompts(at) == [f"**Predict first.** {q.prompt}"]
     assert "Dropout lab" in [h.value for h in at.header]
     assert "Dropout lab" not in [e.label for e in at.expander]
+
+
+P2_PARTS = {"p2_entropy", "p2_gradient", "p2_unscaled_change", "p2_weights_hist"}
+
+
+def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
+    at = open_app(page="trainable")
+    assert not exceptions(at)
+    labels = [e.label for e in at.expander]
+    assert "Why divide by √d_k" in labels and "SelfAttention_v1 against v2" in labels
+    assert not chart_keys(at) & P2_PARTS
+    assert {"p2_scores", "p2_scaled", "p2_weights", "p2_context"} <= chart_keys(at)
+    at = open_app({sections.SCALING: "true", sections.V1_V2: "true"}, page="trainable")
+    assert not exceptions(at)
+    assert P2_PARTS <= chart_keys(at)
+
+
+def test_a_question_asked_in_why_scale_opens_it_there():
+    found = None
+    for seed in range(40):
+        s = Setting.of("trainable", {"d_out": "64"})  # wide enough for a clear change
+        q = question(s, seed)
+        if q is not None and q.hides == "p2_unscaled_change":
+            found = (s, seed, q)
+            break
+    assert found, "no seed found whose question lives in why-scale"
+    s, seed, q = found
+    at = open_predict("trainable", s.query, seed)
+    assert not exceptions(at)
+    assert prompts(at) == [f"**Predict first.** {q.prompt}"]
+    assert "Why divide by √d_k" in [h.value for h in at.header]
