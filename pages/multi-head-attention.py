@@ -11,7 +11,7 @@ from attnviz import budget, speed
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import multihead as ML
-from ui import breakit, cache, explain, induction, panels, predict, present, state
+from ui import breakit, cache, explain, induction, panels, predict, present, sections, state
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -136,31 +136,19 @@ explain.lines(source, page="p4", head=h, window=panel_view.window, numbers=numbe
 explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_view.window,
               numbers=numbers)  # fmt: skip
 
-# --- reshape walk ------------------------------------------------------------------------------
-st.header("The reshape walk")
-st.write(
-    "The weight-split module computes all heads with the same few large matmuls. `view` splits the "
-    "last dimension into (heads, head_dim) without moving memory; `transpose(1, 2)` brings the head "
-    "axis forward so each head is a batch of its own T×head_dim matrices, again by changing "
-    "strides only. After attention, the transpose back leaves the memory in the wrong order for a "
-    "plain `view`, so `.contiguous()` copies it into the new order first. Real shapes and strides "
-    "of this run:"
-)
-if predict.slot("p4_strides"):  # the shapes after the split
-    panels.table(("multihead", *args), "strides", lambda: view.strides)
-
-# --- wrapper against weight split --------------------------------------------------------------
-st.header("The wrapper against the weight split")
-left, right = st.columns(2)
-for col, spec in ((left, view.wrapper_spec), (right, view.spec)):
-    with col:
-        call = spec.build_lines("mha")
-        st.code(call, language="python", wrap_lines=True)
-for title, ours, printed in view.book_printouts:
-    panels.book_beside(title, ours, printed)
-st.write(view.wrapper_text)
-panels.badge(view.equivalence)
-st.write(view.flops_text)
+# --- reshape walk (a closed box: drawn once opened) ---------------------------------------------
+with sections.section("The reshape walk", sections.RESHAPE, homes=("p4_strides",)) as open_:
+    if open_:
+        st.write(
+            "The weight-split module computes all heads with the same few large matmuls. `view` "
+            "splits the last dimension into (heads, head_dim) without moving memory; "
+            "`transpose(1, 2)` brings the head axis forward so each head is a batch of its own "
+            "T×head_dim matrices, again by changing strides only. After attention, the transpose "
+            "back leaves the memory in the wrong order for a plain `view`, so `.contiguous()` "
+            "copies it into the new order first. Real shapes and strides of this run:"
+        )
+        if predict.slot("p4_strides"):  # the shapes after the split
+            panels.table(("multihead", *args), "strides", lambda: view.strides)
 
 
 @st.cache_resource(show_spinner="Timing both modules…", max_entries=budget.SPEED_REPORTS)
@@ -169,11 +157,25 @@ def timing(shape: tuple) -> ML.SpeedReport:
     return ML.speed_report(speed.wrapper_against_split(*shape), shape)
 
 
-# Everything that changes the work is in the key: qkv_bias adds a bias to every projection.
-if st.button("Measure both at these settings", key="p4_time"):
-    st.session_state["p4_timing"] = view.timing_shape
-if st.session_state.get("p4_timing") == view.timing_shape:
-    st.write(" ".join(timing(view.timing_shape).sentences))
+# --- wrapper against weight split (a closed box: drawn once opened) ----------------------------
+with sections.section("The wrapper against the weight split", sections.WRAPPER) as open_:
+    if open_:
+        left, right = st.columns(2)
+        for col, spec in ((left, view.wrapper_spec), (right, view.spec)):
+            with col:
+                call = spec.build_lines("mha")
+                st.code(call, language="python", wrap_lines=True)
+        for title, ours, printed in view.book_printouts:
+            panels.book_beside(title, ours, printed)
+        st.write(view.wrapper_text)
+        panels.badge(view.equivalence)
+        st.write(view.flops_text)
+        # Everything that changes the work is in the key: qkv_bias adds a bias to every
+        # projection.
+        if st.button("Measure both at these settings", key="p4_time"):
+            st.session_state["p4_timing"] = view.timing_shape
+        if st.session_state.get("p4_timing") == view.timing_shape:
+            st.write(" ".join(timing(view.timing_shape).sentences))
 
 panels.badges(view.checks)
 if view.checks_note:

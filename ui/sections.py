@@ -19,12 +19,14 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-# The URL names of the closed parts, by page: (key, title), in page order.
+# The URL names of the closed parts: page 3's, page 2's, page 4's.
 LAB = "lab"
 BATCH = "batch"
 SCALING = "scaling"
 V1_V2 = "v1v2"
-KEYS = (LAB, BATCH, SCALING, V1_V2)
+RESHAPE = "reshape"
+WRAPPER = "wrapper"
+KEYS = (LAB, BATCH, SCALING, V1_V2, RESHAPE, WRAPPER)
 
 
 @contextmanager

@@ -46,7 +46,7 @@ BOOK_TEXT = "Your journey starts with one step"
 # Book mode: the chapter's six words, one per 3-dimensional input row (no tokenizer).
 BOOK_LABELS = ["0: Your", "1: journey", "2: starts", "3: with", "4: one", "5: step"]
 # Every closed part of the pass pages opened (ui/sections.py), as a link opens them.
-OPEN_PARTS = dict.fromkeys(("lab", "batch", "scaling", "v1v2"), "true")
+OPEN_PARTS = dict.fromkeys(("lab", "batch", "scaling", "v1v2", "reshape", "wrapper"), "true")
 SIDEBAR_DEFAULTS = {"d_in": 8, "d_out": 8, "heads": 2, "ctx": 32, "eseed": 123, "wseed": 123}
 
 

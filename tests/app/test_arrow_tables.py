@@ -30,8 +30,8 @@ def test_a_table_is_converted_once_per_key_and_keeps_its_values_without_the_inde
 
 def test_two_sessions_on_page_4_get_the_same_tables_built_once():
     cache.clear_all()
-    a = open_app(page="multihead")
-    b = open_app(page="multihead")
+    a = open_app({"reshape": "true"}, page="multihead")
+    b = open_app({"reshape": "true"}, page="multihead")
     for at in (a, b):  # the presets box builds its table once opened
         at.session_state["presets"] = True
         at.run()

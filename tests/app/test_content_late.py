@@ -18,6 +18,7 @@ from attnviz.tokens import tokenize
 
 from .conftest import (
     BOOK_TEXT,
+    OPEN_PARTS,
     assert_sidebar,
     badges,
     chart,
@@ -218,7 +219,7 @@ def test_the_heads_grid_at_the_defaults_draws_every_head_without_a_budget_note()
 
 
 def test_flops_are_equal_and_the_matmul_calls_differ_3h_against_3():
-    at = open_app(page="multihead")
+    at = open_app(OPEN_PARTS, page="multihead")
     flops = attention_flops(6, 8, 8)
     # 3 projections of 6x8 by 8x8, then Q Kᵀ and A V over 6x6x8, two FLOPs per multiply-add
     assert (flops["projections"], flops["attention"], flops["total"]) == (2304, 1152, 3456)
@@ -234,7 +235,7 @@ def test_flops_are_equal_and_the_matmul_calls_differ_3h_against_3():
 
 
 def test_the_reshape_walk_shows_real_shapes_strides_and_contiguity():
-    at = open_app(page="multihead")
+    at = open_app(OPEN_PARTS, page="multihead")
     (table,) = [t.value for t in at.dataframe if "stride" in t.value.columns]
     rows = list(zip(table["shape"], table["stride"], table["contiguous"], strict=True))
     assert rows == [
@@ -251,7 +252,9 @@ def test_the_reshape_walk_shows_real_shapes_strides_and_contiguity():
 
 
 def test_the_two_constructor_calls_print_literal_arguments_outside_book_mode():
-    at = open_app({"d_out": "12", "heads": "3", "wseed": "7", "bias": "true"}, page="multihead")
+    at = open_app(
+        {"d_out": "12", "heads": "3", "wseed": "7", "bias": "true", **OPEN_PARTS}, page="multihead"
+    )
     code = [c.value for c in at.code]
     assert (
         "torch.manual_seed(7)\nmha = MultiHeadAttentionWrapper(d_in=8, d_out=4, "
@@ -293,14 +296,14 @@ def ratio_texts(at) -> list[str]:
 
 
 def test_the_time_ratio_is_measured_on_click_once_per_process_and_shape(timed):
-    at = open_app(page="multihead")
+    at = open_app(OPEN_PARTS, page="multihead")
     assert timed == [] and ratio_texts(at) == []  # nothing timed on load
     at.button(key="p4_time").click().run()
     assert timed == [(1, 6, 8, 8, 2, 32, False)]
     (text,) = ratio_texts(at)
     assert text.startswith(RATIO_TEXT)
     # another session at the same shape reads the cached result
-    other = open_app(page="multihead")
+    other = open_app(OPEN_PARTS, page="multihead")
     other.button(key="p4_time").click().run()
     assert ratio_texts(other)[0].startswith(RATIO_TEXT)
     assert len(timed) == 1

@@ -17,6 +17,7 @@ from attnviz.settings import Settings
 
 from .conftest import (
     BOOK_TEXT,
+    OPEN_PARTS,
     badges,
     chart_title,
     charts,
@@ -149,7 +150,7 @@ def wrapper_faster(monkeypatch):
 
 
 def test_a_measured_faster_wrapper_is_said_to_contradict_the_chapter_and_why(wrapper_faster):
-    at = open_app(page="multihead")
+    at = open_app(OPEN_PARTS, page="multihead")
     at.button(key="p4_time").click().run()
     (text,) = [v for v in values(at.markdown) if v.startswith("Median of 11")]
     assert "the wrapper was 1.50× as fast" in text

@@ -148,3 +148,32 @@ def test_a_question_asked_in_why_scale_opens_it_there():
     assert not exceptions(at)
     assert prompts(at) == [f"**Predict first.** {q.prompt}"]
     assert "Why divide by √d_k" in [h.value for h in at.header]
+
+
+def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
+    at = open_app(page="multihead")
+    assert not exceptions(at)
+    labels = [e.label for e in at.expander]
+    assert "The reshape walk" in labels and "The wrapper against the weight split" in labels
+    assert "p4_time" not in [b.key for b in at.button]
+    assert not [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
+    at = open_app({sections.RESHAPE: "true", sections.WRAPPER: "true"}, page="multihead")
+    assert not exceptions(at)
+    assert "p4_time" in [b.key for b in at.button]
+    assert [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
+
+
+def test_a_question_on_the_split_shape_opens_the_reshape_walk():
+    found = None
+    for seed in range(40):
+        s = Setting.of("multihead", {})
+        q = question(s, seed)
+        if q is not None and q.hides == "p4_step_split":
+            found = (s, seed, q)
+            break
+    assert found, "no seed found whose question asks the split's shape"
+    s, seed, q = found
+    at = open_predict("multihead", s.query, seed)
+    assert not exceptions(at)
+    assert prompts(at) == [f"**Predict first.** {q.prompt}"]
+    assert "The reshape walk" in [h.value for h in at.header]

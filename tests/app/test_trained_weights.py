@@ -13,6 +13,7 @@ from attnviz.induction.passes import RULE
 from ui.state import trained_caption
 
 from .conftest import (
+    OPEN_PARTS,
     URL_WARNING,
     chart,
     exceptions,
@@ -38,7 +39,7 @@ def heads_of(spec: dict) -> np.ndarray:
 def trained():
     out = {}
     for page in ("trainable", "causal", "multihead"):
-        at = open_app({"weights": "trained", "text": TWICE}, page=page)
+        at = open_app({"weights": "trained", "text": TWICE, **OPEN_PARTS}, page=page)
         assert not exceptions(at), (page, exceptions(at))
         out[page] = at
     return out
