@@ -95,8 +95,11 @@ def dropout_lab(lab: lessons.DropoutLab | None) -> None:
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
     )
-    if st.toggle(
-        "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+    if (
+        st.toggle(
+            "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+        )
+        and lab.context_dropout is not None
     ):
         left, right = st.columns(2)
         with left:

@@ -36,15 +36,27 @@ else:
         key=links.MODULE,
         bind="query-params",
     )
-# The traces the lesson reads: the module picked, the other version, and (narrow keys) the
-# picked module one click away at a wider d_out.
+# The trace of the module picked, and its lesson; the other version and (narrow keys) the picked
+# module one click away at a wider d_out only for the closed parts that read them, once opened.
 trace = cache.trace("trainable", *args, version)
-other = cache.trace("trainable", *args, "v1" if version == "v2" else "v2")
-wide_settings = L.wide_settings(args[1], cfg.book)
-wide = cache.trace("trainable", args[0], wide_settings, False, version) if wide_settings else None
 lesson = cache.lesson_of(
-    ("trainable", *args, version), lambda: L.trainable_lesson(trace, other, wide, cfg.book)
+    ("trainable", *args, version, "main"),
+    lambda: L.trainable_lesson(trace, None, None, cfg.book),
 )
+
+
+def full_lesson() -> L.TrainableLesson:
+    """The lesson with the other version and the wider trace (why-scale, v1 against v2)."""
+    other = cache.trace("trainable", *args, "v1" if version == "v2" else "v2")
+    wide_settings = L.wide_settings(args[1], cfg.book)
+    wide = (
+        cache.trace("trainable", args[0], wide_settings, False, version) if wide_settings else None
+    )
+    return cache.lesson_of(
+        ("trainable", *args, version), lambda: L.trainable_lesson(trace, other, wide, cfg.book)
+    )
+
+
 predict.start(  # the questions read the module the page draws (v1 or v2)
     "trainable",
     (*args, version),
@@ -63,14 +75,12 @@ panel_view = page_view.controls(
 )  # colour scale and token window, for every panel below
 
 
-# The lesson's claims name a panel by its place in lesson.panels.
-names = {panel.key: name for name, panel in lesson.panels.items()}
-
-
-def captions(panel) -> None:
+def captions(panel, of: L.TrainableLesson = lesson) -> None:
+    """The claims ``of`` states about ``panel`` (named by its place in ``of.panels``)."""
     if predict.hides(panel.key):
         return
-    for claim in lesson.claims_on(names[panel.key]):
+    names = {p.key: name for name, p in of.panels.items()}
+    for claim in of.claims_on(names[panel.key]):
         st.caption(md_escape(claim.text))
 
 
@@ -84,7 +94,7 @@ def book_blocks(blocks) -> None:
         panels.book_beside(title, tensor, printed)
 
 
-def why_scale() -> None:
+def why_scale(lesson: L.TrainableLesson) -> None:
     """Why the scores are divided by √d_k: the study at growing widths, then on this text."""
     st.write(
         "Take queries and keys whose entries have variance 1. A dot product over d_k entries "
@@ -107,7 +117,7 @@ def why_scale() -> None:
     )
     # The same map at the wider d_out beside it, when that trace exists; else a note why not.
     changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
-    panels.beside(*changes, numbers=numbers, view=panel_view, below=captions)
+    panels.beside(*changes, numbers=numbers, view=panel_view, below=lambda p: captions(p, lesson))
     if "wide_change" in lesson.panels:
         st.button(
             f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
@@ -119,7 +129,7 @@ def why_scale() -> None:
         st.caption(md_escape(lesson.scaling_note))
 
 
-def v1_against_v2() -> None:
+def v1_against_v2(lesson: L.TrainableLesson) -> None:
     """The two modules' initial weights and scores, and exercise 3.1's transfer."""
     st.write(
         "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), "
@@ -127,19 +137,21 @@ def v1_against_v2() -> None:
         "initialisation draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in "
         "grows. Exercise 3.1: copy v2's weights, transposed, into v1 and the two modules agree."
     )
-    if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
-        panels.beside(
-            ("p2_weights_hist", lesson.weights_histogram),
-            ("p2_scores_hist", lesson.scores_histogram),
-            numbers=numbers,
-        )
+    if lesson.weights_histogram is not None and lesson.scores_histogram is not None:
+        if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
+            panels.beside(
+                ("p2_weights_hist", lesson.weights_histogram),
+                ("p2_scores_hist", lesson.scores_histogram),
+                numbers=numbers,
+            )
     st.code(
         "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
         "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
         "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)",
         language="python",
     )
-    panels.badge(lesson.exercise_3_1)
+    if lesson.exercise_3_1 is not None:
+        panels.badge(lesson.exercise_3_1)
     if lesson.exercise_3_1_block is not None:
         book_blocks([lesson.exercise_3_1_block])
 
@@ -191,14 +203,14 @@ with sections.section(
     homes=("p2_unscaled_change", "p2_unscaled_change_wide", "p2_entropy", "p2_gradient"),
 ) as scaling_open:
     if scaling_open:
-        why_scale()
+        why_scale(full_lesson())
 
 # --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
 with sections.section(
     "SelfAttention_v1 against v2", sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")
 ) as v1_v2_open:
     if v1_v2_open:
-        v1_against_v2()
+        v1_against_v2(full_lesson())
 
 panels.badges(lesson.checks)
 panels.source(M.SelfAttention_v1, M.SelfAttention_v2)

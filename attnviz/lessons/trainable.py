@@ -46,15 +46,15 @@ class TrainableLesson:
     panels: dict[str, Panel]  # W_query, W_key, W_value, queries, keys, values, scores, ...
     claims: tuple[Claim, ...]
     checks: tuple[C.CheckResult, ...]  # the page's live checks (exercise 3.1 is apart)
-    exercise_3_1: C.CheckResult
+    exercise_3_1: C.CheckResult | None  # None: built without the other version
     exercise_3_1_block: BookBlock | None  # book mode: sa_v1(inputs) after the transfer
     book_blocks: tuple[BookBlock, ...]
     scaling_note: str  # where to look when there is no wide panel ("" when there is one)
     entropy_figure: F.Chart
     gradient_figure: F.Chart
     study_caption: str
-    weights_histogram: F.Chart
-    scores_histogram: F.Chart
+    weights_histogram: F.Chart | None  # None: built without the other version
+    scores_histogram: F.Chart | None
     hidden: dict[str, str | None]
 
     def claims_on(self, panel: str) -> tuple[Claim, ...]:
@@ -262,28 +262,42 @@ def _book_blocks(tr: T.TrainableTrace) -> tuple[BookBlock, ...]:
 
 def trainable_lesson(
     tr: T.TrainableTrace,
-    other: T.TrainableTrace,
+    other: T.TrainableTrace | None,
     wide: T.TrainableTrace | None,
     book: bool,
 ) -> TrainableLesson:
     """Everything page 2 shows. ``tr``: the module picked; ``other``: the other version on the
-    same inputs; ``wide``: the picked module at :func:`wide_settings`, or None."""
+    same inputs; ``wide``: the picked module at :func:`wide_settings`, or None. Without
+    ``other`` (the page's first run, its v1-against-v2 part closed), exercise 3.1 and the two
+    histograms are left out (None)."""
     panels = _panels(tr, wide)
-    v1, v2 = (tr, other) if tr.spec.kind == "v1" else (other, tr)
-    weights_of = {
-        "v1": torch.cat([v1.params[n].reshape(-1) for n in ("W_query", "W_key", "W_value")]),
-        "v2": torch.cat(
-            [v2.params[f"{n}.weight"].reshape(-1) for n in ("W_query", "W_key", "W_value")]
-        ),
-    }
-    ex31, ex31_out = _exercise_3_1(v2, book)
+    ex31 = ex31_out = weights_histogram = scores_histogram = None
+    if other is not None:
+        v1, v2 = (tr, other) if tr.spec.kind == "v1" else (other, tr)
+        weights_of = {
+            "v1": torch.cat([v1.params[n].reshape(-1) for n in ("W_query", "W_key", "W_value")]),
+            "v2": torch.cat(
+                [v2.params[f"{n}.weight"].reshape(-1) for n in ("W_query", "W_key", "W_value")]
+            ),
+        }
+        ex31, ex31_out = _exercise_3_1(v2, book)
+        if tr.spec.trained is not None:  # both hold the trained head (v1 its transpose)
+            hist_title = "The trained head's weights, in both modules"
+            hist_names = ("v1: trained Wᵀ", "v2: trained W")
+        else:
+            hist_title = "Initial weights"
+            hist_names = ("v1: U[0, 1)", "v2: U(±1/√d_in)")
+        weights_histogram = F.histograms(
+            {hist_names[0]: weights_of["v1"], hist_names[1]: weights_of["v2"]},
+            title=hist_title,
+            x_name="weight",
+        )
+        scores_histogram = F.histograms(
+            {"v1": v1.scaled_scores, "v2": v2.scaled_scores},
+            title="Scaled scores they produce",
+            x_name="score",
+        )
     entropy, gradient, study_caption = _study_figures()
-    if tr.spec.trained is not None:  # both hold the trained head (v1 its transpose)
-        hist_title = "The trained head's weights, in both modules"
-        hist_names = ("v1: trained Wᵀ", "v2: trained W")
-    else:
-        hist_title = "Initial weights"
-        hist_names = ("v1: U[0, 1)", "v2: U(±1/√d_in)")
     return TrainableLesson(
         labels=tr.labels,
         spec=tr.spec,
@@ -309,15 +323,7 @@ def trainable_lesson(
         entropy_figure=entropy,
         gradient_figure=gradient,
         study_caption=study_caption,
-        weights_histogram=F.histograms(
-            {hist_names[0]: weights_of["v1"], hist_names[1]: weights_of["v2"]},
-            title=hist_title,
-            x_name="weight",
-        ),
-        scores_histogram=F.histograms(
-            {"v1": v1.scaled_scores, "v2": v2.scaled_scores},
-            title="Scaled scores they produce",
-            x_name="score",
-        ),
+        weights_histogram=weights_histogram,
+        scores_histogram=scores_histogram,
         hidden={bug.key: bug.hidden_at(tr.inputs, tr.spec) for bug in B.bugs_for("trainable")},
     )
