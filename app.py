@@ -122,3 +122,4 @@ def frame() -> None:
 # with every other queued run; a run about to wait or to start long work gives its turn up.
 with gate.page_turn():
     frame()
+runtime.freeze_startup_heap()  # once, after the first page run has imported everything
