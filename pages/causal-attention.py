@@ -174,7 +174,6 @@ if cfg.book and predict.slot("p3_walkthrough"):
 lab_trace = None
 cell_source = explain.linked_source()
 with sections.section(  # opened by a link to one of its cells or to its placement view
-    "Dropout lab",
     sections.LAB,
     homes=LAB_HOMES,
     force=cell_source == "lab" or links.PLACEMENT in st.query_params,
@@ -189,7 +188,7 @@ with sections.section(  # opened by a link to one of its cells or to its placeme
 
 # --- batch (a closed box: drawn once opened) ----------------------------------------------------
 with sections.section(
-    "A batch of two texts", sections.BATCH, homes=BATCH_HOMES, force=cell_source == "batch"
+    sections.BATCH, homes=BATCH_HOMES, force=cell_source == "batch"
 ) as batch_open:
     if batch_open:
         panels.notes(batch.messages)

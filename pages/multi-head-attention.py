@@ -137,7 +137,7 @@ explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_vi
               numbers=numbers)  # fmt: skip
 
 # --- reshape walk (a closed box: drawn once opened) ---------------------------------------------
-with sections.section("The reshape walk", sections.RESHAPE, homes=("p4_strides",)) as open_:
+with sections.section(sections.RESHAPE, homes=("p4_strides",)) as open_:
     if open_:
         st.write(
             "The weight-split module computes all heads with the same few large matmuls. `view` "
@@ -158,7 +158,7 @@ def timing(shape: tuple) -> ML.SpeedReport:
 
 
 # --- wrapper against weight split (a closed box: drawn once opened) ----------------------------
-with sections.section("The wrapper against the weight split", sections.WRAPPER) as open_:
+with sections.section(sections.WRAPPER) as open_:
     if open_:
         left, right = st.columns(2)
         for col, spec in ((left, view.wrapper_spec), (right, view.spec)):

@@ -198,7 +198,6 @@ if lesson.book_blocks and predict.slot("p2_book"):
 
 # --- why scale (a closed box: drawn once opened) ------------------------------------------------
 with sections.section(
-    "Why divide by √d_k",
     sections.SCALING,
     homes=("p2_unscaled_change", "p2_unscaled_change_wide", "p2_entropy", "p2_gradient"),
 ) as scaling_open:
@@ -206,9 +205,7 @@ with sections.section(
         why_scale(full_lesson())
 
 # --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
-with sections.section(
-    "SelfAttention_v1 against v2", sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")
-) as v1_v2_open:
+with sections.section(sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")) as v1_v2_open:
     if v1_v2_open:
         v1_against_v2(full_lesson())
 

@@ -27,22 +27,35 @@ V1_V2 = "v1v2"
 RESHAPE = "reshape"
 WRAPPER = "wrapper"
 KEYS = (LAB, BATCH, SCALING, V1_V2, RESHAPE, WRAPPER)
+# Each part's title (its header when drawn open) and what its closed box says it holds.
+TITLES = {
+    LAB: ("Dropout lab", "what nn.Dropout does to the weights in training"),
+    BATCH: ("A batch of two texts", "both sidebar texts through the module at once"),
+    SCALING: ("Why divide by √d_k", "the softmax at growing widths, and on your text"),
+    V1_V2: ("SelfAttention_v1 against v2", "their initial weights, and exercise 3.1"),
+    RESHAPE: ("The reshape walk", "view, transpose and contiguous, with this run's strides"),
+    WRAPPER: ("The wrapper against the weight split", "two ways to compute the heads"),
+}
+
+
+def label(key: str) -> str:
+    """The closed box's label: the part's title, then what it holds."""
+    title, holds = TITLES[key]
+    return f"{title}: {holds}"
 
 
 @contextmanager
-def section(
-    title: str, key: str, *, homes: Iterable[str] = (), force: bool = False
-) -> Iterator[bool]:
-    """A part of the page under ``title``: yields whether to draw it now. Closed (the
-    default), it is one box labelled ``title`` and yields False; opened, it yields True inside
-    the box. ``homes``: the panel keys (and predict sections) drawn in it; when a waiting or
-    answered "Predict first" question is asked at one of them, or ``force`` (the link names a
-    cell of it), the part is drawn as a plain section with a header instead."""
+def section(key: str, *, homes: Iterable[str] = (), force: bool = False) -> Iterator[bool]:
+    """The part of the page named ``key`` (:data:`TITLES`): yields whether to draw it now.
+    Closed (the default), it is one box labelled :func:`label` and yields False; opened, it
+    yields True inside the box. ``homes``: the panel keys (and predict sections) drawn in it;
+    when a waiting or answered "Predict first" question is asked at one of them, or ``force``
+    (the link names a cell of it), the part is drawn as a plain section under its title."""
     from . import predict
 
     if force or predict.asks_at(homes):
-        st.header(title)
+        st.header(TITLES[key][0])
         yield True
         return
-    with st.expander(title, key=key, on_change="rerun", bind="query-params") as box:
+    with st.expander(label(key), key=key, on_change="rerun", bind="query-params") as box:
         yield bool(box.open)

@@ -8,7 +8,7 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   smaller, so most fit without scrolling;
 - every text meets WCAG 2.1 AA contrast (4.5:1, 3:1 for large text) on its background:
   captions are drawn in a grey of 6.6:1 without Streamlit's 0.6 opacity (which left them at
-  3.9:1), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
+  3.9:1), and so are a live check's numbers under its badge (ui/panels.badge_text), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
   the code's syntax colours are darker versions of Streamlit's (its green, teal,
   orange, blue and grey were 2.3–3.8:1 on the code's background);
 - chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines);
@@ -20,7 +20,8 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   wide, its cell numbers running into each other. Chart titles in columns are set at 13 px
   there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
 
-Only selectors of Streamlit's public test ids and KaTeX's own classes are used.
+Only selectors of Streamlit's public test ids, its badge's class and KaTeX's own classes are
+used.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ CSS = f"""
 <style>
 div[data-testid="stCaptionContainer"] {{
   opacity: 1;
+  color: {CAPTION_GREY};
+}}
+[data-testid="stMarkdownContainer"] .stMarkdownBadge + br + span {{
   color: {CAPTION_GREY};
 }}
 button[data-testid^="stBaseButton"] kbd {{

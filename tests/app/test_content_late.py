@@ -15,6 +15,7 @@ import streamlit as st
 from attnviz import book, speed
 from attnviz.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
 from attnviz.tokens import tokenize
+from ui import sections
 
 from .conftest import (
     BOOK_TEXT,
@@ -148,7 +149,7 @@ def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
     at = open_app(page="causal")
     # The batch is a closed box: nothing of it is drawn until it is opened.
     assert not [c for c in chart_specs(at) if chart_title(c).startswith("Example ")]
-    assert "A batch of two texts" in [e.label for e in at.expander]
+    assert sections.label(sections.BATCH) in [e.label for e in at.expander]
     at = open_app({"batch": "true"}, page="causal")
     assert_sidebar(at, text=BOOK_TEXT, text2=text2)
     first, second = list(tokenize(BOOK_TEXT).labels), list(tokenize(text2).labels)

@@ -50,7 +50,8 @@ def test_page_3_opens_with_the_lab_and_the_batch_closed_computing_neither(traces
     at = open_app(TRAIN, page="causal")
     assert not exceptions(at)
     labels = [e.label for e in at.expander]
-    assert "Dropout lab" in labels and "A batch of two texts" in labels
+    assert sections.label(sections.LAB) in labels and sections.label(sections.BATCH) in labels
+    assert sections.label(sections.LAB).startswith("Dropout lab: ")
     assert not chart_keys(at) & {*LAB_CHARTS, *BATCH_CHARTS}
     assert "causal/train" not in traces  # the lab's trace in training mode: not computed
     # The page above them is whole: the mask, both routes, the lines, the live checks.
@@ -116,7 +117,7 @@ def test_a_question_asked_in_the_lab_opens_it_there():
     assert not exceptions(at)
     assert prompts(at) == [f"**Predict first.** {q.prompt}"]
     assert "Dropout lab" in [h.value for h in at.header]
-    assert "Dropout lab" not in [e.label for e in at.expander]
+    assert sections.label(sections.LAB) not in [e.label for e in at.expander]
 
 
 P2_PARTS = {"p2_entropy", "p2_gradient", "p2_unscaled_change", "p2_weights_hist"}
@@ -126,7 +127,8 @@ def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
     at = open_app(page="trainable")
     assert not exceptions(at)
     labels = [e.label for e in at.expander]
-    assert "Why divide by √d_k" in labels and "SelfAttention_v1 against v2" in labels
+    assert sections.label(sections.SCALING) in labels
+    assert sections.label(sections.V1_V2) in labels
     assert not chart_keys(at) & P2_PARTS
     assert {"p2_scores", "p2_scaled", "p2_weights", "p2_context"} <= chart_keys(at)
     at = open_app({sections.SCALING: "true", sections.V1_V2: "true"}, page="trainable")
@@ -154,7 +156,8 @@ def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
     at = open_app(page="multihead")
     assert not exceptions(at)
     labels = [e.label for e in at.expander]
-    assert "The reshape walk" in labels and "The wrapper against the weight split" in labels
+    assert sections.label(sections.RESHAPE) in labels
+    assert sections.label(sections.WRAPPER) in labels
     assert "p4_time" not in [b.key for b in at.button]
     assert not [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
     at = open_app({sections.RESHAPE: "true", sections.WRAPPER: "true"}, page="multihead")
