@@ -34,8 +34,13 @@ PROJECTOR = {"width": 1920, "height": 1080}
 SIZES = {"laptop": 1400, "phone": 390}
 TEXT = "The+cat+sat+on+the+mat"
 # Page 3 in training mode at dropout 0.7: rows 0, 1 and 4 of the dropped weights are zero and
-# outlined (seed 123), in a half-width chart at 1400 px.
-QUERY = {"causal-attention": "&train=true&dropout=0.7"}
+# outlined (seed 123), in a half-width chart at 1400 px. Every page's closed parts opened
+# (ui/sections.py), so that what they draw is read too.
+QUERY = {
+    "trainable-attention": "&scaling=true&v1v2=true",
+    "causal-attention": "&train=true&dropout=0.7&lab=true&batch=true",
+    "multi-head-attention": "&reshape=true&wrapper=true",
+}
 
 
 def settled(page, timeout_s: float = 180) -> None:
