@@ -285,7 +285,15 @@ CASES: tuple[Case, ...] = (
     Case("dropout-0-train", query=(("dropout", "0"), ("train", "true"))),
     Case(
         "dropout-0.9-train",
-        query=(("dropout", "0.9"), ("train", "true"), ("dseed", "7"), ("heads", "4")),
+        # page 3's dropout lab and batch opened (ui/sections.py), so the rates reach them
+        query=(
+            ("dropout", "0.9"),
+            ("train", "true"),
+            ("dseed", "7"),
+            ("heads", "4"),
+            ("lab", "true"),
+            ("batch", "true"),
+        ),
     ),
     Case(
         # Heavy dropout zeroes whole rows; the page then names those tokens in a warning, the
@@ -296,6 +304,8 @@ CASES: tuple[Case, ...] = (
             ("dropout", "0.9"),
             ("train", "true"),
             ("ctx", "64"),
+            ("lab", "true"),  # the warning stands in page 3's dropout lab, opened
+            ("batch", "true"),
         ),
         literal=(f"{HTML_TEXT} {MD_IMAGE_TEXT}",),
         text_after=f"{HTML_TEXT} {MD_IMAGE_TEXT}",

@@ -120,8 +120,10 @@ def test_no_websocket_message_carries_a_hidden_number_before_the_answer(server, 
     shown = b"".join(waiting).decode("latin-1")
     assert "Predict first" in shown  # the question itself went out
     assert found(waiting, hidden) == {}
-    switched_off = page_run(server, "&".join(f"{k}={v}" for k, v in query.items()), page)
-    assert found(switched_off, hidden)  # the same search finds them with the switch off
+    # The same search finds them with the switch off, the page's closed parts opened.
+    opened = {**query, "lab": "true", "batch": "true"}
+    switched_off = page_run(server, "&".join(f"{k}={v}" for k, v in opened.items()), page)
+    assert found(switched_off, hidden)
 
 
 def test_no_websocket_message_names_the_bug_before_the_diagnosis(server):
