@@ -98,26 +98,33 @@ def test_a_link_to_a_cell_of_the_lab_opens_the_lab():
     assert "Dropout lab" in [h.value for h in at.header]  # drawn as a section, not a box
 
 
-def test_a_question_asked_in_the_lab_opens_it_there():
-    # A setting whose first question asks what a surviving weight becomes after dropout: its
-    # home is the lab's dropped weights.
-    found = None
-    for dseed in range(1, 40):
-        s = Setting.of("causal", {**TRAIN, "dseed": str(dseed)})
-        for seed in range(4):
+def asked_at(page: str, queries, hides: str):
+    """The first (setting, seed, question) among ``queries`` and question seeds 0-39 whose
+    question is asked at panel ``hides``: it lives in one of the page's closed parts."""
+    for query in queries:
+        s = Setting.of(page, query)
+        for seed in range(40):
             q = question(s, seed)
-            if q is not None and q.hides == "p3_dropped":
-                found = (s, seed, q)
-                break
-        if found:
-            break
-    assert found, "no setting found whose question lives in the lab"
+            if q is not None and q.hides == hides:
+                return s, seed, q
+    raise AssertionError(f"no setting found whose question is asked at {hides}")
+
+
+def assert_opened_for(page: str, found, key: str) -> None:
+    """The page at that setting and seed asks the question, its part drawn open under its
+    title (not as a closed box)."""
     s, seed, q = found
-    at = open_predict("causal", s.query, seed)
+    at = open_predict(page, s.query, seed)
     assert not exceptions(at)
     assert prompts(at) == [f"**Predict first.** {q.prompt}"]
-    assert "Dropout lab" in [h.value for h in at.header]
-    assert sections.label(sections.LAB) not in [e.label for e in at.expander]
+    assert sections.TITLES[key][0] in [h.value for h in at.header]
+    assert sections.label(key) not in [e.label for e in at.expander]
+
+
+def test_a_question_asked_in_the_lab_opens_it_there():
+    # what a surviving weight becomes after dropout: asked at the lab's dropped weights
+    settings = ({**TRAIN, "dseed": str(d)} for d in range(1, 40))
+    assert_opened_for("causal", asked_at("causal", settings, "p3_dropped"), sections.LAB)
 
 
 P2_PARTS = {"p2_entropy", "p2_gradient", "p2_unscaled_change", "p2_weights_hist"}
@@ -137,19 +144,8 @@ def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
 
 
 def test_a_question_asked_in_why_scale_opens_it_there():
-    found = None
-    for seed in range(40):
-        s = Setting.of("trainable", {"d_out": "64"})  # wide enough for a clear change
-        q = question(s, seed)
-        if q is not None and q.hides == "p2_unscaled_change":
-            found = (s, seed, q)
-            break
-    assert found, "no seed found whose question lives in why-scale"
-    s, seed, q = found
-    at = open_predict("trainable", s.query, seed)
-    assert not exceptions(at)
-    assert prompts(at) == [f"**Predict first.** {q.prompt}"]
-    assert "Why divide by √d_k" in [h.value for h in at.header]
+    found = asked_at("trainable", [{"d_out": "64"}], "p2_unscaled_change")  # a clear change
+    assert_opened_for("trainable", found, sections.SCALING)
 
 
 def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
@@ -167,16 +163,5 @@ def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
 
 
 def test_a_question_on_the_split_shape_opens_the_reshape_walk():
-    found = None
-    for seed in range(40):
-        s = Setting.of("multihead", {})
-        q = question(s, seed)
-        if q is not None and q.hides == "p4_step_split":
-            found = (s, seed, q)
-            break
-    assert found, "no seed found whose question asks the split's shape"
-    s, seed, q = found
-    at = open_predict("multihead", s.query, seed)
-    assert not exceptions(at)
-    assert prompts(at) == [f"**Predict first.** {q.prompt}"]
-    assert "The reshape walk" in [h.value for h in at.header]
+    found = asked_at("multihead", [{}], "p4_step_split")
+    assert_opened_for("multihead", found, sections.RESHAPE)
