@@ -68,7 +68,8 @@ CACHE_BYTES = {
     "module templates": skeleton.TEMPLATE_ENTRIES * skeleton.TEMPLATE_BYTES,
     # The modules their seed builds, kept once each (attnviz/skeleton.py): tensors and objects.
     "seeded modules": skeleton.INITIAL_ENTRIES
-    * (skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES),
+    * (skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES)
+    + skeleton.WIDE_ENTRIES * (skeleton.WIDE_MAX_BYTES + skeleton.TEMPLATE_BYTES),
     "wrapper timings": SPEED_REPORTS * SPEED_REPORT_BYTES,
 }
 

@@ -78,11 +78,18 @@ def _copy(module: nn.Module) -> nn.Module:
 # builds the same few (a page's pass at the sidebar's sizes, the checks' copies of it) for every
 # new text. The first build of each is kept (never handed out), and every build, the first
 # included, is a copy of its structure given clones of its parameters and buffers: 0.2 against
-# 0.5 ms for page 3's CausalAttention, built eight times a cold run. Modules whose state is
-# larger than INITIAL_MAX_BYTES are built directly each time.
+# 0.5 ms for page 3's CausalAttention, built eight times a cold run. Two tables keep them: the
+# small modules of the lesson pages (up to INITIAL_MAX_BYTES of tensors, INITIAL_ENTRIES of them)
+# and a few wide ones (up to WIDE_MAX_BYTES, WIDE_ENTRIES of them), such as the trained-heads
+# page's random head at GPT-2 small's width: 13.4 MB of weights and mask whose seeded draw costs
+# 11-20 ms on every new text, against about 3 ms for the clones. Larger modules are built
+# directly each time.
 INITIAL_ENTRIES = 16
 INITIAL_MAX_BYTES = 128 * 1024  # tensors; a kept module's Python objects are within TEMPLATE_BYTES
+WIDE_ENTRIES = 3
+WIDE_MAX_BYTES = 16 * 1024 * 1024
 _built: OrderedDict[Hashable, nn.Module] = OrderedDict()
+_built_wide: OrderedDict[Hashable, nn.Module] = OrderedDict()
 
 
 def seeded_build(key: Hashable, make: Callable[[], M]) -> M:
@@ -90,16 +97,24 @@ def seeded_build(key: Hashable, make: Callable[[], M]) -> M:
     without building it again for the same ``key``."""
     with _lock:
         kept = _built.get(key)
+        table = _built
+        if kept is None:
+            kept = _built_wide.get(key)
+            table = _built_wide
         if kept is not None:
-            _built.move_to_end(key)
+            table.move_to_end(key)
     if kept is None:
         kept = make()
-        if sum(t.nbytes for t in kept.state_dict().values()) > INITIAL_MAX_BYTES:
+        size = sum(t.nbytes for t in kept.state_dict().values())
+        if size > WIDE_MAX_BYTES:
             return kept
+        table, entries = (
+            (_built, INITIAL_ENTRIES) if size <= INITIAL_MAX_BYTES else (_built_wide, WIDE_ENTRIES)
+        )
         with _lock:
-            _built[key] = kept
-            while len(_built) > INITIAL_ENTRIES:
-                _built.popitem(last=False)
+            table[key] = kept
+            while len(table) > entries:
+                table.popitem(last=False)
     return _with_clones(_copy(kept))  # type: ignore[return-value]
 
 
@@ -125,10 +140,17 @@ def templates() -> int:
 def kept_builds() -> int:
     """How many seeded modules are kept (for tests)."""
     with _lock:
-        return len(_built)
+        return len(_built) + len(_built_wide)
+
+
+def kept_wide_builds() -> int:
+    """How many of them are wide (for tests)."""
+    with _lock:
+        return len(_built_wide)
 
 
 def clear() -> None:
     with _lock:
         _templates.clear()
         _built.clear()
+        _built_wide.clear()

@@ -65,10 +65,36 @@ def test_the_seed_is_part_of_the_key():
     assert not torch.equal(a.W_query.weight, b.W_query.weight)
 
 
-def test_a_module_over_the_byte_cap_is_built_each_time_and_not_kept():
+def test_a_wide_module_is_kept_in_the_wide_table():
     wide = ModuleSpec("causal", 128, 128, 256, 0.0, seed=123)  # 3 x 64 kB + a 256 kB mask
     assert torch.equal(wide.build().W_key.weight, fresh(wide).W_key.weight)
+    assert skeleton.kept_builds() == skeleton.kept_wide_builds() == 1
+    again = wide.build()
+    assert torch.equal(again.W_key.weight, fresh(wide).W_key.weight)
+    assert skeleton.kept_builds() == 1
+
+
+def test_the_trained_pages_random_head_is_kept():
+    # GPT-2 small's width, as ui/trained.random_settings builds it: 13.4 MB of weights and mask.
+    gpt2 = ModuleSpec("mha", 768, 768, 1024, 0.0, num_heads=12, qkv_bias=True, seed=123)
+    size = sum(t.nbytes for t in fresh(gpt2).state_dict().values())
+    assert skeleton.INITIAL_MAX_BYTES < size <= skeleton.WIDE_MAX_BYTES
+    first, second = gpt2.build(), gpt2.build()
+    assert skeleton.kept_wide_builds() == 1
+    assert first.W_query.weight is not second.W_query.weight
+    assert torch.equal(second.W_query.weight, fresh(gpt2).W_query.weight)
+
+
+def test_a_module_over_the_wide_cap_is_built_each_time_and_not_kept():
+    huge = ModuleSpec("v2", 1200, 1200, seed=123)  # 3 x 5.8 MB
+    assert torch.equal(huge.build().W_key.weight, fresh(huge).W_key.weight)
     assert skeleton.kept_builds() == 0
+
+
+def test_the_wide_table_keeps_at_most_its_entries():
+    for width in range(128, 128 + skeleton.WIDE_ENTRIES + 2):
+        ModuleSpec("v1", width, 256, seed=123).build()  # 2 x 128 kB and more: over the small cap
+    assert skeleton.kept_wide_builds() == skeleton.WIDE_ENTRIES
 
 
 def test_the_cache_keeps_at_most_its_entries():
@@ -115,4 +141,4 @@ def test_the_largest_kept_module_fits_its_bound_and_the_cap_is_in_the_server_bou
     bound = budget.server_bound()
     assert bound["cache: seeded modules"] == skeleton.INITIAL_ENTRIES * (
         skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES
-    )
+    ) + skeleton.WIDE_ENTRIES * (skeleton.WIDE_MAX_BYTES + skeleton.TEMPLATE_BYTES)
