@@ -220,8 +220,15 @@ def prepare_batch(
     return PreparedBatch((a.labels[:n], b.labels[:n]), x, tuple(messages))
 
 
+def causal_batch_spec(s: Settings, use_book: bool = False) -> T.ModuleSpec:
+    """The module pass 3 runs the batch through; book mode: the chapter's CausalAttention
+    (seed 123, dropout 0)."""
+    return book.SPEC_CAUSAL if use_book else spec_causal(s)
+
+
 def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> T.CausalTrace:
-    """Pass 3 on the batch; book mode: the chapter's CausalAttention (seed 123, dropout 0)."""
+    """Pass 3 on the batch (:func:`causal_batch_spec`'s module)."""
+    spec = causal_batch_spec(s, use_book)
     if use_book:
-        return T.trace_causal(book.SPEC_CAUSAL, batch.x, batch.labels[0])
-    return T.trace_causal(spec_causal(s), batch.x, batch.labels[0], s.training, s.seed_dropout)
+        return T.trace_causal(spec, batch.x, batch.labels[0])
+    return T.trace_causal(spec, batch.x, batch.labels[0], s.training, s.seed_dropout)

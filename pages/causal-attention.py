@@ -7,6 +7,7 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
+from attnviz import lesson
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz import trace as T
@@ -27,11 +28,7 @@ if mode.mystery and not cfg.present:
     predict.mystery_page("causal", args)
     st.stop()
 trace = panels.causal_trace_or_stop("causal", cfg, args)
-batch = cache.batch(*bargs)
-
-
-# Traces first (a heavy request takes its slot here, outside any cache lock), then the lesson.
-bt = cache.batch_trace(*bargs) if batch.num_tokens else None
+batch = cache.batch(*bargs)  # the two texts' inputs: "Break it" and the closed batch part
 
 
 def lab_trace_now() -> T.CausalTrace | None:
@@ -42,13 +39,13 @@ def lab_trace_now() -> T.CausalTrace | None:
     return cache.trace("causal", *args, "train")
 
 
-def build() -> lessons.CausalLesson:
+def build() -> lessons.CausalLesson:  # the lab and the batch: built when their boxes open
     return lessons.causal_lesson(
-        trace, None, bt, batch.labels, settings=args[1], book=cfg.book, with_lab=False
+        trace, None, None, batch.labels, settings=args[1], book=cfg.book, with_lab=False
     )
 
 
-L = cache.lesson_of(("causal", *bargs), build)
+L = cache.lesson_of(("causal", *args), build)
 predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
     "causal",
     args,
@@ -186,34 +183,40 @@ with sections.section(  # opened by a link to one of its cells or to its placeme
         )
         dropout_lab(lab)
 
-# --- batch (a closed box: drawn once opened) ----------------------------------------------------
+# --- batch (a closed box: computed and drawn once opened) ---------------------------------------
+bt = None
 with sections.section(
     sections.BATCH, homes=BATCH_HOMES, force=cell_source == "batch"
 ) as batch_open:
     if batch_open:
         panels.notes(batch.messages)
-        if L.batch is None:
+        # the trace first (a heavy request takes its slot here, outside any cache lock)
+        bt = cache.batch_trace(*bargs) if batch.num_tokens else None
+        if bt is None:
             st.info("One of the two texts is empty, so there is no batch to show.")
         else:
-            st.write(L.batch.shape_sentence)
-            panels.beside(*L.batch.panels, numbers=numbers, view=panel_view)
-            panels.claims(L.batch.claims)
-            panels.badge(L.batch.check)
-            if L.batch.printout is not None:
-                p = L.batch.printout
+            LB = cache.lesson_of(
+                ("causal batch", *bargs), lambda: lessons.batch_lesson(bt, batch.labels, cfg.book)
+            )
+            st.write(LB.shape_sentence)
+            panels.beside(*LB.panels, numbers=numbers, view=panel_view)
+            panels.claims(LB.claims)
+            panels.badge(LB.check)
+            if LB.printout is not None:
+                p = LB.printout
                 panels.book_beside(p.title, p.tensor, p.name)
-                st.caption(L.batch.shape_caption)
+                st.caption(LB.shape_caption)
 
 panels.badges([*L.route_checks, *L.checks])
 if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
-if bt is not None and batch_open:
+if bt is not None:
     sources["batch"] = explain.Source(bt, ("batch", *bargs), explain.BATCH)
 explain.block(sources, explain.causal_panels(sources), window=panel_view.window, numbers=numbers)
 panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------
-if L.batch is not None and bt is not None and predict.slot("p3_breakit"):
-    breakit.break_it(
-        "causal", bt.inputs, bt.spec, L.batch.hidden, L.batch.labels, key=bargs, book=cfg.book
-    )
+if batch.num_tokens and predict.slot("p3_breakit"):  # on the batch of the two texts
+    spec = lesson.causal_batch_spec(bargs[2], cfg.book)
+    hidden = cache.lesson_of(("causal bugs", *bargs), lambda: lessons.batch_hidden(batch.x, spec))
+    breakit.break_it("causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book)

@@ -5,6 +5,7 @@ from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
+import pandas as pd
 import streamlit as st
 
 from attnviz import budget, speed
@@ -148,7 +149,7 @@ with sections.section(sections.RESHAPE, homes=("p4_strides",)) as open_:
             "copies it into the new order first. Real shapes and strides of this run:"
         )
         if predict.slot("p4_strides"):  # the shapes after the split
-            panels.table(("multihead", *args), "strides", lambda: view.strides)
+            panels.table(("multihead", *args), "strides", lambda: pd.DataFrame(view.strides))
 
 
 @st.cache_resource(show_spinner="Timing both modules…", max_entries=budget.SPEED_REPORTS)

@@ -220,11 +220,13 @@ def causal_trace_or_stop(kind: str, cfg, args):
 
 def claims(items) -> None:
     """Sentences about the numbers, computed by the engine (escaped: they name tokens); one
-    about numbers a waiting question hides waits too (ui/predict.py)."""
+    about numbers a waiting question hides waits too (ui/predict.py). One paragraph each, in
+    one element: every element is a message of its own on every page run."""
     from . import predict
 
-    for claim in predict.visible_claims(items):
-        st.write(md_escape(claim.text))
+    shown = [md_escape(claim.text) for claim in predict.visible_claims(items)]
+    if shown:
+        st.markdown("\n\n".join(shown))
 
 
 # --- the top of a page, and panels side by side ----------------------------------------------

@@ -392,7 +392,14 @@ def _mode_claims(tr: T.CausalTrace, book: bool) -> tuple[Claim, ...]:
 
 
 # --- the batch --------------------------------------------------------------------------------
-def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -> Batch:
+def batch_hidden(x: torch.Tensor, spec: T.ModuleSpec) -> dict[str, str | None]:
+    """Why each of pass 3's bugs cannot show on the batch ``x`` through ``spec`` (None: it
+    shows), for the page's "Break it", which runs on the batch."""
+    return {bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("causal")}
+
+
+def batch_lesson(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -> Batch:
+    """The batch part of page 3 (its closed box): both texts' weights, claims and check."""
     n = bt.num_tokens
     dropped = bt.training and bt.spec.dropout > 0
     panels, claims = [], []
@@ -440,7 +447,7 @@ def _batch(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -
         if book
         else ""
     )
-    hidden = {bug.key: bug.hidden_at(bt.inputs, bt.spec) for bug in B.bugs_for("causal")}
+    hidden = batch_hidden(bt.inputs, bt.spec)
     return Batch(
         sentence,
         tuple(panels),
@@ -564,7 +571,7 @@ def causal_lesson(
         walkthrough=_walkthrough(trace, route1.values) if book else (),
         lab=lab,
         mode_claims=_mode_claims(trace, book),
-        batch=_batch(batch_trace, batch_labels, book) if batch_trace is not None else None,
+        batch=batch_lesson(batch_trace, batch_labels, book) if batch_trace is not None else None,
         checks=_checks(trace, book),
         steps=steps,
         step_claims=step_claims,

@@ -241,7 +241,7 @@ class MultiHeadLesson:
     grid_note: str | None  # why only head 0 is drawn, when the grid is past its budget
     weights_note: str  # which weights the figures show: before or after dropout, and why
     scale_note: str
-    strides: pd.DataFrame
+    strides: tuple[dict, ...]  # the reshape walk's rows (a DataFrame only once its box opens)
     wrapper_text: str  # how the wrapper is built to compare with the split
     book_printouts: tuple[tuple[str, torch.Tensor, str], ...]  # (title, ours, printed name)
     equivalence: C.CheckResult
@@ -494,7 +494,7 @@ def build(
         scale_note=(
             f"Scores are divided by √head_dim = √{head_dim} = {head_dim**0.5:.4f}, not by √d_out."
         ),
-        strides=pd.DataFrame(T.strides_table(trace)),
+        strides=tuple(T.strides_table(trace)),
         wrapper_text=_wrapper_text(spec, use_book),
         book_printouts=printouts,
         equivalence=impl.wrapper_check(checked, refs),

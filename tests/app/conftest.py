@@ -72,7 +72,15 @@ def unescape(markdown: str) -> str:
 
 
 def values(elements) -> list[str]:
-    return [unescape(str(e.value)) for e in elements]
+    """Each element's text, unescaped; a Markdown element of several paragraphs (the claims
+    under a figure are drawn as one element) gives each paragraph as well as the whole."""
+    out = []
+    for e in elements:
+        text = unescape(str(e.value))
+        out.append(text)
+        if "\n\n" in text:
+            out.extend(p for p in text.split("\n\n") if p)
+    return out
 
 
 def exceptions(at: AppTest) -> list[str]:

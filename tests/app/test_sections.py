@@ -34,15 +34,21 @@ def chart_keys(at) -> set[str]:
 
 @pytest.fixture
 def traces(monkeypatch):
-    """The variants of every trace the page asks the cache for ("train": the lab's)."""
+    """The variants of every trace the page asks the cache for ("train": the lab's; "batch/":
+    page 3's batch of the two texts)."""
     asked: list[str] = []
-    real = cache.trace
+    real, real_batch = cache.trace, cache.batch_trace
 
     def counting(kind, text, settings, book, variant=""):
         asked.append(f"{kind}/{variant}")
         return real(kind, text, settings, book, variant)
 
+    def counting_batch(*args):
+        asked.append("batch/")
+        return real_batch(*args)
+
     monkeypatch.setattr(cache, "trace", counting)
+    monkeypatch.setattr(cache, "batch_trace", counting_batch)
     return asked
 
 
@@ -54,6 +60,9 @@ def test_page_3_opens_with_the_lab_and_the_batch_closed_computing_neither(traces
     assert sections.label(sections.LAB).startswith("Dropout lab: ")
     assert not chart_keys(at) & {*LAB_CHARTS, *BATCH_CHARTS}
     assert "causal/train" not in traces  # the lab's trace in training mode: not computed
+    assert "batch/" not in traces  # nor the batch's
+    # "Break it" runs on the batch's inputs all the same, and lists every bug of the pass.
+    assert "Turn on a bug" in [s.label for s in at.selectbox]
     # The page above them is whole: the mask, both routes, the lines, the live checks.
     assert {"p3_mask", "p3_masked", "p3_route1", "p3_route2", "p3_uniform"} <= chart_keys(at)
     assert any(str(m.value).startswith("**Live checks**") for m in at.markdown)
@@ -67,9 +76,11 @@ def test_opening_a_part_draws_it_and_puts_it_in_the_link(traces):
     assert set(LAB_CHARTS) <= chart_keys(at)
     assert "causal/train" in traces
     assert not chart_keys(at) & set(BATCH_CHARTS)  # the other part stays closed
+    assert "batch/" not in traces
     at.session_state[sections.BATCH] = True
     at.run()
     assert set(BATCH_CHARTS) <= chart_keys(at)
+    assert "batch/" in traces
     titles = [chart_title(s) for s in chart_specs(at)]
     assert any(t.startswith("Example 1") for t in titles)
 
