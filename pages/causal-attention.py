@@ -130,13 +130,11 @@ if L.book_note:
 st.header("The mask is a buffer")
 panels.show(L.mask, numbers=numbers, view=panel_view)
 st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
-st.write(L.mask_sentence)
-# a list, not a table: the state_dict's names run wider than a phone's screen
+# the sentence, then a list, not a table: the state_dict's names run wider than a phone's screen
 st.markdown(
-    "\n".join(
-        f"- `{row['listed by']}`: " + ", ".join(f"`{name}`" for name in row["names"].split(", "))
-        for _, row in L.buffers.iterrows()
-    )
+    L.mask_sentence
+    + "\n\n"
+    + "\n".join(f"- `{by}`: " + ", ".join(f"`{name}`" for name in names) for by, names in L.buffers)
 )
 
 # --- two routes --------------------------------------------------------------------------------
@@ -151,8 +149,7 @@ panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view)
 panels.claims(L.route_claims)
 for claim in predict.visible_claims(L.mode_claims):
     st.caption(md_escape(claim.text))
-for result in L.route_checks:
-    panels.badge(result)
+panels.badge(*L.route_checks)
 st.write(
     "On a 0–1 colour scale the first rows dominate: row 0 always puts 1.0 on its only key, row i "
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "

@@ -18,7 +18,13 @@ from .text import md_escape
 NONE = links.NO_BUG
 
 
-def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
+INTRO = (
+    "Each classic bug below is one line away from the engine's code. Turn one on to see what it "
+    "does to the numbers, and which live check catches it."
+)
+
+
+def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> str:
     """The pass's bugs as a Markdown table (the engine's own text, escaped all the same). A bug
     is caught by its check's badge, named by the badge's title; the last column says whether
     these settings hide it (what it does here is said once it is turned on, from its run)."""
@@ -29,7 +35,7 @@ def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> None:
     for bug in B.bugs_for(pass_kind):
         cells = (bug.title, C.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
         rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
-    st.markdown("\n".join(rows))
+    return "\n".join(rows)
 
 
 def break_it(
@@ -53,11 +59,7 @@ def break_it(
     from . import cache
 
     st.subheader("Break it")
-    st.write(
-        "Each classic bug below is one line away from the engine's code. Turn one on to see what "
-        "it does to the numbers, and which live check catches it."
-    )
-    bug_table(pass_kind, hidden)
+    st.markdown(INTRO + "\n\n" + bug_table(pass_kind, hidden))  # one element: the intro, the table
     bugs = B.bugs_for(pass_kind)
     titles = {bug.title: bug for bug in bugs}
     choice = st.selectbox(

@@ -116,9 +116,10 @@ def badge_text(result: C.CheckResult) -> str:
     return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
 
 
-def badge(result: C.CheckResult) -> None:
-    """One live check: a coloured badge and its numbers, in one element."""
-    st.markdown(badge_text(result))
+def badge(*results: C.CheckResult) -> None:
+    """Live checks: each a coloured badge and its numbers, one paragraph each, all in one
+    element."""
+    st.markdown("\n\n".join(badge_text(r) for r in results))
 
 
 def badges(results) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import pandas as pd
 import torch
 
 from .. import book as BK
@@ -83,7 +82,7 @@ class CausalLesson:
     book_note: str | None
     mask: Panel  # (k, k): the buffer's first k = min(ctx, T + 4) positions
     mask_sentence: str  # Markdown (numbers only)
-    buffers: pd.DataFrame
+    buffers: tuple[tuple[str, tuple[str, ...]], ...]  # (listed by, the names it lists)
     masked_scores: Panel  # (T, T) with −∞ above the diagonal
     route1: Panel  # (T, T) softmax, zero the future, renormalise
     route2: Panel  # (T, T) −∞ then softmax: the module's weights before dropout
@@ -139,7 +138,7 @@ def _fmt(p: float) -> str:
 
 
 # --- the mask and the two routes --------------------------------------------------------------
-def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
+def _mask(tr: T.CausalTrace) -> tuple[Panel, str, tuple[tuple[str, tuple[str, ...]], ...]]:
     ctx, n = tr.spec.context_length, tr.num_tokens
     k = min(ctx, n + 4)
     # token labels already start with their position ("2: ␣starts")
@@ -162,13 +161,12 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, pd.DataFrame]:
         "`.to(device)`, but it is not a parameter and the optimiser never touches it:"
     )
     module = tr.spec.build()
-    names = {
-        "buffers()": [name for name, _ in module.named_buffers()],
-        "state_dict()": list(module.state_dict().keys()),
-        "parameters()": [name for name, _ in module.named_parameters()],
-    }
-    table = pd.DataFrame([{"listed by": k, "names": ", ".join(v)} for k, v in names.items()])
-    return panel, sentence, table
+    names = (
+        ("buffers()", tuple(name for name, _ in module.named_buffers())),
+        ("state_dict()", tuple(module.state_dict().keys())),
+        ("parameters()", tuple(name for name, _ in module.named_parameters())),
+    )
+    return panel, sentence, names
 
 
 def _routes(tr: T.CausalTrace, training: bool):

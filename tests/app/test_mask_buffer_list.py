@@ -13,7 +13,9 @@ from .conftest import exceptions, open_app
 def test_the_buffer_list_names_what_the_module_lists():
     at = open_app({"bias": "true"}, page="causal")
     assert not exceptions(at)
-    lists = [m.value for m in at.markdown if m.value.startswith("- `buffers()`")]
+    # the list is the paragraph after the sentence about the mask, in the same element
+    paragraphs = [p for m in at.markdown for p in str(m.value).split("\n\n")]
+    lists = [p for p in paragraphs if p.startswith("- `buffers()`")]
     assert len(lists) == 1, [m.value[:60] for m in at.markdown]
     lines = lists[0].splitlines()
     s = Settings()
