@@ -224,10 +224,7 @@ _copy_button = components.component(
 )
 
 
-def copy_link_button(key: str | None = None) -> None:
+def copy_link_button(key: str = "copy_link") -> None:
     """The "Copy link to this view" button: it copies the page's address as the browser has it
-    (every value above is in it). It has no state, so it needs no key: without one it stays out
-    of ``st.session_state``, which Streamlit copies (running every keyed component's presenter)
-    each time a widget is drawn, about twenty times a page run. ``key``: a second button in the
-    same run (presenter mode's)."""
+    (every value above is in it)."""
     _copy_button(key=key)
