@@ -47,8 +47,9 @@ panel_view = page_view.controls(n)  # colour scale and token window, for every p
 def claims(panel: str) -> None:
     if predict.hides(lesson.panels[panel].key):
         return
-    for claim in lesson.claims_on(panel):
-        st.caption(md_escape(claim.text))
+    shown = [md_escape(claim.text) for claim in lesson.claims_on(panel)]
+    if shown:  # one element, a paragraph each
+        st.caption("\n\n".join(shown))
 
 
 def book_blocks(blocks) -> None:
