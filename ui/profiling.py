@@ -1,8 +1,8 @@
 """A developer's profiler for one page run: ``ATTNVIZ_PROFILE=/path/to/file.txt`` appends a
 profile of every page run to that file. By default it is pyinstrument's (a dev requirement),
 which samples wall time; with ``ATTNVIZ_PROFILE_CPU=1`` it is cProfile timed by the script
-thread's own CPU clock, which a busy machine does not inflate. Off, it costs one environment
-lookup."""
+thread's own CPU clock, which a busy machine does not inflate (``ATTNVIZ_PROFILE_LINES``: how
+many functions it lists, 45 by default). Off, it costs one environment lookup."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ def _cpu_profile(target: str):
     finally:
         profiler.disable()
         text = io.StringIO()
-        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(45)
+        lines = int(os.environ.get("ATTNVIZ_PROFILE_LINES", "45"))
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(lines)
         with open(target, "a", encoding="utf-8") as out:
             out.write(text.getvalue())
