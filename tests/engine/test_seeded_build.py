@@ -3,7 +3,6 @@ per spec and handed out as copies with their own tensors, equal to a fresh build
 
 from __future__ import annotations
 
-import threading
 import tracemalloc
 
 import pytest
@@ -11,6 +10,7 @@ import torch
 
 from attnviz import budget, skeleton
 from attnviz.trace import ModuleSpec
+from tests.threads import from_threads
 
 
 @pytest.fixture(autouse=True)
@@ -106,19 +106,7 @@ def test_the_cache_keeps_at_most_its_entries():
 def test_threads_building_the_same_spec_each_get_their_own_equal_module():
     spec = SPECS[-1]
     reference = fresh(spec)
-    modules: list[torch.nn.Module] = []
-    lock = threading.Lock()
-
-    def take():
-        module = spec.build()
-        with lock:
-            modules.append(module)
-
-    threads = [threading.Thread(target=take) for _ in range(12)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    modules = from_threads(spec.build, 12)
     assert len({id(m) for m in modules}) == 12
     for m in modules:
         assert torch.equal(m.out_proj.weight, reference.out_proj.weight)

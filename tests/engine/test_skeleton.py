@@ -3,7 +3,6 @@ copies that callers fill with their own tensors without touching the template.""
 
 from __future__ import annotations
 
-import threading
 import tracemalloc
 
 import pytest
@@ -14,6 +13,7 @@ from attnviz import budget, skeleton
 from attnviz import modules as M
 from attnviz.seeding import seeded
 from attnviz.settings import BOUNDS
+from tests.threads import from_threads
 
 
 @pytest.fixture(autouse=True)
@@ -89,19 +89,7 @@ def test_templates_are_capped_oldest_first():
 
 def test_copies_made_at_once_by_many_threads_are_each_their_own():
     args = (3, 4, 6, 0.0, 2, False)
-    copies: list[nn.Module] = []
-    lock = threading.Lock()
-
-    def take():
-        module = skeleton.on_meta(M.MultiHeadAttention, *args)
-        with lock:
-            copies.append(module)
-
-    threads = [threading.Thread(target=take) for _ in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    copies = from_threads(lambda: skeleton.on_meta(M.MultiHeadAttention, *args), 16)
     assert len({id(m) for m in copies}) == 16
     assert len({id(m._parameters) for m in copies}) == 16
     assert len({id(m.W_query) for m in copies}) == 16
