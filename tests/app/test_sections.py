@@ -141,17 +141,23 @@ def test_a_question_asked_in_the_lab_opens_it_there():
 P2_PARTS = {"p2_entropy", "p2_gradient", "p2_unscaled_change", "p2_weights_hist"}
 
 
+def closed_then_opened(page: str, *parts: str) -> tuple[AppTest, AppTest]:
+    """``page`` at the defaults, its ``parts`` standing as closed boxes under their labels; then
+    the same page from a link that opens them all."""
+    closed = open_app(page=page)
+    assert not exceptions(closed)
+    labels = [e.label for e in closed.expander]
+    assert all(sections.label(part) in labels for part in parts), labels
+    opened = open_app(dict.fromkeys(parts, "true"), page=page)
+    assert not exceptions(opened)
+    return closed, opened
+
+
 def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
-    at = open_app(page="trainable")
-    assert not exceptions(at)
-    labels = [e.label for e in at.expander]
-    assert sections.label(sections.SCALING) in labels
-    assert sections.label(sections.V1_V2) in labels
-    assert not chart_keys(at) & P2_PARTS
-    assert {"p2_scores", "p2_scaled", "p2_weights", "p2_context"} <= chart_keys(at)
-    at = open_app({sections.SCALING: "true", sections.V1_V2: "true"}, page="trainable")
-    assert not exceptions(at)
-    assert P2_PARTS <= chart_keys(at)
+    closed, opened = closed_then_opened("trainable", sections.SCALING, sections.V1_V2)
+    assert not chart_keys(closed) & P2_PARTS
+    assert {"p2_scores", "p2_scaled", "p2_weights", "p2_context"} <= chart_keys(closed)
+    assert P2_PARTS <= chart_keys(opened)
 
 
 def test_a_question_asked_in_why_scale_opens_it_there():
@@ -159,18 +165,16 @@ def test_a_question_asked_in_why_scale_opens_it_there():
     assert_opened_for("trainable", found, sections.SCALING)
 
 
+def strides_tables(at: AppTest) -> list:
+    return [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
+
+
 def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
-    at = open_app(page="multihead")
-    assert not exceptions(at)
-    labels = [e.label for e in at.expander]
-    assert sections.label(sections.RESHAPE) in labels
-    assert sections.label(sections.WRAPPER) in labels
-    assert "p4_time" not in [b.key for b in at.button]
-    assert not [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
-    at = open_app({sections.RESHAPE: "true", sections.WRAPPER: "true"}, page="multihead")
-    assert not exceptions(at)
-    assert "p4_time" in [b.key for b in at.button]
-    assert [t for t in at.dataframe if "stride" in " ".join(map(str, t.value.columns))]
+    closed, opened = closed_then_opened("multihead", sections.RESHAPE, sections.WRAPPER)
+    assert "p4_time" not in [b.key for b in closed.button]
+    assert not strides_tables(closed)
+    assert "p4_time" in [b.key for b in opened.button]
+    assert strides_tables(opened)
 
 
 def test_a_question_on_the_split_shape_opens_the_reshape_walk():
