@@ -785,6 +785,11 @@ def _frozen(values) -> np.ndarray:
     return a
 
 
+def _legend_rows(series: int) -> int:
+    """Rows a legend of ``series`` names takes: a row holds about four names on a phone."""
+    return math.ceil(series / LEGEND_PER_ROW)
+
+
 def _chart(
     data: list[dict],
     series: list[Series],
@@ -794,16 +799,18 @@ def _chart(
     point_axis: str,
     height: int,
     note: str = "",
+    legend_rows: int | None = None,
     **layout: Any,
 ) -> Chart:
     """A chart of ``data`` on :func:`base_layout`; with several series, their legend above the
     plot (``LEGEND_ABOVE``). ``kind`` names it for its label ("Bar chart", "Line chart");
-    ``note`` is the title's subtitle."""
+    ``note`` is the title's subtitle; ``legend_rows``: the rows kept for the legend (default:
+    :func:`legend_rows` of its series), the same for charts drawn side by side so that their
+    plots line up."""
     extra = 0
     if len(data) > 1 and layout.get("showlegend", True) and "legend" not in layout:
         layout = {"legend": LEGEND_ABOVE, **layout}
-        # a row of the legend holds about four names on a phone; more series take more rows
-        extra = LEGEND_ROW * math.ceil(len(data) / LEGEND_PER_ROW)
+        extra = LEGEND_ROW * (legend_rows if legend_rows is not None else _legend_rows(len(data)))
     spec = {
         "data": data,
         "layout": base_layout(title, height=height, extra_top=extra, note=note, **layout),
@@ -939,12 +946,15 @@ def lines(
     y_range: tuple[float, float] | None = None,
     mark_x: float | None = None,
     mark_label: str = "",
+    beside: int = 0,
 ) -> Chart:
     """A few curves against one x axis (e.g. entropy against d_k, loss against steps).
 
     ``markers=False`` for long curves (one point per training step); ``y_range`` fixes the
     y axis (e.g. [0, 1] for an accuracy); ``mark_x``: a dotted vertical line at that x (the
-    step a slider picked), labelled ``mark_label`` at its top."""
+    step a slider picked), labelled ``mark_label`` at its top; ``beside``: the number of series
+    of a chart drawn beside this one, so that both keep room for the longer legend and their
+    plots start at the same height."""
     xs = np.asarray(x)
     x_values = _points(xs)
     data, table = [], []
@@ -995,8 +1005,17 @@ def lines(
                     "font": _font(12, MARK_TEXT),
                 }
             ]
+    rows = _legend_rows(max(len(data), beside))
     return _chart(
-        data, table, title, kind="Line chart", point_axis=x_name, height=320, **axes, **marks
+        data,
+        table,
+        title,
+        kind="Line chart",
+        point_axis=x_name,
+        height=320,
+        legend_rows=rows,
+        **axes,
+        **marks,
     )
 
 

@@ -153,9 +153,12 @@ def run_view(step: int) -> RunView:
         mark_x=step,
         mark_label=mark,
     )
-    previous = F.lines(
+    induction_series = _head_series(curves, "induction")
+    induction_series["control (best)"] = control.scores["induction"][:, -1].max(-1)
+    previous_series = _head_series(curves, "previous")
+    previous = F.lines(  # drawn beside the induction scores: the same room for the legend
         x,
-        _head_series(curves, "previous"),
+        previous_series,
         title="Previous-token score of every head",
         x_name="step",
         y_name="score",
@@ -163,9 +166,8 @@ def run_view(step: int) -> RunView:
         y_range=(0.0, 1.0),
         mark_x=step,
         mark_label=mark,
+        beside=len(induction_series),
     )
-    induction_series = _head_series(curves, "induction")
-    induction_series["control (best)"] = control.scores["induction"][:, -1].max(-1)
     induction = F.lines(
         x,
         induction_series,
@@ -176,6 +178,7 @@ def run_view(step: int) -> RunView:
         y_range=(0.0, 1.0),
         mark_x=step,
         mark_label=mark,
+        beside=len(previous_series),
     )
     last = m.scores["induction"].shape[0] - 1
     metrics = (

@@ -13,6 +13,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from attnviz import detectors as D
+from attnviz import figures as F
 from attnviz.induction import api
 from attnviz.induction.passes import map_tokens
 from attnviz.lessons import grow as G
@@ -87,6 +88,23 @@ def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
         assert len(said) == 1, said
         assert f"{previous[top]:.2f} (head 0.{top})" in said[0]
         assert ("No layer-0 head" in said[0]) == (previous[top] < D.NAMED_AT)
+
+
+def test_the_two_score_charts_side_by_side_keep_the_same_room_for_their_legends():
+    # 8 heads beside 8 heads and the control: both plots start at the height the longer
+    # legend needs (they stood 24 px apart), and each legend still fits its room.
+    view = G.run_view(1500)
+    prev, ind = view.previous.spec, view.induction.spec
+    assert len(prev["data"]) == len(ind["data"]) - 1
+    assert prev["layout"]["margin"]["t"] == ind["layout"]["margin"]["t"]
+    alone = F.lines(  # as many series, drawn alone: the room of its own legend
+        [0, 1],
+        {f"head {i}": [0.0, 1.0] for i in range(len(prev["data"]))},
+        title="Previous-token score of every head",
+        x_name="step",
+        y_name="score",
+    )
+    assert alone.spec["layout"]["margin"]["t"] < prev["layout"]["margin"]["t"]
 
 
 def test_a_step_that_is_no_checkpoint_gets_the_link_warning():
