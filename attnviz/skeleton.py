@@ -1,13 +1,14 @@
 """Modules on PyTorch's meta device, built once per class and arguments, handed out as copies.
 
 The references the checks compare against (our module holding a trace's weights, the wrapper
-holding its head slices, ``nn.MultiheadAttention``) are built on the meta device and then given
+holding its head slices, ``nn.MultiheadAttention``) are modules on the meta device then given
 real tensors. Building on the meta device runs the module's ``__init__`` under a device mode that
-sends every tensor operation through PyTorch's Python reference implementations: a few
-milliseconds a module, on every cold page run. The structure only depends on the class and the
-constructor's arguments, so :func:`on_meta` builds it once (a template) and hands each caller a
-copy of its structure: new module objects with their own parameter, buffer and child tables,
-which the caller fills with its tensors. The templates are never changed after they are built
+sends every tensor operation through PyTorch's Python reference implementations: about a
+millisecond a module, on every cold page run. The structure only depends on the class and the
+constructor's arguments, so :func:`on_meta` builds it once (a template: a small module is built
+for real, which is cheaper, then moved to the meta device) and hands each caller a copy of its
+structure: new module objects with their own parameter, buffer and child tables, which the
+caller fills with its tensors. The templates are never changed after they are built
 (every assignment goes to a copy's own tables), so sessions share them without a lock beyond the
 table's own.
 """
@@ -21,6 +22,8 @@ from typing import TypeVar
 
 import torch
 from torch import nn
+
+from .seeding import seeded
 
 M = TypeVar("M", bound=nn.Module)
 
@@ -47,8 +50,7 @@ def on_meta(cls: type[M], *args) -> M:
         if template is not None:
             _templates.move_to_end(key)
     if template is None:
-        with torch.device("meta"):
-            template = cls(*args)
+        template = _template(cls, args)
         with _lock:
             _templates[key] = template
             while len(_templates) > TEMPLATE_ENTRIES:
@@ -71,6 +73,41 @@ def _copy(module: nn.Module) -> nn.Module:
     }
     new.__dict__.update(state)
     return new
+
+
+# A template is built where it is cheaper, and ends on the meta device either way. A small module
+# built for real and moved to the meta device costs 0.16-0.38 ms (its weights drawn under
+# seeding.seeded(None): locked, the global stream untouched); on the meta device, 0.24-1.7 ms,
+# most of it the causal mask's torch.triu in PyTorch's Python reference kernels. A class changes
+# sizes often (each student's own d_out and heads), so misses are common. Wide modules (GPT-2
+# small's width: 16 ms to draw) are built on the meta device.
+REAL_BUILD_ELEMENTS = 65_536  # tensor elements (256 kB of float32) a real build may draw
+
+
+def _template(cls: type[M], args: tuple) -> M:
+    elements = _elements(cls, args)
+    if elements is not None and elements <= REAL_BUILD_ELEMENTS:
+        with seeded(None):
+            built = cls(*args)
+        return built.to(device="meta")
+    with torch.device("meta"):
+        return cls(*args)
+
+
+def _elements(cls: type, args: tuple) -> int | None:
+    """About how many tensor elements ``cls(*args)`` holds, from above; None when unknown."""
+    if issubclass(cls, nn.MultiheadAttention):
+        widths = [a for a in (args[:1] + args[6:8]) if isinstance(a, int)]
+        return 4 * max(widths) ** 2 + 4 * max(widths) if widths else None
+    if len(args) < 3 or not all(type(a) is int for a in args[:3]):
+        return None
+    d_in, d_out, context = args[:3]
+    # the chapter's modules: (d_in, d_out, context_length, dropout, [num_heads], qkv_bias); the
+    # wrapper holds a CausalAttention (three projections and a mask) per head
+    copies = args[4] if cls.__name__ == "MultiHeadAttentionWrapper" and len(args) > 4 else 1
+    if type(copies) is not int:
+        return None
+    return copies * (3 * d_in * d_out + 3 * d_out + context * context) + d_out * d_out + d_out
 
 
 # --- modules as their seed builds them -------------------------------------------------------

@@ -107,3 +107,51 @@ def test_the_largest_template_fits_its_byte_bound_and_the_cap_is_in_the_server_b
     assert 0 < held <= skeleton.TEMPLATE_BYTES, held
     bound = budget.server_bound()
     assert bound["cache: module templates"] == skeleton.TEMPLATE_ENTRIES * skeleton.TEMPLATE_BYTES
+
+
+def test_a_small_template_is_drawn_for_real_without_touching_the_global_stream(monkeypatch):
+    # Small modules are cheaper to build for real than on the meta device; their weights are
+    # drawn under seeded(None), so the process's own random stream does not move.
+    args = (3, 4, 6, 0.0, 2, False)
+    assert skeleton._elements(M.MultiHeadAttention, args) <= skeleton.REAL_BUILD_ELEMENTS
+    locked = []
+    real_seeded = skeleton.seeded
+
+    def watching(seed):
+        locked.append(seed)
+        return real_seeded(seed)
+
+    monkeypatch.setattr(skeleton, "seeded", watching)
+    before = torch.get_rng_state()
+    copy = skeleton.on_meta(M.MultiHeadAttention, *args)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert locked == [None]
+    assert all(p.is_meta for p in copy.parameters()) and copy.mask.is_meta
+
+
+@pytest.mark.parametrize(
+    ("cls", "args"),
+    [
+        (M.MultiHeadAttention, (768, 768, 1024, 0.1, 12, True)),  # GPT-2 small's width
+        (M.MultiHeadAttentionWrapper, (64, 16, 256, 0.0, 32, True)),  # 32 heads, each a mask
+        (nn.MultiheadAttention, (768, 12)),
+    ],
+    ids=lambda c: getattr(c, "__name__", ""),
+)
+def test_a_wide_template_is_built_on_the_meta_device(cls, args, monkeypatch):
+    built = []
+    monkeypatch.setattr(skeleton, "seeded", lambda seed: built.append(seed))  # must not be used
+    elements = skeleton._elements(cls, args)
+    assert elements is not None and elements > skeleton.REAL_BUILD_ELEMENTS
+    with seeded(0):
+        real = sum(t.numel() for t in cls(*args).state_dict().values())
+    assert elements >= real  # the estimate is from above
+    copy = skeleton.on_meta(cls, *args)
+    assert not built and all(p.is_meta for p in copy.parameters())
+
+
+@pytest.mark.parametrize(("cls", "args"), CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_the_estimate_of_a_small_module_is_from_above(cls, args):
+    with seeded(0):
+        real = sum(t.numel() for t in cls(*args).state_dict().values())
+    assert real <= skeleton._elements(cls, args) <= skeleton.REAL_BUILD_ELEMENTS
