@@ -128,8 +128,8 @@ def controls(*, present: bool = False) -> Mode:
             help="Ask the class before each step a question hides.",
         )
         return Mode(bool(on), False)
-    left, right = st.columns(2)
-    with left:
+    # one row (on a phone, two): a horizontal container, two messages fewer than two columns
+    with st.container(horizontal=True, gap="large"):
         predict = st.toggle(
             PREDICT_LABEL,
             value=False,
@@ -138,7 +138,6 @@ def controls(*, present: bool = False) -> Mode:
             help="A question about the numbers comes first; the panel with the answer stays "
             "hidden until you answer.",
         )
-    with right:
         mystery = st.toggle(
             MYSTERY_LABEL,
             value=False,
