@@ -23,6 +23,7 @@ from typing import TypeVar
 import torch
 from torch import nn
 
+from . import modules as chapter
 from .seeding import seeded
 
 M = TypeVar("M", bound=nn.Module)
@@ -104,7 +105,8 @@ def _elements(cls: type, args: tuple) -> int | None:
     d_in, d_out, context = args[:3]
     # the chapter's modules: (d_in, d_out, context_length, dropout, [num_heads], qkv_bias); the
     # wrapper holds a CausalAttention (three projections and a mask) per head
-    copies = args[4] if cls.__name__ == "MultiHeadAttentionWrapper" and len(args) > 4 else 1
+    wrapper = issubclass(cls, chapter.MultiHeadAttentionWrapper)
+    copies = args[4] if wrapper and len(args) > 4 else 1
     if type(copies) is not int:
         return None
     return copies * (3 * d_in * d_out + 3 * d_out + context * context) + d_out * d_out + d_out
@@ -127,27 +129,27 @@ WIDE_ENTRIES = 3
 WIDE_MAX_BYTES = 16 * 1024 * 1024
 _built: OrderedDict[Hashable, nn.Module] = OrderedDict()
 _built_wide: OrderedDict[Hashable, nn.Module] = OrderedDict()
+# (table, the most tensor bytes a module in it holds, how many it keeps), smallest first
+_KEPT = ((_built, INITIAL_MAX_BYTES, INITIAL_ENTRIES), (_built_wide, WIDE_MAX_BYTES, WIDE_ENTRIES))
 
 
 def seeded_build(key: Hashable, make: Callable[[], M]) -> M:
     """The module ``make()`` builds (a module under a seed: the same weights every time),
     without building it again for the same ``key``."""
+    kept = None
     with _lock:
-        kept = _built.get(key)
-        table = _built
-        if kept is None:
-            kept = _built_wide.get(key)
-            table = _built_wide
-        if kept is not None:
-            table.move_to_end(key)
+        for table, _, _ in _KEPT:
+            kept = table.get(key)
+            if kept is not None:
+                table.move_to_end(key)
+                break
     if kept is None:
         kept = make()
         size = sum(t.nbytes for t in kept.state_dict().values())
-        if size > WIDE_MAX_BYTES:
-            return kept
-        table, entries = (
-            (_built, INITIAL_ENTRIES) if size <= INITIAL_MAX_BYTES else (_built_wide, WIDE_ENTRIES)
-        )
+        fits = [(table, entries) for table, most, entries in _KEPT if size <= most]
+        if not fits:
+            return kept  # too large to keep: built each time
+        table, entries = fits[0]
         with _lock:
             table[key] = kept
             while len(table) > entries:
