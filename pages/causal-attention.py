@@ -12,7 +12,19 @@ from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz import trace as T
 from attnviz.lessons import causal as lessons
-from ui import breakit, cache, explain, induction, links, panels, predict, present, sections, state
+from ui import (
+    breakit,
+    cache,
+    explain,
+    induction,
+    links,
+    panels,
+    parts,
+    predict,
+    present,
+    sections,
+    state,
+)
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -56,53 +68,6 @@ predict.start(  # the questions read the page's traces: the pass, and its dropou
 if cfg.present:
     present.show(L.steps, [*L.route_checks, *L.checks])
     st.stop()
-
-
-def dropout_lab(lab: lessons.DropoutLab | None) -> None:
-    """The dropout lab's content (inside its box, once opened)."""
-    if lab is None:
-        st.info("dropout is 0 in the sidebar: nothing is dropped. Raise it to see the lab at work.")
-        return
-    st.write(lab.intro)
-    if lab.illustrative:
-        st.caption(
-            "Rates above 0.2 are for illustration, as the chapter says: GPT models use 0.1–0.2."
-        )
-    if lab.printouts:
-        st.write(
-            "The chapter's own examples: `torch.manual_seed(123)` then `nn.Dropout(0.5)` on a "
-            "6×6 matrix of ones, and on the causal weights above. On torch 2.13 (Linux) both "
-            "reproduce the book's printout; the book warns that masks may differ on other "
-            "platforms."
-        )
-        if predict.slot("p3_lab_printouts"):  # the book's dropout example on these weights
-            for p in lab.printouts:
-                panels.book_beside(p.title, p.tensor, p.name)
-        return
-    if lab.dropped is None:
-        return
-    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=panel_view)
-    if predict.slot("p3_lab_sums"):  # the row sums after dropout
-        st.caption(lab.sums)
-        if lab.zero_rows:
-            st.warning(md_escape(lab.zero_rows))
-    panels.claims(lab.claims)
-    panels.beside(lab.values, lab.context, numbers=numbers, view=panel_view)
-    st.write(
-        "The common placement drops attention weights (as above, and in the chapter); another "
-        "option drops the context vectors after the weighted sum."
-    )
-    if (
-        st.toggle(
-            "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
-        )
-        and lab.context_dropout is not None
-    ):
-        left, right = st.columns(2)
-        with left:
-            st.write(lab.placement)
-        with right:
-            panels.show(lab.context_dropout, numbers=numbers, view=panel_view)
 
 
 # The panels (and predict sections) of the two closed parts: a question asked at one opens it.
@@ -178,7 +143,7 @@ with sections.section(  # opened by a link to one of its cells or to its placeme
             ("causal lab", *args),
             lambda: lessons.dropout_lab(trace, lab_trace, settings=args[1], book=cfg.book),
         )
-        dropout_lab(lab)
+        parts.dropout_lab(lab, numbers=numbers, view=panel_view)
 
 # --- batch (a closed box: computed and drawn once opened) ---------------------------------------
 bt = None

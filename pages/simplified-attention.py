@@ -44,19 +44,6 @@ panels.drawn_from(args)  # for the "Reproduce" snippets
 panel_view = page_view.controls(n)  # colour scale and token window, for every panel below
 
 
-def claims(panel: str) -> None:
-    if predict.hides(lesson.panels[panel].key):
-        return
-    shown = [md_escape(claim.text) for claim in lesson.claims_on(panel)]
-    if shown:  # one element, a paragraph each
-        st.caption("\n\n".join(shown))
-
-
-def book_blocks(blocks) -> None:
-    for title, tensor, printed in blocks:
-        panels.book_beside(title, tensor, printed)
-
-
 # --- one query ------------------------------------------------------------------------------
 st.header("One query at a time")
 links.unknown_choices(links.QUERY, labels, labels[min(1, n - 1)])
@@ -118,7 +105,7 @@ panels.show(view.context_walk, numbers=numbers, view=panel_view)
 st.caption(md_escape(token_legend(labels)))  # how to read the labels, under the first matrix
 if view.book_blocks and predict.slot("p1_query_book"):
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
-    book_blocks(view.book_blocks)
+    panels.book_blocks(view.book_blocks)
 
 # --- all queries ------------------------------------------------------------------------------
 st.header("All tokens at once")
@@ -128,9 +115,9 @@ panels.formula(
 )
 for name in ("scores", "weights", "context"):
     panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
-    claims(name)
+    panels.lesson_claims(lesson, lesson.panels[name])
 if lesson.book_blocks and predict.slot("p1_book"):
-    book_blocks(lesson.book_blocks)
+    panels.book_blocks(lesson.book_blocks)
 source = explain.Source(trace, ("simplified", *args))
 explain.lines(source, page="p1", window=panel_view.window, numbers=numbers)
 explain.block({"": source}, dict.fromkeys(("p1_scores", "p1_weights"), ("", 0, 0)),

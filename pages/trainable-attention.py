@@ -9,7 +9,19 @@ import streamlit as st
 from attnviz import modules as M
 from attnviz import questions as Q
 from attnviz.lessons import trainable as L
-from ui import breakit, cache, explain, induction, links, panels, predict, present, sections, state
+from ui import (
+    breakit,
+    cache,
+    explain,
+    induction,
+    links,
+    panels,
+    parts,
+    predict,
+    present,
+    sections,
+    state,
+)
 from ui import view as page_view
 from ui.text import md_escape, token_legend
 
@@ -75,85 +87,9 @@ panel_view = page_view.controls(
 )  # colour scale and token window, for every panel below
 
 
-def captions(panel, of: L.TrainableLesson = lesson) -> None:
-    """The claims ``of`` states about ``panel`` (named by its place in ``of.panels``)."""
-    if predict.hides(panel.key):
-        return
-    names = {p.key: name for name, p in of.panels.items()}
-    for claim in of.claims_on(names[panel.key]):
-        st.caption(md_escape(claim.text))
-
-
 def show(name: str) -> None:
     panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
-    captions(lesson.panels[name])
-
-
-def book_blocks(blocks) -> None:
-    for title, tensor, printed in blocks:
-        panels.book_beside(title, tensor, printed)
-
-
-def why_scale(lesson: L.TrainableLesson) -> None:
-    """Why the scores are divided by √d_k: the study at growing widths, then on this text."""
-    st.write(
-        "Take queries and keys whose entries have variance 1. A dot product over d_k entries "
-        "then has variance d_k: the wider the head, the further apart the scores, and the "
-        "softmax of widely spread scores is almost one-hot. A one-hot softmax barely changes "
-        "when the scores change, so its gradient vanishes and training stalls. Dividing by "
-        "√d_k brings the variance back to 1 at every width (16 keys per row, 256 rows, "
-        "averaged):"
-    )
-    panels.beside(
-        ("p2_entropy", lesson.entropy_figure),
-        ("p2_gradient", lesson.gradient_figure),
-        numbers=numbers,
-    )
-    st.caption(lesson.study_caption)
-    st.subheader("On your text")
-    st.write(
-        "Each map is what dropping the 1/√d_k does to the weights, cell by cell: the softmax "
-        "of the raw scores minus the softmax of the scaled ones."
-    )
-    # The same map at the wider d_out beside it, when that trace exists; else a note why not.
-    changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
-    panels.beside(*changes, numbers=numbers, view=panel_view, below=lambda p: captions(p, lesson))
-    if "wide_change" in lesson.panels:
-        st.button(
-            f"Set d_out to {L.WIDE_D_OUT} in the sidebar",
-            key="p2_wide",
-            on_click=state.set_sidebar,
-            kwargs={"d_out": L.WIDE_D_OUT},
-        )
-    else:
-        st.caption(md_escape(lesson.scaling_note))
-
-
-def v1_against_v2(lesson: L.TrainableLesson) -> None:
-    """The two modules' initial weights and scores, and exercise 3.1's transfer."""
-    st.write(
-        "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), "
-        "all positive, with mean 0.5 rather than 0. v2 uses `nn.Linear`, whose default "
-        "initialisation draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in "
-        "grows. Exercise 3.1: copy v2's weights, transposed, into v1 and the two modules agree."
-    )
-    if lesson.weights_histogram is not None and lesson.scores_histogram is not None:
-        if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
-            panels.beside(
-                ("p2_weights_hist", lesson.weights_histogram),
-                ("p2_scores_hist", lesson.scores_histogram),
-                numbers=numbers,
-            )
-    st.code(
-        "sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)\n"
-        "sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)\n"
-        "sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)",
-        language="python",
-    )
-    if lesson.exercise_3_1 is not None:
-        panels.badge(lesson.exercise_3_1)
-    if lesson.exercise_3_1_block is not None:
-        book_blocks([lesson.exercise_3_1_block])
+    panels.lesson_claims(lesson, lesson.panels[name])
 
 
 st.code(lesson.constructor, language="python")
@@ -194,7 +130,7 @@ if lesson.book_blocks and predict.slot("p2_book"):
             "`torch.manual_seed(123)`, exactly what SelfAttention_v1 does, so the step-by-step "
             "walk for x⁽²⁾ = “journey” is row 1 here (`inputs[1]`, `context[1]`):"
         )
-    book_blocks(lesson.book_blocks)
+    panels.book_blocks(lesson.book_blocks)
 
 # --- why scale (a closed box: drawn once opened) ------------------------------------------------
 with sections.section(
@@ -202,12 +138,12 @@ with sections.section(
     homes=("p2_unscaled_change", "p2_unscaled_change_wide", "p2_entropy", "p2_gradient"),
 ) as scaling_open:
     if scaling_open:
-        why_scale(full_lesson())
+        parts.why_scale(full_lesson(), numbers=numbers, view=panel_view)
 
 # --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
 with sections.section(sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")) as v1_v2_open:
     if v1_v2_open:
-        v1_against_v2(full_lesson())
+        parts.v1_against_v2(full_lesson(), numbers=numbers)
 
 panels.badges(lesson.checks)
 panels.source(M.SelfAttention_v1, M.SelfAttention_v2)

@@ -184,6 +184,26 @@ def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:
     return match
 
 
+def book_blocks(blocks) -> None:
+    """Each (title, our tensor, printed name) beside the chapter's printout (:func:`book_beside`)."""
+    for title, tensor, printed in blocks:
+        book_beside(title, tensor, printed)
+
+
+def lesson_claims(lesson, panel: Panel) -> None:
+    """The sentences ``lesson`` states about ``panel`` (a lesson with ``panels`` by name and
+    ``claims_on(name)``: pages 1 and 2), in small type under it, one element; none while a
+    "Predict first" question hides the panel."""
+    from . import predict
+
+    if predict.hides(panel.key):
+        return
+    name = next(n for n, p in lesson.panels.items() if p.key == panel.key)
+    shown = [md_escape(claim.text) for claim in lesson.claims_on(name)]
+    if shown:  # one element, a paragraph each
+        st.caption("\n\n".join(shown))
+
+
 # --- the top of every pass page --------------------------------------------------------------
 def prepared_or_stop(args):
     """The page's tokens and X; with no tokens, say so and stop the page (the sidebar stays)."""
