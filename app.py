@@ -6,7 +6,10 @@ the URL, builds the shared sidebar once, says which tokenizer is in use, and rou
 
 import streamlit as st
 
-from ui import entry
+from ui import entry, handover
+
+# Each session's messages reach the event loop in batches (once per process; ui/handover.py).
+handover.install()
 
 # Each page file is named after its URL path, and starts with ``entry.guard(__file__)``: then a
 # fresh server's first visit, which Streamlit resolves against the pages/ folder before this
