@@ -11,60 +11,71 @@ from ui import entry, handover
 # Each session's messages reach the event loop in batches (once per process; ui/handover.py).
 handover.install()
 
+
 # Each page file is named after its URL path, and starts with ``entry.guard(__file__)``: then a
 # fresh server's first visit, which Streamlit resolves against the pages/ folder before this
 # file has ever run, finds the same page and is handed back to this frame (ui/entry.py).
 # To add a page: pages/<url-path>.py with the guard lines, and one st.Page line here.
-PAGES = [
-    # The default page is served at "/" whatever its url_path; its own name, /why-attention,
-    # is the hidden alias at the end of this list (the two need different url_paths).
-    st.Page("pages/why-attention.py", title="Why attention", url_path="home", default=True),
-    st.Page(
-        "pages/simplified-attention.py",
-        title="1. Simplified self-attention",
-        url_path="simplified-attention",
-    ),
-    st.Page(
-        "pages/trainable-attention.py",
-        title="2. Trainable self-attention",
-        url_path="trainable-attention",
-    ),
-    st.Page(
-        "pages/causal-attention.py",
-        title="3. Causal attention and dropout",
-        url_path="causal-attention",
-    ),
-    st.Page(
-        "pages/multi-head-attention.py",
-        title="4. Multi-head attention",
-        url_path="multi-head-attention",
-    ),
-    st.Page(
-        "pages/watch-attention-learn.py",
-        title="5. Watch attention learn",
-        url_path="watch-attention-learn",
-    ),
-    st.Page(
-        "pages/against-pytorch.py",
-        title="6. Your module against PyTorch's",
-        url_path="against-pytorch",
-    ),
-    st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
-    st.Page(
-        "pages/grow-induction-heads.py",
-        title="8. Grow an induction head",
-        url_path="grow-induction-heads",
-    ),
-    st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
-    # /why-attention (the home page's title as a path, and its file's name, which a fresh
-    # server's first visit resolves against) opens the home page; not listed in the menu.
-    st.Page(
-        "pages/why-attention.py",
-        title="Why attention",
-        url_path="why-attention",
-        visibility="hidden",
-    ),
-]
+def make_pages() -> list:
+    """The app's pages, in menu order."""
+    return [
+        # The default page is served at "/" whatever its url_path; its own name, /why-attention,
+        # is the hidden alias at the end of this list (the two need different url_paths).
+        st.Page("pages/why-attention.py", title="Why attention", url_path="home", default=True),
+        st.Page(
+            "pages/simplified-attention.py",
+            title="1. Simplified self-attention",
+            url_path="simplified-attention",
+        ),
+        st.Page(
+            "pages/trainable-attention.py",
+            title="2. Trainable self-attention",
+            url_path="trainable-attention",
+        ),
+        st.Page(
+            "pages/causal-attention.py",
+            title="3. Causal attention and dropout",
+            url_path="causal-attention",
+        ),
+        st.Page(
+            "pages/multi-head-attention.py",
+            title="4. Multi-head attention",
+            url_path="multi-head-attention",
+        ),
+        st.Page(
+            "pages/watch-attention-learn.py",
+            title="5. Watch attention learn",
+            url_path="watch-attention-learn",
+        ),
+        st.Page(
+            "pages/against-pytorch.py",
+            title="6. Your module against PyTorch's",
+            url_path="against-pytorch",
+        ),
+        st.Page("pages/trained-heads.py", title="7. Trained heads", url_path="trained-heads"),
+        st.Page(
+            "pages/grow-induction-heads.py",
+            title="8. Grow an induction head",
+            url_path="grow-induction-heads",
+        ),
+        st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
+        # /why-attention (the home page's title as a path, and its file's name, which a fresh
+        # server's first visit resolves against) opens the home page; not listed in the menu.
+        st.Page(
+            "pages/why-attention.py",
+            title="Why attention",
+            url_path="why-attention",
+            visibility="hidden",
+        ),
+    ]
+
+
+# Built once per session and kept in it: each st.Page resolves and hashes its file's path
+# (about 2% of a page run). Not shared between sessions: st.navigation marks on the page object
+# which page a run may run, and a session's runs come one after another.
+PAGES = st.session_state.get("_attnviz_pages") or st.session_state.setdefault(
+    "_attnviz_pages", make_pages()
+)
 
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.

@@ -32,14 +32,16 @@ RESULTS = ROOT / "bench" / "gate-results.md"
 WAYS = (("page turns on (default)", {}), ("page turns off", {gate.ENV: "0"}))
 
 
-def main(argv=None) -> int:
+def main(argv=None, ways=WAYS, results: Path = RESULTS, title: str | None = None, doc=None) -> int:
+    """``ways``: (label, environment) of the attnviz servers each round compares, the first
+    being the default; bench/handover.py passes its own."""
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--output", type=Path, default=results)
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else time.time_ns() % 2**31
     started, load_start = time.perf_counter(), os.getloadavg()[0]
@@ -47,7 +49,7 @@ def main(argv=None) -> int:
     with live.trivial_server() as trivial:
         for round_ in range(args.repeat):
             class_seed = seed + round_
-            for label, env in WAYS:
+            for label, env in ways:
                 with live.attnviz_server(extra_env=env, name="gate") as app:
                     result = measure.own_sentence_class(
                         app.url, app.pids, label, args.sessions, class_seed
@@ -59,27 +61,54 @@ def main(argv=None) -> int:
             )
             rows.append(result.row())
             print(f"  {live.class_line(rows[-1])}", flush=True)
-    text = markdown(rows, seed, time.perf_counter() - started, load_start)
+    text = markdown(rows, seed, time.perf_counter() - started, load_start, ways, title)
     print("\n" + text)
     args.output.write_text(text, encoding="utf-8")
     print(f"written to {args.output}")
     return 1 if any(r["errors"] for r in rows) else 0
 
 
-def markdown(rows: list[dict], seed: int, wall: float, load_start: float) -> str:
+def ratios(rows: list[dict], ways) -> list[str]:
+    """Per round, the CPU per run of each way over the trivial app's and over the first way's:
+    the ratios measured side by side, which the machine's load moves less than the ms."""
+    per_round = len(ways) + 1
+    lines = []
+    for start in range(0, len(rows) - per_round + 1, per_round):
+        block = rows[start : start + per_round]
+        trivial, first = block[-1]["cpu_ms"], block[0]["cpu_ms"]
+        said = [
+            f"{r['label']} {r['cpu_ms'] / trivial:.2f}x the trivial app"
+            + (f", {r['cpu_ms'] / first:.2f}x {block[0]['label']}" if i else "")
+            for i, r in enumerate(block[:-1])
+        ]
+        lines.append(f"- round {start // per_round + 1}: " + "; ".join(said))
+    return lines
+
+
+def markdown(
+    rows: list[dict], seed: int, wall: float, load_start: float, ways=WAYS, title=None
+) -> str:
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     return (
         "\n".join(
             [
-                "# Page turns: one page run at a time, or all at once",
+                f"# {title or 'Page turns: one page run at a time, or all at once'}",
                 "",
                 f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, `{command}` (seed {seed}); "
                 f"{wall:.0f} s in all; {os.cpu_count()} cores shared with other work (load average "
                 f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end). The "
-                "own-sentence class (bench/measure.py) on a fresh attnviz server with its page turns "
-                "on, then on one with them off (`ATTNVIZ_PAGE_TURNS=0`), then on the trivial app.",
+                "own-sentence class (bench/measure.py) on a fresh attnviz server for each of: "
+                + ", ".join(
+                    f"{label} ({' '.join(f'`{k}={v}`' for k, v in env.items()) or 'as deployed'})"
+                    for label, env in ways
+                )
+                + "; then on the trivial app, in each round.",
                 "",
                 *live.class_table(rows),
+                "",
+                "CPU per page run, side by side in each round:",
+                "",
+                *ratios(rows, ways),
                 "",
                 "Errors: " + ("; ".join(e for r in rows for e in r["errors"][:5]) or "none."),
             ]

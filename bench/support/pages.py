@@ -75,16 +75,18 @@ def aliases(app: Path = ROOT / "app.py") -> tuple[PageInfo, ...]:
 
 
 def _pages(app: Path) -> list[tuple[PageInfo, bool]]:
-    """(page, hidden) for every ``st.Page(...)`` in the ``PAGES = [...]`` assignment."""
+    """(page, hidden) for every ``st.Page(...)`` in app.py's list of pages: the ``PAGES = [...]``
+    assignment, or the function ``make_pages`` that builds it (once per session)."""
     tree = ast.parse(app.read_text(encoding="utf-8"))
     pages: list[tuple[PageInfo, bool]] = []
     for node in ast.walk(tree):
-        if not (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets)
-        ):
+        listed = isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets
+        )
+        built = isinstance(node, ast.FunctionDef) and node.name == "make_pages"
+        if not (listed or built):
             continue
-        for call in ast.walk(node.value):
+        for call in ast.walk(node.value if isinstance(node, ast.Assign) else node):
             if not (
                 isinstance(call, ast.Call)
                 and isinstance(call.func, ast.Attribute)
