@@ -7,9 +7,10 @@ Each round runs bench/measure.py's own-sentence class (N sessions at once, each 
 of its own, changing one sidebar value at each of six page runs) three times with one seed: on
 an attnviz server as deployed with its default page turns (one page run at a time), on one with
 ``ATTNVIZ_PAGE_TURNS=0`` (every session's run at once, as before the gate), and on the trivial
-app. Each attnviz server is started fresh for its class (nothing cached from the other), and the
-three classes run back to back, so the machine's load moves them alike. Server CPU per page run
-and the latency of each run (p50, p95) are the class's; bench/gate-results.md gets the table.
+app. Each server, the trivial app's too, is started fresh for its class (nothing cached from
+another class), and the classes run back to back, so the machine's load moves them alike. Server
+CPU per page run and the latency of each run (p50, p95) are the class's; bench/gate-results.md
+gets the table. ``--default-only``: attnviz as deployed and the trivial app, nothing else.
 """
 
 from __future__ import annotations
@@ -42,25 +43,32 @@ def main(argv=None, ways=WAYS, results: Path = RESULTS, title: str | None = None
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--output", type=Path, default=results)
+    parser.add_argument(
+        "--default-only", action="store_true", help="only the first way beside the trivial app"
+    )
     args = parser.parse_args(argv)
+    if args.default_only:
+        ways = ways[:1]
     seed = args.seed if args.seed is not None else time.time_ns() % 2**31
     started, load_start = time.perf_counter(), os.getloadavg()[0]
     rows: list[dict] = []
-    with live.trivial_server() as trivial:
-        for round_ in range(args.repeat):
-            class_seed = seed + round_
-            for label, env in ways:
-                with live.attnviz_server(extra_env=env, name="gate") as app:
-                    result = measure.own_sentence_class(
-                        app.url, app.pids, label, args.sessions, class_seed
-                    )
-                rows.append(result.row())
-                print(f"  {live.class_line(rows[-1])}", flush=True)
+    for round_ in range(args.repeat):
+        class_seed = seed + round_
+        for label, env in ways:
+            with live.attnviz_server(extra_env=env, name="gate") as app:
+                result = measure.own_sentence_class(
+                    app.url, app.pids, label, args.sessions, class_seed
+                )
+            rows.append(result.row())
+            print(f"  {live.class_line(rows[-1])}", flush=True)
+        # A fresh trivial server each round too, as the attnviz ones are: no round's reference
+        # carries what an earlier class left in its process.
+        with live.trivial_server() as trivial:
             result = measure.own_sentence_class(
                 trivial.url, trivial.pids, "trivial app", args.sessions, class_seed, trivial=True
             )
-            rows.append(result.row())
-            print(f"  {live.class_line(rows[-1])}", flush=True)
+        rows.append(result.row())
+        print(f"  {live.class_line(rows[-1])}", flush=True)
     text = markdown(rows, seed, time.perf_counter() - started, load_start, ways, title)
     print("\n" + text)
     args.output.write_text(text, encoding="utf-8")
