@@ -676,17 +676,18 @@ def _recorded(q: Q.Question, grade: Q.Grade) -> None:
     scores["predict"] = Q.scored(scores.get("predict", Q.Score()), grade)
 
 
-def _script_hash() -> str:
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+def _this_page() -> str:
+    """Which page this run shows (app.py says so: ui/entry.py), so a gate set on one page is not
+    taken for another's."""
+    from .entry import current_page
 
-    ctx = get_script_run_ctx()
-    return ctx.page_script_hash if ctx is not None else ""
+    return current_page()
 
 
 def active() -> Gate | None:
     """This run's gate (set by :func:`start` on this page), or None."""
     found = st.session_state.get(_ACTIVE)
-    if not found or found[0] != _script_hash():
+    if not found or found[0] != _this_page():
         return None
     return found[1]
 
@@ -765,7 +766,7 @@ def start(
             lambda: _step_questions(page, key, numbers_of, seed, keys),
         )
         gate = Gate(page, dict(homes), n, keys)
-    st.session_state[_ACTIVE] = (_script_hash(), gate)
+    st.session_state[_ACTIVE] = (_this_page(), gate)
     _follow_head(page, gate)
     if steps is None:
         _status(gate)

@@ -200,3 +200,22 @@ def test_in_book_mode_the_revealed_number_is_the_printed_one(page):
     verdict = verdicts(at)[0]
     shown = float(verdict.removeprefix("Right: ").rstrip("."))
     assert shown == pytest.approx(_printed_value(q), abs=1e-4 + 1e-6)
+
+
+def test_a_gate_set_on_one_page_never_hides_another_page_s_panels():
+    """The gate remembers the page it was set on (app.py names it: ui/entry.current_page); a
+    page without Predict first draws every panel as a fresh session does."""
+    from tests.app.conftest import chart_specs, chart_title, go, open_app
+    from ui import predict
+
+    at = open_predict("causal", {})
+    assert prompts(at)
+    assert at.session_state[predict._ACTIVE][0] == "causal-attention"
+    go(at, "pages/against-pytorch.py")
+    assert not exceptions(at) and not prompts(at)
+    fresh = go(open_app(), "pages/against-pytorch.py")
+    assert [chart_title(s) for s in chart_specs(at)] == [
+        chart_title(s) for s in chart_specs(fresh)
+    ]
+    go(at, "causal")
+    assert prompts(at)
