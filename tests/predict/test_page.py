@@ -214,8 +214,6 @@ def test_a_gate_set_on_one_page_never_hides_another_page_s_panels():
     go(at, "pages/against-pytorch.py")
     assert not exceptions(at) and not prompts(at)
     fresh = go(open_app(), "pages/against-pytorch.py")
-    assert [chart_title(s) for s in chart_specs(at)] == [
-        chart_title(s) for s in chart_specs(fresh)
-    ]
+    assert [chart_title(s) for s in chart_specs(at)] == [chart_title(s) for s in chart_specs(fresh)]
     go(at, "causal")
     assert prompts(at)
