@@ -264,12 +264,14 @@ def test_the_streamlit_internals_it_relies_on_are_still_there():
     assert "event=ScriptRunnerEvent.ENQUEUE_FORWARD_MSG" in sent
     assert handover._original.__qualname__ == "AppSession._on_scriptrunner_event"
     assert handover._original_request_rerun.__qualname__ == "AppSession.request_rerun"
-    assert list(inspect.signature(AppSession.request_rerun).parameters) == [
+    # (The originals: once any AppTest has run app.py in this process, AppSession's own
+    # attributes are the replacements.)
+    assert list(inspect.signature(handover._original_request_rerun).parameters) == [
         "self",
         "client_state",
     ]
     assert handover._original_shutdown.__qualname__ == "AppSession.shutdown"
-    assert list(inspect.signature(AppSession.shutdown).parameters) == ["self"]
+    assert list(inspect.signature(handover._original_shutdown).parameters) == ["self"]
     # A rerun request comes to the loop as a BackMsg, handled there by request_rerun.
     assert "self.request_rerun(client_state)" in inspect.getsource(
         AppSession._handle_rerun_script_request
