@@ -1,6 +1,6 @@
 """Every figure as a plain plotly.js spec: dicts and lists, built directly from the numbers.
 
-Nothing here builds a ``plotly.graph_objects`` object: a spec is the JSON the browser draws, put
+Nothing here builds a Plotly figure object: a spec is the JSON the browser draws, put
 together in one pass (no property validation, no ``update_*`` path parsing, which cost ~75% of a
 cold page run). Plotly's own validation runs in the tests instead (``go.Figure(spec)`` over every
 panel of every page at several settings), so a misspelt property still fails, off the hot path.

@@ -169,6 +169,8 @@ def install() -> bool:
     switched off by ``ATTNVIZ_BATCHED_HANDOVER=0``. (A session whose run is going while this
     is installed keeps Streamlit's hand-over for that run: its runner is already connected.)"""
     global _installed
+    if _installed:  # app.py asks on every run: after the first, one global read
+        return True
     if not enabled():
         return False
     with _install_lock:

@@ -46,6 +46,7 @@ from attnviz import questions as Q
 from attnviz.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, chart_label, draw
 
 from . import links, poll, state
+from .entry import current_page  # the page app.py says this run shows
 from .text import md_escape
 
 PREDICT_KEY = "predict"
@@ -676,18 +677,10 @@ def _recorded(q: Q.Question, grade: Q.Grade) -> None:
     scores["predict"] = Q.scored(scores.get("predict", Q.Score()), grade)
 
 
-def _this_page() -> str:
-    """Which page this run shows (app.py says so: ui/entry.py), so a gate set on one page is not
-    taken for another's."""
-    from .entry import current_page
-
-    return current_page()
-
-
 def active() -> Gate | None:
     """This run's gate (set by :func:`start` on this page), or None."""
     found = st.session_state.get(_ACTIVE)
-    if not found or found[0] != _this_page():
+    if not found or found[0] != current_page():
         return None
     return found[1]
 
@@ -766,7 +759,7 @@ def start(
             lambda: _step_questions(page, key, numbers_of, seed, keys),
         )
         gate = Gate(page, dict(homes), n, keys)
-    st.session_state[_ACTIVE] = (_this_page(), gate)
+    st.session_state[_ACTIVE] = (current_page(), gate)
     _follow_head(page, gate)
     if steps is None:
         _status(gate)
