@@ -33,7 +33,7 @@ import torch.nn.functional as F
 
 from . import modules as M
 from .seeding import seeded
-from .skeleton import on_meta
+from .skeleton import masked_shell, on_meta
 
 EPS32 = torch.finfo(torch.float32).eps
 TOL_FACTOR = 16.0
@@ -509,7 +509,7 @@ def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     XL's sizes: 32 masks of 1024×1024 and 7.7 M weights). It is frozen (``requires_grad=False``)
     and in eval mode: it computes references, it never trains."""
     bias = mha.W_query.bias is not None
-    wrapper = on_meta(
+    wrapper = masked_shell(
         M.MultiHeadAttentionWrapper,
         mha.W_query.in_features,
         mha.head_dim,

@@ -40,7 +40,7 @@ from . import gate
 from . import modules as M
 from .seeding import seeded
 from .settings import BOUNDS
-from .skeleton import on_meta
+from .skeleton import masked_shell
 from .trace import ModuleSpec, MultiHeadTrace, causal_mask, trace_multihead_module
 
 # (batch, tokens, d_in, d_out, num_heads, qkv_bias): a plain, hashable key for the caches.
@@ -279,7 +279,7 @@ def module_of(trace: MultiHeadTrace) -> M.MultiHeadAttention:
     its parameters are ``trace.params`` and its mask is ``trace.mask``, not copies of them (the
     trace is immutable; the module is frozen, ``requires_grad=False``, and only runs forwards)."""
     s = trace.spec
-    module = on_meta(
+    module = masked_shell(
         M.MultiHeadAttention, s.d_in, s.d_out, s.context_length, s.dropout, s.num_heads, s.qkv_bias
     )
     for name, _ in list(module.named_parameters()):

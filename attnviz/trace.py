@@ -118,7 +118,13 @@ class ModuleSpec:
 
     def _construct(self) -> nn.Module:
         cls, args = self._class_and_args()
-        return skeleton.seeded_build(self, lambda: self._seeded(cls, args))
+        if self.kind == "v1" or self.kind == "v2":
+            return skeleton.seeded_build(self, lambda: self._seeded(cls, args))
+        # nn.Dropout draws nothing when built, so the seed gives the same weights at every
+        # rate: one kept build serves them all (a class's students each pick their own rate).
+        key = dataclasses.replace(self, dropout=0.0)
+        module = skeleton.seeded_build(key, lambda: self._seeded(cls, args))
+        return skeleton.with_dropout(module, self.dropout)
 
     def _class_and_args(self) -> tuple[type[nn.Module], tuple]:
         if self.kind == "v1":

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attnviz import budget, skeleton
+from attnviz.seeding import seeded
 from attnviz.trace import ModuleSpec
 from tests.threads import from_threads
 
@@ -130,3 +131,34 @@ def test_the_largest_kept_module_fits_its_bound_and_the_cap_is_in_the_server_bou
     assert bound["cache: seeded modules"] == skeleton.INITIAL_ENTRIES * (
         skeleton.INITIAL_MAX_BYTES + skeleton.TEMPLATE_BYTES
     ) + skeleton.WIDE_ENTRIES * (skeleton.WIDE_MAX_BYTES + skeleton.TEMPLATE_BYTES)
+
+
+@pytest.mark.parametrize("kind", ["causal", "wrapper", "mha"])
+def test_one_kept_build_serves_every_dropout_rate_each_copy_with_its_own(kind):
+    # nn.Dropout draws nothing when built, so the seed's weights are the same at every rate.
+    specs = [ModuleSpec(kind, 8, 4, 32, rate, num_heads=2, seed=11) for rate in (0.1, 0.5, 0.0)]
+    built = [spec.build() for spec in specs]
+    assert skeleton.kept_builds() == 1
+    for spec, module in zip(specs, built, strict=True):
+        reference = fresh(spec)
+        rates = [m.p for m in module.modules() if isinstance(m, torch.nn.Dropout)]
+        assert rates and set(rates) == {spec.dropout}
+        assert rates == [m.p for m in reference.modules() if isinstance(m, torch.nn.Dropout)]
+        theirs = reference.state_dict()
+        for name, tensor in module.state_dict().items():
+            assert torch.equal(tensor, theirs[name]), name
+    # each build's dropout modules are its own: a build at 0.5 leaves the 0.1 build at 0.1
+    assert {m.p for m in built[0].modules() if isinstance(m, torch.nn.Dropout)} == {0.1}
+
+
+def test_the_dropout_rate_still_drops_in_training_mode():
+    spec = ModuleSpec("causal", 8, 8, 32, 0.5, seed=123)
+    spec_off = ModuleSpec("causal", 8, 8, 32, 0.0, seed=123)
+    off = spec_off.build().train()
+    half = spec.build().train()
+    assert skeleton.kept_builds() == 1
+    x = torch.ones(1, 6, 8)
+    with seeded(0):  # the project's one locked way to seed the dropout draw
+        dropped = half(x)
+    assert torch.equal(off(x), off(x))  # rate 0: no randomness at all
+    assert not torch.equal(dropped, off(x))

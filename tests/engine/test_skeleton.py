@@ -155,3 +155,29 @@ def test_the_estimate_of_a_small_module_is_from_above(cls, args):
     with seeded(0):
         real = sum(t.numel() for t in cls(*args).state_dict().values())
     assert real <= skeleton._elements(cls, args) <= skeleton.REAL_BUILD_ELEMENTS
+
+
+def test_a_masked_shell_serves_every_context_length_and_rate_from_one_template():
+    shells = [
+        skeleton.masked_shell(M.MultiHeadAttentionWrapper, 3, 2, context, rate, 2, False)
+        for context, rate in ((6, 0.0), (32, 0.5), (1024, 0.1))
+    ]
+    assert skeleton.templates() == 1
+    for shell, rate in zip(shells, (0.0, 0.5, 0.1), strict=True):
+        assert [h.dropout.p for h in shell.heads] == [rate, rate]
+        assert all(h.mask.is_meta and h.mask.shape == (1, 1) for h in shell.heads)
+    assert shells[0].heads[0].dropout is not shells[1].heads[0].dropout
+
+
+def test_a_filled_masked_shell_computes_what_the_module_built_for_real_computes():
+    with seeded(0):
+        real = M.MultiHeadAttention(3, 4, 6, 0.25, 2, True).eval()
+    shell = skeleton.masked_shell(M.MultiHeadAttention, 3, 4, 6, 0.25, 2, True)
+    assert shell.dropout.p == 0.25
+    for name, param in real.named_parameters():
+        owner, _, attr = name.rpartition(".")
+        setattr(shell.get_submodule(owner), attr, nn.Parameter(param.detach().clone()))
+    shell.mask = real.mask
+    shell.eval()
+    x = torch.randn(1, 5, 3, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(shell(x), real(x))
