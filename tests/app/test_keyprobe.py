@@ -1,0 +1,192 @@
+"""ui/keyprobe.py: widgets look up their own key in Session State instead of copying it whole.
+
+The lookup must give the answers ``filtered_state`` gives for every key a widget can have
+(a plain value, None, a widget's value, a widget set to None, a key nobody set), on a first run
+and on a rerun, and the widgets must still start empty when their key holds None. The Streamlit
+internals it relies on are checked by name, so an upgrade that changes them fails here first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.state import session_state_proxy
+from streamlit.runtime.state.safe_session_state import SafeSessionState
+from streamlit.runtime.state.session_state import SessionState
+from streamlit.testing.v1 import AppTest
+
+from ui import keyprobe
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _compare_script() -> None:
+    """An app whose session holds every kind of key; it records, for each key, what
+    ``filtered_state`` says and what the one-key lookup says."""
+    import streamlit as st
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    from ui.keyprobe import KeyLookup
+
+    st.session_state.setdefault("plain", 3)
+    st.session_state.setdefault("plain_none", None)
+    if "boxed_none" not in st.session_state:
+        st.session_state["boxed_none"] = None
+    st.number_input("a number", key="boxed", value=5)
+    st.number_input("an empty number", key="boxed_none", value=2)
+    st.text_input("a text", key="typed", value="hello")
+    st.selectbox("a choice", ["x", "y"], key="chosen", index=None)
+    st.radio("a radio", ["p", "q"], key="picked", index=1)
+    st.toggle("a toggle", key="flag")
+    st.expander("a box", key="box", on_change="rerun")
+    st.slider("a slider", 0.0, 1.0, 0.5, key="slid")
+
+    safe = get_session_state()
+    full = safe.filtered_state  # Streamlit's own: the whole state, copied
+    probe = KeyLookup(safe)
+    keys = ("plain", "plain_none", "boxed", "boxed_none", "typed", "chosen", "picked", "flag")
+    keys += ("box", "slid", "missing", "_results")
+    st.session_state["_results"] = [
+        (
+            key,
+            key in full,
+            full.get(key, "MISSING"),
+            key in probe,
+            probe[key] if key in probe else "MISSING",
+        )
+        for key in keys
+    ]
+
+
+def _answers(at: AppTest) -> list[tuple]:
+    return [tuple(row) for row in at.session_state["_results"]]
+
+
+def test_the_lookup_answers_as_filtered_state_does_for_every_kind_of_key():
+    at = AppTest.from_function(_compare_script, default_timeout=60)
+    at.run()
+    assert not at.exception
+    first = _answers(at)
+    for key, in_full, full_value, in_probe, probe_value in first:
+        assert (in_probe, probe_value) == (in_full, full_value), key
+    by_key = {row[0]: row for row in first}
+    assert by_key["plain"][1:3] == (True, 3)
+    assert by_key["plain_none"][1:3] == (True, None)
+    assert by_key["boxed"][1:3] == (True, 5)
+    assert by_key["boxed_none"][1:3] == (True, None)  # the widget started empty
+    assert by_key["chosen"][1:3] == (True, None)
+    assert by_key["picked"][1:3] == (True, "q")
+    assert by_key["missing"][1:3] == (False, "MISSING")
+    # a rerun after the student changed widgets: the values come from the last run
+    at.number_input(key="boxed").set_value(9)
+    at.text_input(key="typed").set_value("changed")
+    at.selectbox(key="chosen").set_value("y")
+    at.run()
+    again = _answers(at)
+    for key, in_full, full_value, in_probe, probe_value in again:
+        assert (in_probe, probe_value) == (in_full, full_value), key
+    by_key = {row[0]: row for row in again}
+    assert by_key["boxed"][1:3] == (True, 9)
+    assert by_key["boxed_none"][1:3] == (True, None)
+    assert by_key["typed"][1:3] == (True, "changed")
+    assert by_key["chosen"][1:3] == (True, "y")
+    assert by_key["_results"][1] is True  # set by the previous run
+
+
+def _empty_when_none_script() -> None:
+    import streamlit as st
+
+    if "seed" not in st.session_state:
+        st.session_state["seed"] = None
+        st.session_state["word"] = None
+        st.session_state["pick"] = None
+        st.session_state["kept"] = 7
+    st.number_input("seed", key="seed", value=123)
+    st.text_area("word", key="word", value="default")
+    st.selectbox("pick", ["a", "b"], key="pick", index=0)
+    st.number_input("kept", key="kept", value=1)
+
+
+def test_with_the_lookup_a_widget_whose_key_holds_none_starts_empty():
+    assert keyprobe.install()
+    at = AppTest.from_function(_empty_when_none_script, default_timeout=60)
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="seed").value is None
+    assert at.text_area(key="word").value is None
+    assert at.selectbox(key="pick").value is None
+    assert at.number_input(key="kept").value == 7
+
+
+def test_the_widget_modules_use_filtered_state_only_to_look_up_their_key():
+    """If an upgrade uses ``filtered_state`` any other way in these modules, fail here."""
+    allowed = {
+        "session_state = get_session_state().filtered_state",
+        "if key is not None and key in session_state and session_state[key] is None:",
+        "if key is not None and key in session_state:",
+        "state_value = session_state[key]",
+    }
+    for name in keyprobe.MODULES:
+        module = importlib.import_module(f"streamlit.elements.widgets.{name}")
+        source = inspect.getsource(module)
+        lines = {
+            line.strip()
+            for line in source.splitlines()
+            if re.search(r"(?<![\w.])session_state\b(?!_)", line)
+            and not line.strip().startswith("#")
+        }
+        assert "session_state = get_session_state().filtered_state" in lines, name
+        assert lines <= allowed, (name, lines - allowed)
+        assert "get_session_state" in vars(module), name
+    # the lookup's own needs: the safe wrapper's lock and state, and a membership test that
+    # reads the key the way filtered_state reads it
+    safe_init = inspect.getsource(SafeSessionState.__init__)
+    assert '"_state", state' in safe_init and '"_lock", threading.RLock()' in safe_init
+    assert "self[key]" in inspect.getsource(SessionState.__contains__)
+    assert keyprobe._original.__module__ == session_state_proxy.__name__
+    assert keyprobe._original.__qualname__ == "get_session_state"
+
+
+def test_the_view_hands_everything_else_to_the_real_state():
+    class Fake:
+        _lock = pytest.importorskip("threading").Lock()
+        _state = {"k": 1}
+
+        def reset_state_value(self, key, value):
+            return ("reset", key, value)
+
+    view = keyprobe._SessionStateView(Fake())
+    assert view.reset_state_value("k", 2) == ("reset", "k", 2)
+    assert "k" in view.filtered_state and view.filtered_state["k"] == 1
+    assert "other" not in view.filtered_state
+
+
+def _installed_in_a_fresh_process(env_value: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != keyprobe.ENV}
+    if env_value is not None:
+        env[keyprobe.ENV] = env_value
+    code = (
+        "import importlib\n"
+        "from ui import keyprobe\n"
+        "first, again = keyprobe.install(), keyprobe.install()\n"
+        "mods = [importlib.import_module('streamlit.elements.widgets.' + n) for n in keyprobe.MODULES]\n"
+        "print(first, again, all(m.get_session_state is keyprobe._get_session_state for m in mods))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_install_is_on_by_default_once_and_off_by_switch():
+    assert _installed_in_a_fresh_process(None) == "True True True"
+    assert _installed_in_a_fresh_process("0") == "False False False"
+    assert _installed_in_a_fresh_process("nonsense") == "True True True"
