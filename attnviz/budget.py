@@ -117,6 +117,7 @@ _SHARED_OBJECTS = (
 
 
 _ATOMS = (str, bytes, int, float, bool, type(None))
+_ATOM_TYPES = frozenset(_ATOMS)
 
 
 # How size_of measures each type, decided once per type (the walk meets the same few types
@@ -182,7 +183,7 @@ def size_of(value) -> int:
     seen: set[int] = set()
     storages: set[tuple[int, int]] = set()
     getsizeof = sys.getsizeof
-    atoms = _ATOMS
+    atoms = _ATOM_TYPES
 
     def walk(v) -> int:
         kind = type(v)
@@ -192,14 +193,32 @@ def size_of(value) -> int:
             return 0
         seen.add(id(v))
         how, names = _kinds.get(kind) or _kind_of(kind)
+        # Plain numbers and strings inside a container are measured where they stand, without a
+        # call each: a chart's spec is dozens of small dicts and lists of them.
         if how == _SEQ or how == _COLL:
-            if all(type(x) in atoms for x in v):
+            if set(map(type, v)) <= atoms:
                 return getsizeof(v) + sum(map(getsizeof, v))
-            return getsizeof(v) + sum(walk(x) for x in v)
+            total = getsizeof(v)
+            for x in v:
+                total += getsizeof(x) if type(x) in atoms else walk(x)
+            return total
         if how == _DATA:
-            return getsizeof(v) + sum(walk(getattr(v, name)) for name in names)
+            total = getsizeof(v)
+            for name in names:
+                x = getattr(v, name)
+                total += getsizeof(x) if type(x) in atoms else walk(x)
+            return total
         if how == _MAP:
-            return getsizeof(v) + sum(walk(k) + walk(x) for k, x in v.items())
+            total = getsizeof(v)
+            if not set(map(type, v)) <= atoms:
+                return total + sum(walk(k) + walk(x) for k, x in v.items())
+            total += sum(map(getsizeof, v))
+            values = v.values()
+            if set(map(type, values)) <= atoms:
+                return total + sum(map(getsizeof, values))
+            for x in values:
+                total += getsizeof(x) if type(x) in atoms else walk(x)
+            return total
         if how == _TENSOR:
             storage = v.untyped_storage()
             key = (storage.data_ptr(), storage.nbytes())

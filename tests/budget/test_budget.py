@@ -102,6 +102,37 @@ def test_size_of_a_tuple_of_labels_counts_every_label():
     assert budget.size_of(nested) >= budget.size_of(labels) + 5000
 
 
+def _plain_size(value, seen=None) -> int:
+    """The reference: each container's own size plus its items', each object once."""
+    seen = set() if seen is None else seen
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return sys.getsizeof(value)
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, dict):
+        items = [x for pair in value.items() for x in pair]
+    else:
+        items = list(value)
+    return sys.getsizeof(value) + sum(_plain_size(x, seen) for x in items)
+
+
+def test_size_of_a_chart_spec_counts_every_dict_list_and_atom_once():
+    # A spec like a line chart's: dicts of atoms, dicts holding lists, lists of dicts, one
+    # shared sub-dict, tuple keys and non-string keys.
+    shared = {"size": 12, "color": "#333"}
+    spec = {
+        "data": [
+            {"type": "scatter", "x": [0, 1, 2, 3], "y": [0.1, 0.2, None, 0.4], "name": f"q{i}"}
+            for i in range(6)
+        ],
+        "layout": {"font": shared, "title": {"text": "t", "font": shared}, 3: (1.5, "x")},
+        ("a", 1): [shared, [True, False, None]],
+    }
+    assert budget.size_of(spec) == _plain_size(spec)
+    assert budget.size_of([spec, spec]) == _plain_size([spec, spec])  # counted once
+
+
 def test_a_memo_stays_within_its_byte_cap_and_drops_the_oldest_first():
     memo = Memo(max_entries=100, max_bytes=50_000)
     make = memo(lambda i: torch.zeros(2500))  # 10 kB each
