@@ -26,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import os
 import threading
 from typing import Any
 
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunnerEvent
+
+from .switches import Install
 
 ENV = "ATTNVIZ_BATCHED_HANDOVER"
 _LOGGER = logging.getLogger(__name__)
@@ -39,8 +40,6 @@ _LOGGER = logging.getLogger(__name__)
 _original = AppSession._on_scriptrunner_event
 _original_request_rerun = AppSession.request_rerun
 _original_shutdown = AppSession.shutdown
-_installed = False
-_install_lock = threading.Lock()
 
 WINDOW_SECONDS = 0.05  # how long a batch of messages waits for more before the loop sends it
 _MESSAGE = ScriptRunnerEvent.ENQUEUE_FORWARD_MSG
@@ -160,23 +159,13 @@ def _shutdown(self: AppSession, *args: Any, **kwargs: Any) -> None:
     _original_shutdown(self, *args, **kwargs)
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+def _apply() -> None:
+    AppSession._on_scriptrunner_event = _on_scriptrunner_event  # type: ignore[method-assign]
+    AppSession.request_rerun = _request_rerun  # type: ignore[method-assign]
+    AppSession.shutdown = _shutdown  # type: ignore[method-assign]
 
 
-def install() -> bool:
-    """Batch the hand-over for every session from now on (once per process); False when
-    switched off by ``ATTNVIZ_BATCHED_HANDOVER=0``. (A session whose run is going while this
-    is installed keeps Streamlit's hand-over for that run: its runner is already connected.)"""
-    global _installed
-    if _installed:  # app.py asks on every run: after the first, one global read
-        return True
-    if not enabled():
-        return False
-    with _install_lock:
-        if not _installed:
-            AppSession._on_scriptrunner_event = _on_scriptrunner_event  # type: ignore[method-assign]
-            AppSession.request_rerun = _request_rerun  # type: ignore[method-assign]
-            AppSession.shutdown = _shutdown  # type: ignore[method-assign]
-            _installed = True
-    return True
+# Batch the hand-over for every session from now on (once per process); False when switched off
+# by ``ATTNVIZ_BATCHED_HANDOVER=0``. (A session whose run is going while this is installed keeps
+# Streamlit's hand-over for that run: its runner is already connected.)
+install = Install(ENV, _apply)

@@ -24,18 +24,16 @@ leaves Streamlit's own (for comparison).
 from __future__ import annotations
 
 import importlib
-import os
-import threading
 from typing import Any
 
 from streamlit.runtime.state import session_state_proxy
+
+from .switches import Install
 
 ENV = "ATTNVIZ_KEY_PROBE"
 # The widget modules that read ``get_session_state().filtered_state`` only to look up their key.
 MODULES = ("number_input", "radio", "selectbox", "slider", "text_widgets")
 _original = session_state_proxy.get_session_state
-_installed = False
-_install_lock = threading.Lock()
 
 
 class KeyLookup:
@@ -77,22 +75,12 @@ def _get_session_state() -> _SessionStateView:
     return _SessionStateView(_original())
 
 
-def enabled() -> bool:
-    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+def _apply() -> None:
+    for name in MODULES:
+        module = importlib.import_module(f"streamlit.elements.widgets.{name}")
+        module.get_session_state = _get_session_state  # type: ignore[attr-defined]
 
 
-def install() -> bool:
-    """Give the widget modules the one-key lookup (once per process); False when switched off
-    by ``ATTNVIZ_KEY_PROBE=0``."""
-    global _installed
-    if _installed:  # app.py asks on every run: after the first, one global read
-        return True
-    if not enabled():
-        return False
-    with _install_lock:
-        if not _installed:
-            for name in MODULES:
-                module = importlib.import_module(f"streamlit.elements.widgets.{name}")
-                module.get_session_state = _get_session_state  # type: ignore[attr-defined]
-            _installed = True
-    return True
+# Give the widget modules the one-key lookup (once per process); False when switched off by
+# ``ATTNVIZ_KEY_PROBE=0``.
+install = Install(ENV, _apply)

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +18,10 @@ import pytest
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunner, ScriptRunnerEvent
 
+from tests.support.installs import (
+    assert_on_by_default_once_and_off_by_switch,
+    installed_in_a_fresh_process,
+)
 from ui import handover
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,26 +279,16 @@ def test_the_streamlit_internals_it_relies_on_are_still_there():
     )
 
 
-def _installed_in_a_fresh_process(env_value: str | None) -> str:
-    env = {k: v for k, v in os.environ.items() if k != handover.ENV}
-    if env_value is not None:
-        env[handover.ENV] = env_value
-    code = (
-        "from streamlit.runtime.app_session import AppSession\n"
-        "from ui import handover\n"
-        "first, again = handover.install(), handover.install()\n"
-        "print(first, again, AppSession._on_scriptrunner_event is handover._on_scriptrunner_event"
-        " and AppSession.request_rerun is handover._request_rerun"
-        " and AppSession.shutdown is handover._shutdown)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 def test_install_is_on_by_default_once_and_off_by_switch():
-    assert _installed_in_a_fresh_process(None) == "True True True"
-    assert _installed_in_a_fresh_process("0") == "False False False"
-    assert _installed_in_a_fresh_process("nonsense") == "True True True"
+    assert_on_by_default_once_and_off_by_switch(
+        "handover",
+        handover.ENV,
+        "__import__('streamlit.runtime.app_session', fromlist=['AppSession']).AppSession"
+        "._on_scriptrunner_event is m._on_scriptrunner_event",
+    )
+    # the other two replacements go in with the first
+    check = (
+        "(lambda A: A.request_rerun is m._request_rerun and A.shutdown is m._shutdown)("
+        "__import__('streamlit.runtime.app_session', fromlist=['AppSession']).AppSession)"
+    )
+    assert installed_in_a_fresh_process("handover", handover.ENV, None, check) == "True True True"

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +19,7 @@ from streamlit.runtime.state.safe_session_state import SafeSessionState
 from streamlit.runtime.state.session_state import SessionState
 from streamlit.testing.v1 import AppTest
 
+from tests.support.installs import assert_on_by_default_once_and_off_by_switch
 from ui import keyprobe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,39 +63,38 @@ def _compare_script() -> None:
     ]
 
 
-def _answers(at: AppTest) -> list[tuple]:
-    return [tuple(row) for row in at.session_state["_results"]]
+def _answers(at: AppTest) -> dict[str, tuple]:
+    """Each key's (in filtered_state, its value there): after checking that the one-key lookup
+    gave the same two answers."""
+    rows = [tuple(row) for row in at.session_state["_results"]]
+    for key, in_full, full_value, in_probe, probe_value in rows:
+        assert (in_probe, probe_value) == (in_full, full_value), key
+    return {row[0]: row[1:3] for row in rows}
 
 
 def test_the_lookup_answers_as_filtered_state_does_for_every_kind_of_key():
     at = AppTest.from_function(_compare_script, default_timeout=60)
     at.run()
     assert not at.exception
-    first = _answers(at)
-    for key, in_full, full_value, in_probe, probe_value in first:
-        assert (in_probe, probe_value) == (in_full, full_value), key
-    by_key = {row[0]: row for row in first}
-    assert by_key["plain"][1:3] == (True, 3)
-    assert by_key["plain_none"][1:3] == (True, None)
-    assert by_key["boxed"][1:3] == (True, 5)
-    assert by_key["boxed_none"][1:3] == (True, None)  # the widget started empty
-    assert by_key["chosen"][1:3] == (True, None)
-    assert by_key["picked"][1:3] == (True, "q")
-    assert by_key["missing"][1:3] == (False, "MISSING")
+    by_key = _answers(at)
+    assert by_key["plain"] == (True, 3)
+    assert by_key["plain_none"] == (True, None)
+    assert by_key["boxed"] == (True, 5)
+    assert by_key["boxed_none"] == (True, None)  # the widget started empty
+    assert by_key["chosen"] == (True, None)
+    assert by_key["picked"] == (True, "q")
+    assert by_key["missing"] == (False, "MISSING")
     # a rerun after the student changed widgets: the values come from the last run
     at.number_input(key="boxed").set_value(9)
     at.text_input(key="typed").set_value("changed")
     at.selectbox(key="chosen").set_value("y")
     at.run()
-    again = _answers(at)
-    for key, in_full, full_value, in_probe, probe_value in again:
-        assert (in_probe, probe_value) == (in_full, full_value), key
-    by_key = {row[0]: row for row in again}
-    assert by_key["boxed"][1:3] == (True, 9)
-    assert by_key["boxed_none"][1:3] == (True, None)
-    assert by_key["typed"][1:3] == (True, "changed")
-    assert by_key["chosen"][1:3] == (True, "y")
-    assert by_key["_results"][1] is True  # set by the previous run
+    by_key = _answers(at)
+    assert by_key["boxed"] == (True, 9)
+    assert by_key["boxed_none"] == (True, None)
+    assert by_key["typed"] == (True, "changed")
+    assert by_key["chosen"] == (True, "y")
+    assert by_key["_results"][0] is True  # set by the previous run
 
 
 def _empty_when_none_script() -> None:
@@ -168,25 +165,10 @@ def test_the_view_hands_everything_else_to_the_real_state():
     assert "other" not in view.filtered_state
 
 
-def _installed_in_a_fresh_process(env_value: str | None) -> str:
-    env = {k: v for k, v in os.environ.items() if k != keyprobe.ENV}
-    if env_value is not None:
-        env[keyprobe.ENV] = env_value
-    code = (
-        "import importlib\n"
-        "from ui import keyprobe\n"
-        "first, again = keyprobe.install(), keyprobe.install()\n"
-        "mods = [importlib.import_module('streamlit.elements.widgets.' + n) for n in keyprobe.MODULES]\n"
-        "print(first, again, all(m.get_session_state is keyprobe._get_session_state for m in mods))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 def test_install_is_on_by_default_once_and_off_by_switch():
-    assert _installed_in_a_fresh_process(None) == "True True True"
-    assert _installed_in_a_fresh_process("0") == "False False False"
-    assert _installed_in_a_fresh_process("nonsense") == "True True True"
+    assert_on_by_default_once_and_off_by_switch(
+        "keyprobe",
+        keyprobe.ENV,
+        "all(__import__('importlib').import_module('streamlit.elements.widgets.' + n)"
+        ".get_session_state is m._get_session_state for n in m.MODULES)",
+    )

@@ -72,13 +72,21 @@ def test_a_filled_copy_computes_what_the_same_module_built_for_real_computes():
     with seeded(0):  # the project's one locked way to seed torch's global generator
         real = M.MultiHeadAttention(3, 4, 6, 0.0, 2, True).eval()
     copy = skeleton.on_meta(M.MultiHeadAttention, 3, 4, 6, 0.0, 2, True)
+    assert_computes_as(filled(copy, real), real)
+
+
+def filled(copy: nn.Module, real: nn.Module) -> nn.Module:
+    """``copy`` given clones of ``real``'s parameters and its mask, in eval mode."""
     for name, param in real.named_parameters():
         owner, _, attr = name.rpartition(".")
         setattr(copy.get_submodule(owner), attr, nn.Parameter(param.detach().clone()))
     copy.mask = real.mask
-    copy.eval()
+    return copy.eval()
+
+
+def assert_computes_as(module: nn.Module, real: nn.Module) -> None:
     x = torch.randn(1, 5, 3, generator=torch.Generator().manual_seed(1))
-    assert torch.equal(copy(x), real(x))
+    assert torch.equal(module(x), real(x))
 
 
 def test_templates_are_capped_oldest_first():
@@ -174,10 +182,4 @@ def test_a_filled_masked_shell_computes_what_the_module_built_for_real_computes(
         real = M.MultiHeadAttention(3, 4, 6, 0.25, 2, True).eval()
     shell = skeleton.masked_shell(M.MultiHeadAttention, 3, 4, 6, 0.25, 2, True)
     assert shell.dropout.p == 0.25
-    for name, param in real.named_parameters():
-        owner, _, attr = name.rpartition(".")
-        setattr(shell.get_submodule(owner), attr, nn.Parameter(param.detach().clone()))
-    shell.mask = real.mask
-    shell.eval()
-    x = torch.randn(1, 5, 3, generator=torch.Generator().manual_seed(1))
-    assert torch.equal(shell(x), real(x))
+    assert_computes_as(filled(shell, real), real)

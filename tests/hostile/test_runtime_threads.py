@@ -10,6 +10,7 @@ import pytest
 
 from attnviz import runtime
 from bench.support.pages import ROOT
+from tests.support.installs import python_in_a_fresh_process
 
 PROBE = (
     "from attnviz import runtime; import torch; "
@@ -40,17 +41,8 @@ def test_the_variable_is_read_or_ignored(value, threads):
 
 @pytest.mark.parametrize(("value", "expected"), [("2", "2"), ("1", "1"), ("nonsense", None)])
 def test_configure_threads_applies_once_per_process(value, expected):
-    env = {**os.environ, runtime.ENV: value}
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    first, second, now = out.stdout.split()
+    out = python_in_a_fresh_process(PROBE, {**os.environ, runtime.ENV: value})
+    first, second, now = out.split()
     assert first == (expected or str(runtime.DEFAULT_THREADS))
     assert (second, now) == (first, "3")  # a second call neither re-applies nor changes it
 
@@ -85,16 +77,7 @@ print(*seen)
 def test_the_app_configures_threads_and_memory_before_any_page_runs():
     env = {k: v for k, v in os.environ.items() if k not in runtime.MALLOC_ENV}
     env[runtime.ENV] = "2"
-    out = subprocess.run(
-        [sys.executable, "-c", PAGE_PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    seen = out.stdout.split()
+    seen = python_in_a_fresh_process(PAGE_PROBE, env, timeout=300).split()
     assert seen, "no page ran"
     # not torch's 3: app.py applied the variable first; and it fixed the mmap threshold
     expected = f"2,{runtime.MMAP_THRESHOLD if runtime.glibc() else None}"
