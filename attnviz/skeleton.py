@@ -70,7 +70,11 @@ def masked_shell(cls: type[M], d_in, d_out, context_length, dropout, *rest) -> M
 
 
 def with_dropout(module: M, p: float) -> M:
-    """``module`` (a copy: its children are its own) with every ``nn.Dropout``'s rate ``p``."""
+    """``module`` (a copy: its children are its own) with every ``nn.Dropout``'s rate ``p``,
+    checked as ``nn.Dropout`` checks it when built (a kept build may have been built at another
+    rate, so its own check is not this rate's)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     for m in module.modules():
         if isinstance(m, nn.Dropout):
             m.p = p

@@ -11,10 +11,13 @@ both run bench/measure.py's own-sentence class (50 sessions, each with a sentenc
 changing one sidebar value at each of six page runs) at the same time, from two client
 processes. bench/gate.py runs its classes one after the other, half a minute apart, and on this
 shared machine the load and the host's speed can change in that time: the trivial app's class
-run measured 25-56 ms within one hour. Run at once, both servers meet the same conditions, so
-the ratio B / A of their CPU per page run moves much less (four paired rounds of the same change
-read 0.94-0.96, where back-to-back rounds read 0.75-0.99). Which of the two clients starts first
-alternates by round. bench/pair-results.md gets the table.
+run measured 55.9 ms at 12:54 and 21.9 ms at 13:39 (bench/gate-results.md). Run at once, both
+servers meet the same conditions, so the ratio B / A of their CPU per page run moves much less:
+the one-key lookup measured 0.94-0.97 over four paired rounds (bench/keyprobe-results.md), where
+back-to-back rounds of the same change had read 0.75-0.99. Which of the two clients starts
+first alternates by round. bench/pair-results.md gets the table. A's switches
+(``ATTNVIZ_PAGE_TURNS``, ``ATTNVIZ_BATCHED_HANDOVER``, ``ATTNVIZ_KEY_PROBE``) are set to their
+defaults, whatever the shell exports.
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from attnviz import gate  # noqa: E402
 from bench import live, measure  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.server import running_app, streamlit_command  # noqa: E402
+from ui import handover, keyprobe  # noqa: E402
 
 RESULTS = ROOT / "bench" / "pair-results.md"
+DEFAULT_SWITCHES = {gate.ENV: str(gate.DEFAULT_TURNS), handover.ENV: "1", keyprobe.ENV: "1"}
 WARM_SESSIONS = 5  # a few sessions' runs first, not measured: imports, the first traces
 
 
@@ -54,6 +60,12 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
+def server_env(extra_env: dict[str, str]) -> dict[str, str]:
+    """The image's environment, attnviz's own switches at their defaults whatever this shell
+    exports (so A is as deployed), then ``extra_env``."""
+    return {**live.deployed_env(), **DEFAULT_SWITCHES, **extra_env}
+
+
 @contextlib.contextmanager
 def tree_server(tree: Path, extra_env: dict[str, str], name: str):
     """attnviz from the folder ``tree`` as deployed (the Dockerfile's environment, the tree's
@@ -61,7 +73,7 @@ def tree_server(tree: Path, extra_env: dict[str, str], name: str):
     hole = Blackhole()
     command = streamlit_command(0, "app.py")
     command[command.index("--server.port") + 1] = "{port}"
-    env = {**live.deployed_env(), **extra_env, **proxy_env(hole)}
+    env = {**server_env(extra_env), **proxy_env(hole)}
     log = ROOT / "test-artifacts" / f"pair-{name}.log"
     try:
         with running_app(command=command, env=env, log_path=log, cwd=tree) as (url, proc):
@@ -94,16 +106,22 @@ def run_pair(
     if b_first:
         jobs.reverse()
     procs = []
-    for server, trivial in jobs:
-        args = [sys.executable, __file__, "--client", server.url, str(server.pid), server.label]
-        args += [str(sessions), str(seed)] + (["--client-trivial"] if trivial else [])
-        procs.append((server.label, subprocess.Popen(args, stdout=subprocess.PIPE, text=True)))
     rows = {}
-    for label, proc in procs:
-        out, _ = proc.communicate(timeout=900)
-        if proc.returncode != 0:
-            raise RuntimeError(f"the client for {label} failed ({proc.returncode})")
-        rows[label] = json.loads(out.strip().splitlines()[-1])
+    try:
+        for server, trivial in jobs:
+            args = [sys.executable, __file__, "--client", server.url, str(server.pid), server.label]
+            args += [str(sessions), str(seed)] + (["--client-trivial"] if trivial else [])
+            procs.append((server.label, subprocess.Popen(args, stdout=subprocess.PIPE, text=True)))
+        for label, proc in procs:
+            out, _ = proc.communicate(timeout=900)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the client for {label} failed ({proc.returncode})")
+            rows[label] = json.loads(out.strip().splitlines()[-1])
+    finally:
+        for _, proc in procs:  # one failed or timed out: the other stops too
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
     return rows[a.label], rows[b.label]
 
 

@@ -1,8 +1,8 @@
 """Let a widget ask Session State about its own key, not copy the whole state to ask.
 
-Five of Streamlit's widget functions (``st.number_input``, ``st.radio``, ``st.selectbox``,
-``st.text_input`` and ``st.text_area``, and ``st.slider`` without a value) ask whether their key
-holds ``None`` this way::
+Six of Streamlit's widget functions (``st.number_input``, ``st.radio``, ``st.selectbox``,
+``st.text_input``, ``st.text_area``, and ``st.slider`` when given no value), in five modules, ask
+whether their key holds ``None`` this way::
 
     session_state = get_session_state().filtered_state
     if key is not None and key in session_state and session_state[key] is None: ...
@@ -10,13 +10,16 @@ holds ``None`` this way::
 ``filtered_state`` builds a dict of every key in the session, reading (and deserialising) each
 widget's value: about 40 keys per page here, so 40 reads for each of the sidebar's seven number
 boxes and the other such widgets, about 5% of a class's server CPU (bench/keyprobe-results.md).
+(``st.date_input`` and ``st.time_input`` ask the same way; attnviz has none, so their module is
+left as it is.)
 :func:`install` gives those five modules a ``get_session_state`` whose ``filtered_state`` answers
 ``key in`` and ``[key]`` by looking up that one key, with Session State's own lookup: the same
-answers (tests/app/test_keyprobe.py compares them on every kind of key), one read instead of
-forty. Everything else the modules ask of Session State goes to the real object.
+answers (tests/app/test_keyprobe.py compares them where each widget asks, for plain values,
+None, widget values and keys nobody set, on a first run, a rerun and after a page switch), one
+read instead of forty. Everything else the modules ask of Session State goes to the real object.
 
 It uses Streamlit internals: the five modules' ``get_session_state`` name, ``SafeSessionState``'s
-``_lock`` and ``_state``, and ``SessionState.__contains__``; tests/app/test_keyprobe.py fails
+``_lock`` and ``_state``, and ``SessionState.__getitem__``; tests/app/test_keyprobe.py fails
 loudly if an upgrade changes how the modules use ``filtered_state``. ``ATTNVIZ_KEY_PROBE=0``
 leaves Streamlit's own (for comparison).
 """
@@ -37,19 +40,28 @@ _original = session_state_proxy.get_session_state
 
 
 class KeyLookup:
-    """``filtered_state`` as the widget functions use it: ``key in`` and ``[key]``, answered
-    by Session State for that key alone, under its lock (as ``filtered_state`` is built)."""
+    """``filtered_state`` as the widget functions use it: ``key in``, then ``[key]``, answered
+    by Session State for that key alone, in one read under its lock (``key in`` keeps what it
+    read, so the two answers are of one moment, as they were of one copied dict)."""
 
-    __slots__ = ("_safe",)
+    __slots__ = ("_last", "_safe")
 
     def __init__(self, safe: Any) -> None:
         self._safe = safe
+        self._last: tuple[object, Any] | None = None
 
     def __contains__(self, key: object) -> bool:
         with self._safe._lock:
-            return key in self._safe._state
+            try:
+                value = self._safe._state[key]  # Session State's own lookup of a user key
+            except KeyError:
+                return False
+        self._last = (key, value)
+        return True
 
     def __getitem__(self, key: str) -> Any:
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
         with self._safe._lock:
             return self._safe._state[key]
 

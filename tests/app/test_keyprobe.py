@@ -26,64 +26,72 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _compare_script() -> None:
-    """An app whose session holds every kind of key; it records, for each key, what
-    ``filtered_state`` says and what the one-key lookup says."""
+    """An app whose session holds every kind of key a widget can have. Where each widget is
+    about to ask (and for keys no widget of this run has), it records what Streamlit's
+    ``filtered_state`` says and what the one-key lookup says. The "page b" toggle draws another
+    set: one key's widget under a new label (a new element id), the others not drawn."""
     import streamlit as st
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
     from ui.keyprobe import KeyLookup
 
+    rows = []
+
+    def ask(key: str) -> None:
+        safe = get_session_state()
+        full, probe = safe.filtered_state, KeyLookup(safe)
+        seen = probe[key] if key in probe else "MISSING"
+        rows.append((key, key in full, full.get(key, "MISSING"), key in probe, seen))
+
     st.session_state.setdefault("plain", 3)
     st.session_state.setdefault("plain_none", None)
     if "boxed_none" not in st.session_state:
         st.session_state["boxed_none"] = None
-    st.number_input("a number", key="boxed", value=5)
-    st.number_input("an empty number", key="boxed_none", value=2)
-    st.text_input("a text", key="typed", value="hello")
-    st.selectbox("a choice", ["x", "y"], key="chosen", index=None)
-    st.radio("a radio", ["p", "q"], key="picked", index=1)
-    st.toggle("a toggle", key="flag")
-    st.expander("a box", key="box", on_change="rerun")
-    st.slider("a slider", 0.0, 1.0, 0.5, key="slid")
-
-    safe = get_session_state()
-    full = safe.filtered_state  # Streamlit's own: the whole state, copied
-    probe = KeyLookup(safe)
-    keys = ("plain", "plain_none", "boxed", "boxed_none", "typed", "chosen", "picked", "flag")
-    keys += ("box", "slid", "missing", "_results")
-    st.session_state["_results"] = [
-        (
-            key,
-            key in full,
-            full.get(key, "MISSING"),
-            key in probe,
-            probe[key] if key in probe else "MISSING",
-        )
-        for key in keys
-    ]
+    page_b = st.toggle("page b", key="page_b")
+    for key in ("plain", "plain_none", "missing", "_asked"):
+        ask(key)
+    if not page_b:
+        ask("boxed")
+        st.number_input("a number", key="boxed", value=5)
+        ask("boxed_none")
+        st.number_input("an empty number", key="boxed_none", value=2)
+        ask("typed")
+        st.text_input("a text", key="typed", value="hello")
+        ask("chosen")
+        st.selectbox("a choice", ["x", "y"], key="chosen", index=None)
+        ask("picked")
+        st.radio("a radio", ["p", "q"], key="picked", index=1)
+    else:
+        ask("boxed")
+        st.number_input("the number, on page b", key="boxed", value=6)
+        for key in ("boxed_none", "typed", "chosen", "picked"):  # not drawn on page b
+            ask(key)
+    ask("slid")
+    st.slider("a slider", 0.0, 1.0, key="slid")  # no value: the slider asks too
+    st.session_state["_asked"] = rows
 
 
 def _answers(at: AppTest) -> dict[str, tuple]:
-    """Each key's (in filtered_state, its value there): after checking that the one-key lookup
-    gave the same two answers."""
-    rows = [tuple(row) for row in at.session_state["_results"]]
+    """What ``filtered_state`` said of each key where it was asked, after checking that the
+    one-key lookup said the same (both whether the key is there and its value)."""
+    assert not at.exception
+    rows = [tuple(row) for row in at.session_state["_asked"]]
     for key, in_full, full_value, in_probe, probe_value in rows:
         assert (in_probe, probe_value) == (in_full, full_value), key
     return {row[0]: row[1:3] for row in rows}
 
 
-def test_the_lookup_answers_as_filtered_state_does_for_every_kind_of_key():
+def test_the_lookup_answers_as_filtered_state_does_where_each_widget_asks():
     at = AppTest.from_function(_compare_script, default_timeout=60)
     at.run()
-    assert not at.exception
     by_key = _answers(at)
     assert by_key["plain"] == (True, 3)
     assert by_key["plain_none"] == (True, None)
-    assert by_key["boxed"] == (True, 5)
-    assert by_key["boxed_none"] == (True, None)  # the widget started empty
-    assert by_key["chosen"] == (True, None)
-    assert by_key["picked"] == (True, "q")
     assert by_key["missing"] == (False, "MISSING")
+    assert by_key["_asked"] == (False, "MISSING")  # set at the end of the run
+    assert by_key["boxed"] == (False, "MISSING")  # no widget yet, nothing set
+    assert by_key["boxed_none"] == (True, None)  # set before its widget: it starts empty
+    assert by_key["slid"] == (False, "MISSING")
     # a rerun after the student changed widgets: the values come from the last run
     at.number_input(key="boxed").set_value(9)
     at.text_input(key="typed").set_value("changed")
@@ -94,7 +102,16 @@ def test_the_lookup_answers_as_filtered_state_does_for_every_kind_of_key():
     assert by_key["boxed_none"] == (True, None)
     assert by_key["typed"] == (True, "changed")
     assert by_key["chosen"] == (True, "y")
-    assert by_key["_results"][0] is True  # set by the previous run
+    assert by_key["picked"] == (True, "q")
+    assert by_key["_asked"][0] is True  # set by the previous run
+    # "page b": one key under another widget, the others not drawn; then back
+    at.toggle(key="page_b").set_value(True)
+    at.run()
+    by_key = _answers(at)
+    assert by_key["boxed"][0] is True and by_key["typed"][0] is True
+    at.toggle(key="page_b").set_value(False)
+    at.run()
+    _answers(at)
 
 
 def _empty_when_none_script() -> None:
@@ -111,15 +128,19 @@ def _empty_when_none_script() -> None:
     st.number_input("kept", key="kept", value=1)
 
 
-def test_with_the_lookup_a_widget_whose_key_holds_none_starts_empty():
-    assert keyprobe.install()
+def test_with_the_lookup_a_widget_whose_key_holds_none_is_sent_without_a_default():
+    # What the lookup decides: a widget whose key holds None is sent with no default (the
+    # browser shows it empty); one whose key holds a value keeps the default it was given.
+    assert keyprobe.install()  # (any AppTest of app.py in this process has installed it too)
     at = AppTest.from_function(_empty_when_none_script, default_timeout=60)
     at.run()
     assert not at.exception
-    assert at.number_input(key="seed").value is None
-    assert at.text_area(key="word").value is None
-    assert at.selectbox(key="pick").value is None
-    assert at.number_input(key="kept").value == 7
+    assert not at.number_input(key="seed").proto.HasField("default")
+    assert not at.text_area(key="word").proto.HasField("default")
+    assert not at.selectbox(key="pick").proto.HasField("default")
+    kept = at.number_input(key="kept")
+    assert kept.proto.HasField("default") and kept.proto.default == 1 and kept.value == 7
+    assert at.number_input(key="seed").value is None and at.text_area(key="word").value is None
 
 
 def test_the_widget_modules_use_filtered_state_only_to_look_up_their_key():

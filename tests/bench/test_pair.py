@@ -20,6 +20,15 @@ def test_environment_pairs_are_read_and_a_malformed_one_is_refused():
             pair.parse_env(bad)
 
 
+def test_a_server_s_switches_are_at_their_defaults_whatever_the_shell_exports(monkeypatch):
+    for name in ("ATTNVIZ_KEY_PROBE", "ATTNVIZ_BATCHED_HANDOVER", "ATTNVIZ_PAGE_TURNS"):
+        monkeypatch.setenv(name, "0")
+    env = pair.server_env({})
+    assert env["ATTNVIZ_KEY_PROBE"] == env["ATTNVIZ_BATCHED_HANDOVER"] == "1"
+    assert env["ATTNVIZ_PAGE_TURNS"] == "1"
+    assert pair.server_env({"ATTNVIZ_KEY_PROBE": "0"})["ATTNVIZ_KEY_PROBE"] == "0"  # B's own
+
+
 def row(label: str, cpu_ms: float) -> dict:
     return {"label": label, "cpu_ms": cpu_ms, "errors": []}
 

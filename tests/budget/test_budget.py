@@ -1,5 +1,6 @@
 """Bounded cost: the engine predicts one request's memory, and heavy requests queue."""
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -103,7 +104,8 @@ def test_size_of_a_tuple_of_labels_counts_every_label():
 
 
 def _plain_size(value, seen=None) -> int:
-    """The reference: each container's own size plus its items', each object once."""
+    """The reference: each container's own size plus its items' (a dataclass's fields, an
+    object's attribute dict), each object once."""
     seen = set() if seen is None else seen
     if isinstance(value, (str, int, float, bool, type(None))):
         return sys.getsizeof(value)
@@ -112,14 +114,31 @@ def _plain_size(value, seen=None) -> int:
     seen.add(id(value))
     if isinstance(value, dict):
         items = [x for pair in value.items() for x in pair]
-    else:
+    elif dataclasses.is_dataclass(value):
+        items = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    elif isinstance(value, (list, tuple, set, frozenset)):
         items = list(value)
+    else:
+        return sys.getsizeof(value) + _plain_size(vars(value), seen)
     return sys.getsizeof(value) + sum(_plain_size(x, seen) for x in items)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Labelled:
+    title: str
+    labels: tuple
+    extra: object
+
+
+class _Plain:
+    def __init__(self, note: str, parts: list) -> None:
+        self.note, self.parts = note, parts
 
 
 def test_size_of_a_chart_spec_counts_every_dict_list_and_atom_once():
     # A spec like a line chart's: dicts of atoms, dicts holding lists, lists of dicts, one
-    # shared sub-dict, tuple keys and non-string keys.
+    # shared sub-dict, tuple keys and non-string keys; and around it a dataclass, a plain
+    # object and sets, as a lesson holds them.
     shared = {"size": 12, "color": "#333"}
     spec = {
         "data": [
@@ -131,6 +150,11 @@ def test_size_of_a_chart_spec_counts_every_dict_list_and_atom_once():
     }
     assert budget.size_of(spec) == _plain_size(spec)
     assert budget.size_of([spec, spec]) == _plain_size([spec, spec])  # counted once
+    held = _Labelled(
+        "t", ("0: a", "1: b"), _Plain("n", [spec, {1, 2}, frozenset({"x", shared["color"]})])
+    )
+    assert budget.size_of(held) == _plain_size(held)
+    assert budget.size_of((held, held, spec)) == _plain_size((held, held, spec))
 
 
 def test_a_memo_stays_within_its_byte_cap_and_drops_the_oldest_first():

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attnviz import budget, skeleton
+from attnviz import modules as M
 from attnviz.seeding import seeded
 from attnviz.trace import ModuleSpec
 from tests.threads import from_threads
@@ -147,7 +148,10 @@ def test_one_kept_build_serves_every_dropout_rate_each_copy_with_its_own(kind):
         theirs = reference.state_dict()
         for name, tensor in module.state_dict().items():
             assert torch.equal(tensor, theirs[name]), name
-    # each build's dropout modules are its own: a build at 0.5 leaves the 0.1 build at 0.1
+    # each build's dropout modules are its own: a build at 0.5 leaves the 0.1 build at 0.1,
+    # and the kept build (shared by every thread) keeps the rate it was built at
+    kept = [m for table, _, _ in skeleton._KEPT for m in table.values()]
+    assert [{m.p for m in k.modules() if isinstance(m, torch.nn.Dropout)} for k in kept] == [{0.1}]
     assert {m.p for m in built[0].modules() if isinstance(m, torch.nn.Dropout)} == {0.1}
 
 
@@ -162,3 +166,14 @@ def test_the_dropout_rate_still_drops_in_training_mode():
         dropped = half(x)
     assert torch.equal(off(x), off(x))  # rate 0: no randomness at all
     assert not torch.equal(dropped, off(x))
+
+
+@pytest.mark.parametrize("rate", [-0.1, 1.5])
+def test_a_rate_outside_0_to_1_is_refused_whether_the_build_is_kept_or_not(rate):
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        ModuleSpec("causal", 8, 8, 32, rate, seed=123).build()  # cold
+    ModuleSpec("causal", 8, 8, 32, 0.1, seed=123).build()
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        ModuleSpec("causal", 8, 8, 32, rate, seed=123).build()  # its weights are kept now
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        skeleton.masked_shell(M.MultiHeadAttention, 3, 4, 6, rate, 2, False)
