@@ -118,7 +118,7 @@ class ModuleSpec:
 
     def _construct(self) -> nn.Module:
         cls, args = self._class_and_args()
-        if self.kind == "v1" or self.kind == "v2":
+        if self.kind in ("v1", "v2"):
             return skeleton.seeded_build(self, lambda: self._seeded(cls, args))
         # nn.Dropout draws nothing when built, so the seed gives the same weights at every
         # rate: one kept build serves them all (a class's students each pick their own rate).

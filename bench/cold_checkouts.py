@@ -23,7 +23,7 @@ import random
 import statistics
 import sys
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -33,9 +33,7 @@ if str(ROOT) not in sys.path:
 
 from bench import live, loadtest  # noqa: E402
 from bench.support import aio  # noqa: E402
-from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
-from bench.support.server import running_app, streamlit_command  # noqa: E402
 
 WORDS = (
     "river stone quiet bright garden window morning letter yellow travel paper winter silver "
@@ -48,21 +46,6 @@ def new_text(n: int) -> str:
     rng = random.Random(n)
     words = [rng.choice(WORDS) for _ in range(rng.randint(5, 8))]
     return " ".join(words).capitalize() + f" {n}"
-
-
-@contextmanager
-def app_at(root: Path, label: str):
-    """attnviz from the checkout at ``root``, started as bench/live.py starts it."""
-    hole = Blackhole()
-    command = streamlit_command(0, "app.py")
-    command[command.index("--server.port") + 1] = "{port}"
-    log = ROOT / "test-artifacts" / f"cold-{label}.log"
-    env = {**live.deployed_env(), **proxy_env(hole)}
-    try:
-        with running_app(command=command, env=env, log_path=log, cwd=root) as (url, proc):
-            yield live.Server(label, url, proc.pid)
-    finally:
-        hole.close()
 
 
 async def _cpu_ms(server: live.Server, steps: list[loadtest.Step]) -> tuple[float, float]:
@@ -120,8 +103,14 @@ def main() -> None:
     with ExitStack() as stack:
         runs: list[tuple[str, live.Server, str]] = []
         if args.before is not None:
-            runs.append(("before", stack.enter_context(app_at(args.before, "before")), ""))
-        after = stack.enter_context(app_at(ROOT, "after"))
+            runs.append(
+                (
+                    "before",
+                    stack.enter_context(live.attnviz_server(name="cold-before", root=args.before)),
+                    "",
+                )
+            )
+        after = stack.enter_context(live.attnviz_server(name="cold-after"))
         runs.append(("after", after, ""))
         if args.query:
             runs.append((f"after, {args.query}", after, args.query))

@@ -139,18 +139,25 @@ class Server:
 
 @contextmanager
 def attnviz_server(
-    gc: str = "config", extra_env: dict[str, str] | None = None, name: str = "attnviz"
+    gc: str = "config",
+    extra_env: dict[str, str] | None = None,
+    name: str = "attnviz",
+    root: Path = ROOT,
 ):
-    """attnviz as deployed: the Dockerfile's ENV, the repository's config, ``streamlit run``.
+    """attnviz as deployed: the Dockerfile's ENV, the checkout's config, ``streamlit run``.
     ``gc``: "config" (whatever .streamlit/config.toml says), "on" or "off" (forced by env);
-    ``name``: the server's label and log file (test-artifacts/live-NAME.log)."""
+    ``name``: the server's label and log file (test-artifacts/live-NAME.log); ``root``: the
+    checkout to run (this one, or another commit's files beside it)."""
     env = {**deployed_env(), **(extra_env or {})}
     if gc != "config":
         env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "true" if gc == "on" else "false"
     hole = Blackhole()
     log = ROOT / "test-artifacts" / f"live-{name}.log"
     try:
-        with running_app("app.py", env={**env, **proxy_env(hole)}, log_path=log) as (url, proc):
+        with running_app("app.py", env={**env, **proxy_env(hole)}, log_path=log, cwd=root) as (
+            url,
+            proc,
+        ):
             yield Server(name, url, proc.pid)
     finally:
         hole.close()

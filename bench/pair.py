@@ -40,8 +40,6 @@ if str(ROOT) not in sys.path:
 
 from attnviz import gate  # noqa: E402
 from bench import live, measure  # noqa: E402
-from bench.support.network import Blackhole, proxy_env  # noqa: E402
-from bench.support.server import running_app, streamlit_command  # noqa: E402
 from ui import handover, keyprobe  # noqa: E402
 
 RESULTS = ROOT / "bench" / "pair-results.md"
@@ -61,25 +59,9 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
 
 
 def server_env(extra_env: dict[str, str]) -> dict[str, str]:
-    """The image's environment, attnviz's own switches at their defaults whatever this shell
-    exports (so A is as deployed), then ``extra_env``."""
-    return {**live.deployed_env(), **DEFAULT_SWITCHES, **extra_env}
-
-
-@contextlib.contextmanager
-def tree_server(tree: Path, extra_env: dict[str, str], name: str):
-    """attnviz from the folder ``tree`` as deployed (the Dockerfile's environment, the tree's
-    own config), plus ``extra_env``."""
-    hole = Blackhole()
-    command = streamlit_command(0, "app.py")
-    command[command.index("--server.port") + 1] = "{port}"
-    env = {**server_env(extra_env), **proxy_env(hole)}
-    log = ROOT / "test-artifacts" / f"pair-{name}.log"
-    try:
-        with running_app(command=command, env=env, log_path=log, cwd=tree) as (url, proc):
-            yield live.Server(name, url, proc.pid)
-    finally:
-        hole.close()
+    """What a server gets on top of the image's environment: attnviz's own switches at their
+    defaults whatever this shell exports (so A is as deployed), then ``extra_env``."""
+    return {**DEFAULT_SWITCHES, **extra_env}
 
 
 @contextlib.contextmanager
@@ -196,12 +178,17 @@ def main(argv=None) -> int:
         b_tree = trees.enter_context(revision_tree(args.rev)) if args.rev else ROOT
         for round_ in range(args.rounds):
             with contextlib.ExitStack() as stack:
-                a = stack.enter_context(tree_server(ROOT, {}, "attnviz"))
+                a = stack.enter_context(
+                    live.attnviz_server(extra_env=server_env({}), name="pair-a")
+                )
+                a = live.Server("attnviz", a.url, a.pid)
                 if args.trivial:
                     b = stack.enter_context(live.trivial_server())
                     b = live.Server(b_label, b.url, b.pid)
                 else:
-                    b = stack.enter_context(tree_server(b_tree, env, "b"))
+                    b = stack.enter_context(
+                        live.attnviz_server(extra_env=server_env(env), name="pair-b", root=b_tree)
+                    )
                     b = live.Server(b_label, b.url, b.pid)
                 measure.own_sentence_class(a.url, (a.pid,), "warm", WARM_SESSIONS, 1)
                 measure.own_sentence_class(
