@@ -149,10 +149,14 @@ def read_url(
     sidebar = parsers is None
     checks = _SIDEBAR_PARSERS if parsers is None else parsers
     params = st.query_params
+    # One read of the link's names: each ``name in st.query_params`` for a name the link does
+    # not have raises and catches a KeyError inside Streamlit, for each of a page's controls.
+    given = list(params.keys())
     if sidebar:
-        names = [k for k in params.keys() if k not in RESERVED and k not in _PAGE_KEYS]
+        names = [k for k in given if k not in RESERVED and k not in _PAGE_KEYS]
     else:
-        names = [k for k in checks if k in params]
+        present = set(given)
+        names = [k for k in checks if k in present]
     rejected = []
     shortened = []
     removed = False
