@@ -75,6 +75,42 @@ def revision_tree(rev: str):
         yield Path(folder)
 
 
+# The host's speed at a full garbage collection, measured before each round in a fresh process:
+# the trivial app runs Streamlit's post-run collection after every page run, and py-spy put
+# 94% of its class run there (bench/pair-results.md), so its CPU per run follows this probe
+# while attnviz's (post-run collection off) moves much less.
+PROBE_OBJECTS = 1_000_000  # small dicts, each holding a list: 2,000,000 tracked objects
+PROBE_REPEATS = 5
+
+
+def probe_code(objects: int = PROBE_OBJECTS, repeats: int = PROBE_REPEATS) -> str:
+    """The probe's program: keep ``objects`` small dicts (each with a list) alive, run a full
+    collection ``repeats`` times, print the fastest in ms."""
+    return (
+        "import gc, time\n"
+        f"kept = [{{'k': [i]}} for i in range({int(objects)})]\n"
+        "times = []\n"
+        f"for _ in range({int(repeats)}):\n"
+        "    start = time.perf_counter()\n"
+        "    gc.collect()\n"
+        "    times.append(time.perf_counter() - start)\n"
+        "print(min(times) * 1000)\n"
+    )
+
+
+def gc_probe_ms(objects: int = PROBE_OBJECTS, repeats: int = PROBE_REPEATS) -> float:
+    """The fastest of ``repeats`` full collections over ``2 * objects`` live objects, in ms,
+    timed in a fresh Python process (so the client's own heap does not count)."""
+    done = subprocess.run(
+        [sys.executable, "-c", probe_code(objects, repeats)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return float(done.stdout.strip())
+
+
 def client(url: str, pid: int, label: str, sessions: int, seed: int, trivial: bool) -> dict:
     """One class on one server (run in a process of its own by :func:`run_pair`)."""
     return measure.own_sentence_class(url, (pid,), label, sessions, seed, trivial=trivial).row()
@@ -107,13 +143,16 @@ def run_pair(
     return rows[a.label], rows[b.label]
 
 
-def summary(pairs: list[tuple[dict, dict]]) -> list[str]:
-    """Per round, B's CPU per page run over A's; then their median and range."""
+def summary(pairs: list[tuple[dict, dict]], probes: list[float] | None = None) -> list[str]:
+    """Per round, B's CPU per page run over A's (and the host probe before it, ms, when given);
+    then their median and range."""
     ratios = [b["cpu_ms"] / a["cpu_ms"] for a, b in pairs]
+    probed = probes or [None] * len(pairs)
     lines = [
         f"- round {i + 1}: {b['label']} {b['cpu_ms']:.1f} ms, {a['label']} {a['cpu_ms']:.1f} ms "
         f"a page run: {a['label']} is {1 / r:.2f}x {b['label']}"
-        for i, ((a, b), r) in enumerate(zip(pairs, ratios, strict=True))
+        + (f" (gc probe {p:.0f} ms)" if p is not None else "")
+        for i, ((a, b), r, p) in enumerate(zip(pairs, ratios, probed, strict=True))
     ]
     inverse = [1 / r for r in ratios]
     lines.append(
@@ -123,7 +162,7 @@ def summary(pairs: list[tuple[dict, dict]]) -> list[str]:
     return lines
 
 
-def markdown(pairs, described: str, seed: int, wall: float, load_start: float) -> str:
+def markdown(pairs, described: str, seed: int, wall: float, load_start: float, probes=None) -> str:
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     rows = [row for pair in pairs for row in pair]
     errors = "; ".join(e for r in rows for e in r["errors"][:5]) or "none."
@@ -140,9 +179,12 @@ def markdown(pairs, described: str, seed: int, wall: float, load_start: float) -
             "",
             *live.class_table(rows),
             "",
-            "Server CPU per page run, in the same seconds:",
+            "Server CPU per page run, in the same seconds (gc probe: the host's fastest full "
+            "garbage collection over 2,000,000 objects in a fresh process, just before the "
+            "round; the trivial app pays one such collection, over its own heap, after every "
+            "page run):",
             "",
-            *summary(pairs),
+            *summary(pairs, probes),
             "",
             "Errors: " + errors,
             "",
@@ -173,7 +215,7 @@ def main(argv=None) -> int:
         switches = " ".join(f"{k}={v}" for k, v in env.items())
         described, b_label = f"attnviz with {switches}", f"attnviz with {switches}"
     started, load_start = time.perf_counter(), os.getloadavg()[0]
-    pairs = []
+    pairs, probes = [], []
     with contextlib.ExitStack() as trees:
         b_tree = trees.enter_context(revision_tree(args.rev)) if args.rev else ROOT
         for round_ in range(args.rounds):
@@ -194,13 +236,14 @@ def main(argv=None) -> int:
                 measure.own_sentence_class(
                     b.url, (b.pid,), "warm", WARM_SESSIONS, 1, trivial=args.trivial
                 )
+                probes.append(gc_probe_ms())
                 pair = run_pair(
                     a, b, args.trivial, args.sessions, seed + round_, b_first=bool(round_ % 2)
                 )
             pairs.append(pair)
             for row in pair:
                 print(f"  {live.class_line(row)}", flush=True)
-    text = markdown(pairs, described, seed, time.perf_counter() - started, load_start)
+    text = markdown(pairs, described, seed, time.perf_counter() - started, load_start, probes)
     print("\n" + text)
     args.output.write_text(text, encoding="utf-8")
     print(f"written to {args.output}")

@@ -151,11 +151,11 @@ def read_url(
     params = st.query_params
     # One read of the link's names: each ``name in st.query_params`` for a name the link does
     # not have raises and catches a KeyError inside Streamlit, for each of a page's controls.
-    given = list(params.keys())
+    in_link = list(params.keys())
     if sidebar:
-        names = [k for k in given if k not in RESERVED and k not in _PAGE_KEYS]
+        names = [k for k in in_link if k not in RESERVED and k not in _PAGE_KEYS]
     else:
-        present = set(given)
+        present = set(in_link)
         names = [k for k in checks if k in present]
     rejected = []
     shortened = []
