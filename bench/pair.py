@@ -75,40 +75,51 @@ def revision_tree(rev: str):
         yield Path(folder)
 
 
-# The host's speed at a full garbage collection, measured before each round in a fresh process:
-# the trivial app runs Streamlit's post-run collection after every page run, and py-spy put
-# 94% of its class run there (bench/pair-results.md), so its CPU per run follows this probe
-# while attnviz's (post-run collection off) moves much less.
-PROBE_OBJECTS = 1_000_000  # small dicts, each holding a list: 2,000,000 tracked objects
+# The host's speed at the trivial app's own kind of work, measured before each round: the
+# trivial app runs Streamlit's post-run collection after every page run, and a collection
+# callback in its server timed each at 65-90 ms of CPU over about 120,000 objects (py-spy put
+# 94% of its class run there: bench/pair-results.md). The probe is that collection over the
+# heap of a fresh process that has imported what the trivial app imports and drawn its figure,
+# so its time moves with the host as the trivial app's run does, while attnviz's run (post-run
+# collection off) moves much less.
 PROBE_REPEATS = 5
 
 
-def probe_code(objects: int = PROBE_OBJECTS, repeats: int = PROBE_REPEATS) -> str:
-    """The probe's program: keep ``objects`` small dicts (each with a list) alive, run a full
-    collection ``repeats`` times, print the fastest in ms."""
+def probe_code(extra_objects: int = 0, repeats: int = PROBE_REPEATS) -> str:
+    """The probe's program: import Streamlit, Plotly's graph objects and numpy, draw the
+    trivial app's 64x64 heatmap figure five times, keep ``extra_objects`` one-item lists more
+    alive, run a full collection ``repeats`` times; print the fastest (ms) and the number of
+    objects it walked."""
     return (
         "import gc, time\n"
-        f"kept = [{{'k': [i]}} for i in range({int(objects)})]\n"
+        "import numpy as np\n"
+        "import plotly.graph_objects as go\n"
+        "import streamlit\n"
+        "import streamlit.runtime.app_session\n"
+        "for i in range(5):\n"
+        "    go.Figure(go.Heatmap(z=np.random.default_rng(i).random((64, 64)))).to_json()\n"
+        f"kept = [[i] for i in range({int(extra_objects)})]\n"
         "times = []\n"
         f"for _ in range({int(repeats)}):\n"
         "    start = time.perf_counter()\n"
         "    gc.collect()\n"
         "    times.append(time.perf_counter() - start)\n"
-        "print(min(times) * 1000)\n"
+        "print(min(times) * 1000, len(gc.get_objects()))\n"
     )
 
 
-def gc_probe_ms(objects: int = PROBE_OBJECTS, repeats: int = PROBE_REPEATS) -> float:
-    """The fastest of ``repeats`` full collections over ``2 * objects`` live objects, in ms,
-    timed in a fresh Python process (so the client's own heap does not count)."""
+def gc_probe(extra_objects: int = 0, repeats: int = PROBE_REPEATS) -> tuple[float, int]:
+    """(the fastest of ``repeats`` full collections, ms; the objects walked), timed in a fresh
+    Python process (so the client's own heap does not count)."""
     done = subprocess.run(
-        [sys.executable, "-c", probe_code(objects, repeats)],
+        [sys.executable, "-c", probe_code(extra_objects, repeats)],
         capture_output=True,
         text=True,
         check=True,
         timeout=300,
     )
-    return float(done.stdout.strip())
+    ms, objects = done.stdout.split()
+    return float(ms), int(objects)
 
 
 def client(url: str, pid: int, label: str, sessions: int, seed: int, trivial: bool) -> dict:
@@ -179,10 +190,10 @@ def markdown(pairs, described: str, seed: int, wall: float, load_start: float, p
             "",
             *live.class_table(rows),
             "",
-            "Server CPU per page run, in the same seconds (gc probe: the host's fastest full "
-            "garbage collection over 2,000,000 objects in a fresh process, just before the "
-            "round; the trivial app pays one such collection, over its own heap, after every "
-            "page run):",
+            "Server CPU per page run, in the same seconds (gc probe: just before the round, the "
+            "fastest full garbage collection in a fresh process that imported what the trivial "
+            "app imports and drew its figure; the trivial app pays such a collection, over its "
+            "own heap, after every page run):",
             "",
             *summary(pairs, probes),
             "",
@@ -236,7 +247,7 @@ def main(argv=None) -> int:
                 measure.own_sentence_class(
                     b.url, (b.pid,), "warm", WARM_SESSIONS, 1, trivial=args.trivial
                 )
-                probes.append(gc_probe_ms())
+                probes.append(gc_probe()[0])
                 pair = run_pair(
                     a, b, args.trivial, args.sessions, seed + round_, b_first=bool(round_ % 2)
                 )

@@ -61,10 +61,12 @@ def test_each_round_says_the_host_probe_taken_before_it():
 
 
 def test_the_gc_probe_times_a_full_collection_that_grows_with_the_heap():
-    small = min(pair.gc_probe_ms(objects=1_000, repeats=3) for _ in range(2))
-    large = min(pair.gc_probe_ms(objects=300_000, repeats=3) for _ in range(2))
-    assert 0 < small < large  # 600,000 objects take longer to walk than 2,000
-    code = pair.probe_code(objects=10, repeats=2)
+    base, walked = min(pair.gc_probe(repeats=3) for _ in range(2))
+    more, walked_more = min(pair.gc_probe(extra_objects=400_000, repeats=3) for _ in range(2))
+    assert walked > 20_000  # Streamlit's and Plotly's modules and the figure's objects
+    assert walked_more >= walked + 400_000
+    assert 0 < base < more  # 400,000 more objects take longer to walk
+    code = pair.probe_code(extra_objects=10, repeats=2)
     assert "range(10)" in code and "range(2)" in code and "gc.collect()" in code
 
 
