@@ -75,53 +75,6 @@ def revision_tree(rev: str):
         yield Path(folder)
 
 
-# The host's speed at the trivial app's own kind of work, measured before each round: the
-# trivial app runs Streamlit's post-run collection after every page run, and a collection
-# callback in its server timed each at 65-90 ms of CPU over about 120,000 objects (py-spy put
-# 94% of its class run there: bench/pair-results.md). The probe is that collection over the
-# heap of a fresh process that has imported what the trivial app imports and drawn its figure,
-# so its time moves with the host as the trivial app's run does, while attnviz's run (post-run
-# collection off) moves much less.
-PROBE_REPEATS = 5
-
-
-def probe_code(extra_objects: int = 0, repeats: int = PROBE_REPEATS) -> str:
-    """The probe's program: import Streamlit, Plotly's graph objects and numpy, draw the
-    trivial app's 64x64 heatmap figure five times, keep ``extra_objects`` one-item lists more
-    alive, run a full collection ``repeats`` times; print the fastest (ms) and the number of
-    objects it walked."""
-    return (
-        "import gc, time\n"
-        "import numpy as np\n"
-        "import plotly.graph_objects as go\n"
-        "import streamlit\n"
-        "import streamlit.runtime.app_session\n"
-        "for i in range(5):\n"
-        "    go.Figure(go.Heatmap(z=np.random.default_rng(i).random((64, 64)))).to_json()\n"
-        f"kept = [[i] for i in range({int(extra_objects)})]\n"
-        "times = []\n"
-        f"for _ in range({int(repeats)}):\n"
-        "    start = time.perf_counter()\n"
-        "    gc.collect()\n"
-        "    times.append(time.perf_counter() - start)\n"
-        "print(min(times) * 1000, len(gc.get_objects()))\n"
-    )
-
-
-def gc_probe(extra_objects: int = 0, repeats: int = PROBE_REPEATS) -> tuple[float, int]:
-    """(the fastest of ``repeats`` full collections, ms; the objects walked), timed in a fresh
-    Python process (so the client's own heap does not count)."""
-    done = subprocess.run(
-        [sys.executable, "-c", probe_code(extra_objects, repeats)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    ms, objects = done.stdout.split()
-    return float(ms), int(objects)
-
-
 def client(url: str, pid: int, label: str, sessions: int, seed: int, trivial: bool) -> dict:
     """One class on one server (run in a process of its own by :func:`run_pair`)."""
     return measure.own_sentence_class(url, (pid,), label, sessions, seed, trivial=trivial).row()
@@ -154,16 +107,13 @@ def run_pair(
     return rows[a.label], rows[b.label]
 
 
-def summary(pairs: list[tuple[dict, dict]], probes: list[float] | None = None) -> list[str]:
-    """Per round, B's CPU per page run over A's (and the host probe before it, ms, when given);
-    then their median and range."""
+def summary(pairs: list[tuple[dict, dict]]) -> list[str]:
+    """Per round, B's CPU per page run over A's; then their median and range."""
     ratios = [b["cpu_ms"] / a["cpu_ms"] for a, b in pairs]
-    probed = probes or [None] * len(pairs)
     lines = [
         f"- round {i + 1}: {b['label']} {b['cpu_ms']:.1f} ms, {a['label']} {a['cpu_ms']:.1f} ms "
         f"a page run: {a['label']} is {1 / r:.2f}x {b['label']}"
-        + (f" (gc probe {p:.0f} ms)" if p is not None else "")
-        for i, ((a, b), r, p) in enumerate(zip(pairs, ratios, probed, strict=True))
+        for i, ((a, b), r) in enumerate(zip(pairs, ratios, strict=True))
     ]
     inverse = [1 / r for r in ratios]
     lines.append(
@@ -173,7 +123,7 @@ def summary(pairs: list[tuple[dict, dict]], probes: list[float] | None = None) -
     return lines
 
 
-def markdown(pairs, described: str, seed: int, wall: float, load_start: float, probes=None) -> str:
+def markdown(pairs, described: str, seed: int, wall: float, load_start: float) -> str:
     command = "python " + " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]])
     rows = [row for pair in pairs for row in pair]
     errors = "; ".join(e for r in rows for e in r["errors"][:5]) or "none."
@@ -190,12 +140,9 @@ def markdown(pairs, described: str, seed: int, wall: float, load_start: float, p
             "",
             *live.class_table(rows),
             "",
-            "Server CPU per page run, in the same seconds (gc probe: just before the round, the "
-            "fastest full garbage collection in a fresh process that imported what the trivial "
-            "app imports and drew its figure; the trivial app pays such a collection, over its "
-            "own heap, after every page run):",
+            "Server CPU per page run, in the same seconds:",
             "",
-            *summary(pairs, probes),
+            *summary(pairs),
             "",
             "Errors: " + errors,
             "",
@@ -226,7 +173,7 @@ def main(argv=None) -> int:
         switches = " ".join(f"{k}={v}" for k, v in env.items())
         described, b_label = f"attnviz with {switches}", f"attnviz with {switches}"
     started, load_start = time.perf_counter(), os.getloadavg()[0]
-    pairs, probes = [], []
+    pairs = []
     with contextlib.ExitStack() as trees:
         b_tree = trees.enter_context(revision_tree(args.rev)) if args.rev else ROOT
         for round_ in range(args.rounds):
@@ -247,14 +194,13 @@ def main(argv=None) -> int:
                 measure.own_sentence_class(
                     b.url, (b.pid,), "warm", WARM_SESSIONS, 1, trivial=args.trivial
                 )
-                probes.append(gc_probe()[0])
                 pair = run_pair(
                     a, b, args.trivial, args.sessions, seed + round_, b_first=bool(round_ % 2)
                 )
             pairs.append(pair)
             for row in pair:
                 print(f"  {live.class_line(row)}", flush=True)
-    text = markdown(pairs, described, seed, time.perf_counter() - started, load_start, probes)
+    text = markdown(pairs, described, seed, time.perf_counter() - started, load_start)
     print("\n" + text)
     args.output.write_text(text, encoding="utf-8")
     print(f"written to {args.output}")

@@ -48,28 +48,6 @@ def test_the_summary_states_each_round_and_the_median_ratio_of_a_to_b():
     assert lines[3] == "- attnviz / trivial app: median 0.80, from 0.50 to 1.00 over 3 rounds"
 
 
-def test_each_round_says_the_host_probe_taken_before_it():
-    pairs = [
-        (row("attnviz", 20.0), row("trivial app", 25.0)),
-        (row("attnviz", 30.0), row("trivial app", 60.0)),
-    ]
-    lines = pair.summary(pairs, [180.4, 512.6])
-    assert lines[0].endswith("attnviz is 0.80x trivial app (gc probe 180 ms)")
-    assert lines[1].endswith("attnviz is 0.50x trivial app (gc probe 513 ms)")
-    assert lines[2] == "- attnviz / trivial app: median 0.65, from 0.50 to 0.80 over 2 rounds"
-    assert "gc probe" not in "".join(pair.summary(pairs))  # no probe, no words about one
-
-
-def test_the_gc_probe_times_a_full_collection_that_grows_with_the_heap():
-    base, walked = min(pair.gc_probe(repeats=3) for _ in range(2))
-    more, walked_more = min(pair.gc_probe(extra_objects=400_000, repeats=3) for _ in range(2))
-    assert walked > 20_000  # Streamlit's and Plotly's modules and the figure's objects
-    assert walked_more >= walked + 400_000
-    assert 0 < base < more  # 400,000 more objects take longer to walk
-    code = pair.probe_code(extra_objects=10, repeats=2)
-    assert "range(10)" in code and "range(2)" in code and "gc.collect()" in code
-
-
 def test_a_revision_tree_holds_that_commit_s_files(tmp_path):
     head = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
