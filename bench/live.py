@@ -164,13 +164,18 @@ def attnviz_server(
 
 
 @contextmanager
-def trivial_server():
-    """The trivial app, a plain ``streamlit run`` in its own folder (Streamlit's defaults)."""
+def trivial_server(post_run_gc: bool = True):
+    """The trivial app, a plain ``streamlit run`` in its own folder (Streamlit's defaults).
+    ``post_run_gc=False``: without the full collection Streamlit runs after every script run,
+    which is most of its page run's CPU and moves with the host (bench/pair-results.md); what is
+    left (Streamlit's run and one graph_objects heatmap) is the guard's yardstick."""
     hole = Blackhole()
-    log = ROOT / "test-artifacts" / "live-trivial.log"
+    log = ROOT / "test-artifacts" / ("live-trivial.log" if post_run_gc else "live-trivial-nogc.log")
     command = streamlit_command(0, "app.py")
     command[command.index("--server.port") + 1] = "{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    if not post_run_gc:
+        env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "false"
     try:
         with running_app(
             command=command, env={**env, **proxy_env(hole)}, log_path=log, cwd=TRIVIAL
