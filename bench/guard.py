@@ -71,6 +71,7 @@ KINDS = ("cold", "warm")
 # run had doubled since that baseline was made.) What it cannot see: a change under about 1.6x
 # on a page.
 TOLERANCE = {"cold": 1.6, "warm": 1.6}
+YARDSTICK = "post-run GC off (STREAMLIT_RUNNER_POST_SCRIPT_GC=false)"  # the baseline says so
 ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
 
 
@@ -147,7 +148,7 @@ def write_baseline(measured: dict, path: Path = BASELINE) -> None:
                 "tolerance": TOLERANCE,
                 "made": f"bench/guard.py --update on {datetime.date.today()}, load average "
                 f"{os.getloadavg()[0]:.1f}",
-                "machine": live.machine(),
+                "machine": {**live.machine(), "trivial app": YARDSTICK},
                 "cold": measured["cold"],
                 "warm": measured["warm"],
             },

@@ -93,7 +93,7 @@ def test_the_committed_baseline_is_a_live_measurement_against_the_yardstick():
     baseline = guard.load_baseline()
     assert "live server CPU" in baseline["what"]
     assert "without its post-run collection" in baseline["what"]
-    assert "post-run GC off" in baseline["machine"]["trivial app"]
+    assert baseline["machine"]["trivial app"] == guard.YARDSTICK
     # The yardstick is Streamlit's own run and one heatmap (6-9 ms): a page's run is a few times
     # it, its rerun (every cache hit) less than its first run with a new text, page by page
     # within the spread of three runs.
@@ -137,4 +137,5 @@ def test_update_writes_a_baseline_the_guard_reads_back(tmp_path):
     assert back["cold"] == measured["cold"] and back["warm"] == measured["warm"]
     assert back["tolerance"] == guard.TOLERANCE
     assert "live server CPU" in back["what"] and back["machine"]["cores"]
+    assert back["machine"]["trivial app"] == guard.YARDSTICK
     assert guard.check(PAGES, measured, back, remeasure=lambda pages: {})
