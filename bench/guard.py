@@ -71,7 +71,7 @@ KINDS = ("cold", "warm")
 # run had doubled since that baseline was made.) What it cannot see: a change under about 1.6x
 # on a page.
 TOLERANCE = {"cold": 1.6, "warm": 1.6}
-YARDSTICK = "post-run GC off (STREAMLIT_RUNNER_POST_SCRIPT_GC=false)"  # the baseline says so
+YARDSTICK = f"post-run GC off ({live.POST_RUN_GC_ENV}=false)"  # the baseline says so
 ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
 
 

@@ -137,6 +137,10 @@ class Server:
         return psutil.Process(self.pid).memory_info().rss
 
 
+# Streamlit's post-run full collection, switched by environment (it overrides a config file).
+POST_RUN_GC_ENV = "STREAMLIT_RUNNER_POST_SCRIPT_GC"
+
+
 @contextmanager
 def attnviz_server(
     gc: str = "config",
@@ -150,7 +154,7 @@ def attnviz_server(
     checkout to run (this one, or another commit's files beside it)."""
     env = {**deployed_env(), **(extra_env or {})}
     if gc != "config":
-        env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "true" if gc == "on" else "false"
+        env[POST_RUN_GC_ENV] = "true" if gc == "on" else "false"
     hole = Blackhole()
     log = ROOT / "test-artifacts" / f"live-{name}.log"
     try:
@@ -175,7 +179,7 @@ def trivial_server(post_run_gc: bool = True):
     command[command.index("--server.port") + 1] = "{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     if not post_run_gc:
-        env["STREAMLIT_RUNNER_POST_SCRIPT_GC"] = "false"
+        env[POST_RUN_GC_ENV] = "false"
     try:
         with running_app(
             command=command, env={**env, **proxy_env(hole)}, log_path=log, cwd=TRIVIAL

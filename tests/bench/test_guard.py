@@ -120,12 +120,12 @@ def test_the_guard_s_trivial_server_runs_without_its_post_run_collection(monkeyp
         raise Stop
 
     monkeypatch.setattr(live, "running_app", fake_running_app)
-    monkeypatch.setenv("STREAMLIT_RUNNER_POST_SCRIPT_GC", "true")
+    monkeypatch.setenv(live.POST_RUN_GC_ENV, "true")
     for gc_on, expected in ((False, "false"), (True, None)):
         seen.clear()
         with pytest.raises(Stop), live.trivial_server(post_run_gc=gc_on):
             pass
-        assert seen["env"].get("STREAMLIT_RUNNER_POST_SCRIPT_GC") == expected
+        assert seen["env"].get(live.POST_RUN_GC_ENV) == expected
     assert seen["log"].name == "live-trivial.log"
 
 
