@@ -117,18 +117,18 @@ ENV OMP_NUM_THREADS=1 \
 
 # The code last (see .dockerignore), compiled once; owned by root, so the app cannot change
 # itself. Then the installed Streamlit's fingerprinted static files, gzipped at level 9
-# (attnviz/precompress.py), for the balancer: deploy/Dockerfile.balancer copies
+# (attnviz/deploy/precompress.py), for the balancer: deploy/Dockerfile.balancer copies
 # /opt/attnviz/static-gz into HAProxy (deploy/static.lua), which serves them to browsers
 # (a first visit: 3.49 MB instead of 4.98, bench/first-visit-results.md). The app never reads them.
 COPY --from=sources /src/ /app/
 RUN python -m compileall -q /app \
- && python -m attnviz.precompress /opt/attnviz/static-gz
+ && python -m attnviz.deploy.precompress /opt/attnviz/static-gz
 
 USER 10001
 
 # Proof, as the runtime user and with the network forbidden, that the app's own loader finds
 # the real GPT-2 vocabulary (not the fallback tokenizer).
-RUN python -c "import sys; from attnviz.tokens import load_tokenizer; t = load_tokenizer(allow_network=False); t.status.is_real or sys.exit('BUILD FAILED: the app would start with the fallback tokenizer: ' + t.status.detail); print(t.status.headline)"
+RUN python -c "import sys; from attnviz.core.tokens import load_tokenizer; t = load_tokenizer(allow_network=False); t.status.is_real or sys.exit('BUILD FAILED: the app would start with the fallback tokenizer: ' + t.status.detail); print(t.status.headline)"
 
 EXPOSE 8501
 

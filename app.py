@@ -83,12 +83,9 @@ PAGES = st.session_state.get("_attnviz_pages") or st.session_state.setdefault(
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
 navigation = st.navigation(PAGES)
 
-import ui.explain  # noqa: E402 - registers the pass pages' `cell` before read_url()
-import ui.induction  # noqa: E402 - registers page 8's URL names before read_url()
-import ui.learn  # noqa: E402 - registers page 5's URL names before read_url()
-import ui.poll  # noqa: E402, F401 - and the poll page's (join, poll, secret)
-from attnviz import budget, gate, runtime  # noqa: E402
-from ui import cache, links, present, profiling, state, style  # noqa: E402
+from attnviz.server import budget, gate, runtime  # noqa: E402
+from ui import cache, links, profiling, state, style  # noqa: E402
+from ui.teach import present  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, and large tensors' memory handed back to the system when freed
@@ -133,7 +130,7 @@ def frame() -> None:
         st.error(str(busy))
 
 
-# One page run at a time in this process (attnviz/gate.py): under a class's clicks each run
+# One page run at a time in this process (attnviz/server/gate.py): under a class's clicks each run
 # then finishes in its own few tens of milliseconds instead of sharing the interpreter lock
 # with every other queued run; a run about to wait or to start long work gives its turn up.
 with gate.page_turn():

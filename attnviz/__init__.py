@@ -3,15 +3,15 @@
 Importing ``attnviz`` never imports Streamlit: everything here runs in a notebook or a test.
 """
 
-from .modules import (
+from attnviz.core.modules import (
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     SelfAttention_v1,
     SelfAttention_v2,
 )
-from .seeding import seeded
-from .settings import Settings, SettingsError
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings, SettingsError
 
 __all__ = [
     "CausalAttention",

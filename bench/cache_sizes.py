@@ -3,7 +3,7 @@
     .venv/bin/python bench/cache_sizes.py            # sizes, then memory with and without caps
     .venv/bin/python bench/cache_sizes.py --sizes    # sizes only (a few seconds)
 
-Sizes: ``attnviz.budget.size_of`` of each pass's trace and of one T x T heatmap figure (and that
+Sizes: ``attnviz.server.budget.size_of`` of each pass's trace and of one T x T heatmap figure (and that
 figure's JSON), at the default settings, at GPT-2 small (768 wide, 12 heads) with 256 tokens, and
 at the largest request that is still "light" (predicted under ``budget.HEAVY_BYTES``) at GPT-2
 small widths. Memory: a fresh process fills a memo shaped like the light-trace cache (same entry
@@ -22,9 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attnviz import budget, lesson  # noqa: E402
 from attnviz import figures as F  # noqa: E402
-from attnviz.settings import Settings  # noqa: E402
+from attnviz.core.settings import Settings  # noqa: E402
+from attnviz.server import budget  # noqa: E402
+from attnviz.teach import prepare as lesson  # noqa: E402
 
 MB = 2**20
 TEXT = "the cat sat on the mat and looked at the dog " * 60
@@ -69,7 +70,7 @@ FILL = """
 import json, sys, psutil
 sys.path.insert(0, {root!r})
 from attnviz import lesson
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
 from ui.memo import Memo
 capped, n, tokens = {capped}, {n}, {tokens}
 s0 = Settings(**{gpt2!r}).with_changes(context_length=tokens, max_tokens=tokens)

@@ -36,7 +36,7 @@ CASES = ("defaults", "training", "gpt2 small")
 
 
 def _case(name: str):
-    from attnviz.settings import GPT2_SMALL, Settings
+    from attnviz.core.settings import GPT2_SMALL, Settings
 
     if name == "defaults":
         return TEXT, Settings()
@@ -59,15 +59,15 @@ def measure(repeats: int) -> dict[str, float]:
     """One round in this process: milliseconds per (case, page, what)."""
     import torch
 
-    torch.set_num_threads(1)  # as the server runs (attnviz/runtime.py: DEFAULT_THREADS)
+    torch.set_num_threads(1)  # as the server runs (attnviz/server/runtime.py: DEFAULT_THREADS)
 
-    from attnviz import checks as C
-    from attnviz import implementations as impl
-    from attnviz import lesson
-    from attnviz import trace as T
-    from attnviz.lessons import causal as CL
-    from attnviz.lessons import multihead as ML
-    from attnviz.lessons import pytorch as PL
+    from attnviz.core import trace as T
+    from attnviz.models import implementations as impl
+    from attnviz.teach import checks as C
+    from attnviz.teach import prepare as lesson
+    from attnviz.teach.lessons import causal as CL
+    from attnviz.teach.lessons import multihead as ML
+    from attnviz.teach.lessons import pytorch as PL
 
     new = hasattr(impl, "references")
     out: dict[str, float] = {}

@@ -64,7 +64,7 @@ from bench.support.haproxy import REPLICAS, running_haproxy  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.redis_server import RedisServer  # noqa: E402
 from bench.support.server import running_app  # noqa: E402
-from ui.poll import PHONE_REFRESH, PROJECTOR_REFRESH  # noqa: E402
+from ui.classroom.poll_views import PHONE_REFRESH, PROJECTOR_REFRESH  # noqa: E402
 
 RESULTS = ROOT / "bench" / "classpoll-results.md"
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"

@@ -14,7 +14,7 @@ two heads), on the default text and four other short sentences, it measures:
     max |softmax(Q Kᵀ) - softmax(Q Kᵀ / √d_k)|, at the defaults and after one click that widens
     d_out (d_k = d_out for a single head) with d_in left at d. Weight seed 123.
 
-Raw rows come from :func:`attnviz.inputs._row` (one private N(0, 1) generator per token id and
+Raw rows come from :func:`attnviz.core.inputs._row` (one private N(0, 1) generator per token id and
 per position, as the app draws them), so every candidate sees the same underlying draws and
 differs only in how they are scaled.
 """
@@ -26,10 +26,10 @@ import sys
 
 import torch
 
-from attnviz import inputs
-from attnviz import modules as M
-from attnviz import trace as T
-from attnviz.tokens import tokenize
+from attnviz.core import inputs
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.core.tokens import tokenize
 
 TEXTS = (
     "Your journey starts with one step",
@@ -124,8 +124,8 @@ def main() -> None:
 
 def chosen() -> None:
     """The chosen defaults, through the app's own path (lesson.prepare / lesson.trainable)."""
-    from attnviz import lesson
-    from attnviz.settings import Settings
+    from attnviz.core.settings import Settings
+    from attnviz.teach import prepare as lesson
 
     s = Settings()
     print(

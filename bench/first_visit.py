@@ -6,7 +6,7 @@
 
 Streamlit 1.67 serves its static files (about 9 MB of JavaScript) uncompressed; the repository's
 HAProxy config serves them itself, gzipped at level 9 when the image was built (deploy/static.lua;
-here a folder made from this venv's Streamlit by attnviz/precompress.py, as in Compose), and
+here a folder made from this venv's Streamlit by attnviz/deploy/precompress.py, as in Compose), and
 compresses anything else on the way out. This counts the bytes on the wire in Debian's
 Chromium (Playwright), from the browser's own network log (Chrome DevTools Protocol):
 

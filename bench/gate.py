@@ -1,4 +1,4 @@
-"""Page turns on and off (attnviz/gate.py), beside the trivial app, in one run.
+"""Page turns on and off (attnviz/server/gate.py), beside the trivial app, in one run.
 
     .venv/bin/python bench/gate.py                  # 50 sessions, one round, ~2 minutes
     .venv/bin/python bench/gate.py --repeat 3       # rounds of (turns on, turns off, trivial)
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from attnviz import gate  # noqa: E402
+from attnviz.server import gate  # noqa: E402
 from bench import live, measure  # noqa: E402
 
 RESULTS = ROOT / "bench" / "gate-results.md"

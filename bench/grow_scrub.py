@@ -15,7 +15,7 @@ connect run not counted; CPU is the server process's, read before and after ``--
 - warm causal attention: the heaviest pass page, warm, for scale;
 - trivial app: bench/trivial/, one cached heatmap with Streamlit's defaults.
 
-Nothing trains on any of these runs: the page reads the shipped run (ui/induction.py).
+Nothing trains on any of these runs: the page reads the shipped run (ui/models/growing.py).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="page runs per row (at most 40)")
     args = parser.parse_args(argv)
     runs = max(2, min(args.runs, 40))
-    from attnviz.induction import api
+    from attnviz.models.induction import api
 
     steps = list(api.steps())
     rng = random.Random(0)

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from attnviz import learn as L
+from attnviz.models import toy_tasks as L
 
 
 def main() -> None:

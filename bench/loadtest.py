@@ -96,7 +96,7 @@ URL_RESULTS = ROOT / "test-artifacts" / "loadtest-url.md"  # --url: someone else
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 MAX_SESSIONS = 500  # a hard bound, whatever is asked
 STICKY_COOKIE = "ATTNVIZ_REPLICA"  # deploy/haproxy.cfg's cookie: which replica a session is on
-BOX_LABEL = "Numbers and CSV"  # ui/panels.py's expander under every matrix
+BOX_LABEL = "Numbers and CSV"  # ui/render.py's expander under every matrix
 
 # --- settings: complete query strings ------------------------------------------------------------
 BOOK_TEXT = "Your journey starts with one step"

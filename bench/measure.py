@@ -283,7 +283,7 @@ def class_pages() -> tuple[PageInfo, ...]:
 def student_changes(rng: random.Random, text: str) -> list[dict[str, str]]:
     """Six URL states, each one sidebar value away from the one before: the student's own
     text, then d_out, heads (a divisor of d_out), training mode, dropout and one seed. Every
-    value is inside the sidebar's bounds (ui/state.py, attnviz/settings.py)."""
+    value is inside the sidebar's bounds (ui/state.py, attnviz/core/settings.py)."""
     values = {"text": text}
     states = [dict(values)]
     d_out = rng.choice((4, 6, 12, 16))  # the default is 8, with 2 heads

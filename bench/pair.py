@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from attnviz import gate  # noqa: E402
+from attnviz.server import gate  # noqa: E402
 from bench import live, measure  # noqa: E402
 from ui import handover, keyprobe  # noqa: E402
 

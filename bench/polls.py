@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from attnviz.polls import (  # noqa: E402
+from attnviz.classroom.polls import (  # noqa: E402
     Answered,
     Choice,
     MemoryPollStore,
@@ -43,7 +43,7 @@ from attnviz.polls import (  # noqa: E402
     PresenterView,
     StudentView,
 )
-from attnviz.polls_redis import RedisPollStore  # noqa: E402
+from attnviz.classroom.redis_store import RedisPollStore  # noqa: E402
 from bench.support.redis_server import RedisServer  # noqa: E402
 
 OPTIONS = tuple(f"{i}: token" for i in range(8))

@@ -8,7 +8,7 @@
    data each page sends; the same for a one-heatmap reference app, measured in the same run.
 2. Engine cost at the book's bonus-benchmark shape with batch 1 (1024 tokens, 768 wide, 12 heads):
    the traced MultiHeadAttention forward against the plain chapter-style forward and against
-   page 6's SDPA implementation (attnviz.implementations.SDPA: one combined QKV projection,
+   page 6's SDPA implementation (attnviz.models.implementations.SDPA: one combined QKV projection,
    then scaled_dot_product_attention), interleaved, as ratios.
 3. Start-up: from `streamlit run` to the first page drawn in Chromium; the first-run cost of
    loading the tokenizer.
@@ -39,9 +39,9 @@ def engine_cost(repeats: int = 7) -> dict:
     """Traced forward against the plain forward and SDPA, interleaved, at the bonus shape."""
     import torch
 
-    from attnviz import implementations
-    from attnviz import modules as M
-    from attnviz.trace import ModuleSpec, trace_multihead
+    from attnviz.core import modules as M
+    from attnviz.core.trace import ModuleSpec, trace_multihead
+    from attnviz.models import implementations
 
     spec = ModuleSpec("mha", 768, 768, 1024, 0.0, 12, False, 123)
     module = spec.build().eval()
@@ -87,7 +87,7 @@ def engine_cost(repeats: int = 7) -> dict:
 def tokenizer_first_load() -> dict:
     """A fresh process: import time of the engine, then the first tokenizer load."""
     code = (
-        "import time; t0 = time.perf_counter(); import attnviz.tokens as T; t1 = time.perf_counter(); "
+        "import time; t0 = time.perf_counter(); import attnviz.core.tokens as T; t1 = time.perf_counter(); "
         "T.get_tokenizer(); t2 = time.perf_counter(); T.tokenize('warm'); t3 = time.perf_counter(); "
         "print(t1 - t0, t2 - t1, t3 - t2)"
     )
@@ -230,7 +230,7 @@ def _wait_charts(page) -> None:
 
 def learn_default_run(repeats: int = 3) -> dict:
     """Wall time of the "Watch attention learn" page's default training run, per task."""
-    from attnviz import learn as L
+    from attnviz.models import toy_tasks as L
 
     L.train(L.LearnConfig(steps=1))  # the optimizer's first use imports more of torch
     out = {}
@@ -246,9 +246,9 @@ def learn_default_run(repeats: int = 3) -> dict:
 
 def trace_memory() -> dict:
     """Bytes held by one cached trace at the default and at GPT-2-small settings."""
-    from attnviz import lesson
-    from attnviz.settings import Settings
-    from attnviz.trace import tensors_of
+    from attnviz.core.settings import Settings
+    from attnviz.core.trace import tensors_of
+    from attnviz.teach import prepare as lesson
     from ui import cache
 
     def size(trace) -> int:
@@ -279,7 +279,7 @@ def main() -> None:
     parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--reruns", type=int, default=5)
     args = parser.parse_args()
-    from attnviz import runtime
+    from attnviz.server import runtime
 
     runtime.configure_threads()  # torch threads as the server sets them (ATTNVIZ_TORCH_THREADS)
     runtime.configure_memory()  # and the allocator's mmap threshold

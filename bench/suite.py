@@ -52,7 +52,7 @@ SETTINGS = {
 
 def text_of_tokens(n: int) -> str:
     """A text of exactly ``n`` GPT-2 tokens (or the fallback's equivalent)."""
-    from attnviz.tokens import get_tokenizer
+    from attnviz.core.tokens import get_tokenizer
 
     tok = get_tokenizer()
     words = (LONG_TEXT * (1 + n // 10)).split(" ")

@@ -1,7 +1,7 @@
 -- Streamlit's static files, gzipped at level 9 at build time, served from HAProxy's memory.
 --
 -- deploy/haproxy.cfg loads this file. At start it reads the folder named by ATTNVIZ_STATIC_GZ,
--- written by `python -m attnviz.precompress` (scripts/precompress-static) from the same
+-- written by `python -m attnviz.deploy.precompress` (scripts/precompress-static) from the same
 -- Streamlit the replicas run: manifest.tsv lists `<path>\t<content type>`, and <path>.gz holds
 -- the file's bytes, gzipped. Absent or empty variable, or no manifest: nothing is held, and
 -- every request goes to the replicas as before.

@@ -6,8 +6,10 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz import implementations as impl
-from ui import comparison, panels, state
+from attnviz.models import implementations as impl
+from ui import render as panels
+from ui import state
+from ui.models import comparison
 from ui.text import md_escape
 
 cfg = state.config()
@@ -151,5 +153,5 @@ panels.source(
     impl.Einsum,
     impl.TorchMHA,
     impl.verify,
-    title="The benchmark's implementations (attnviz/implementations.py)",
+    title="The benchmark's implementations (attnviz/models/implementations.py)",
 )

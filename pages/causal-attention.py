@@ -1,5 +1,5 @@
 """Pass 3: causal attention, dropout, and batches (section 3.5). Layout only: every number,
-panel and sentence about the numbers comes from attnviz.lessons.causal."""
+panel and sentence about the numbers comes from attnviz.teach.lessons.causal."""
 
 from ui import entry
 
@@ -7,25 +7,16 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz import lesson
-from attnviz import modules as M
-from attnviz import questions as Q
-from attnviz import trace as T
-from attnviz.lessons import causal as lessons
-from ui import (
-    breakit,
-    cache,
-    explain,
-    induction,
-    links,
-    panels,
-    parts,
-    predict,
-    present,
-    sections,
-    state,
-)
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.teach import prepare as lesson
+from attnviz.teach import questions as Q
+from attnviz.teach.lessons import causal as lessons
+from ui import cache, links, parts, sections, state
+from ui import render as panels
 from ui import view as page_view
+from ui.models import growing as induction
+from ui.teach import breakit, explain, predict, present
 from ui.text import md_escape, token_legend
 
 cfg = state.config()

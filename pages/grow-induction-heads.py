@@ -1,6 +1,6 @@
 """Page 8: grow an induction head. The recorded run scrubbed step by step (nothing trains), the
 heads' maps on the student's text beside the one-layer control, ablation, and a run grown live.
-Layout only: every number and sentence comes from attnviz.lessons.grow (via ui/induction.py)."""
+Layout only: every number and sentence comes from attnviz.teach.lessons.grow (via ui/models/growing.py)."""
 
 from ui import entry
 
@@ -8,10 +8,11 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz.lesson import EMPTY_MESSAGE
-from attnviz.lessons import grow as G
-from ui import induction as I
-from ui import panels, state
+from attnviz.teach.lessons import grow as G
+from attnviz.teach.prepare import EMPTY_MESSAGE
+from ui import render as panels
+from ui import state
+from ui.models import growing as I
 from ui.text import md_escape
 
 cfg = state.config()

@@ -1,5 +1,5 @@
 """Pass 4: multi-head attention, two ways (section 3.6). Layout only: every number, panel and
-sentence comes from attnviz.lessons.multihead."""
+sentence comes from attnviz.teach.lessons.multihead."""
 
 from ui import entry
 
@@ -8,12 +8,16 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import pandas as pd
 import streamlit as st
 
-from attnviz import budget, speed
-from attnviz import modules as M
-from attnviz import questions as Q
-from attnviz.lessons import multihead as ML
-from ui import breakit, cache, explain, induction, panels, predict, present, sections, state
+from attnviz.core import modules as M
+from attnviz.models import speed
+from attnviz.server import budget
+from attnviz.teach import questions as Q
+from attnviz.teach.lessons import multihead as ML
+from ui import cache, sections, state
+from ui import render as panels
 from ui import view as page_view
+from ui.models import growing as induction
+from ui.teach import breakit, explain, predict, present
 from ui.text import md_escape, token_legend
 
 cfg = state.config()

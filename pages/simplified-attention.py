@@ -6,12 +6,14 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz import modules as M
-from attnviz import questions as Q
-from attnviz import trace as T
-from attnviz.lessons import simplified as L
-from ui import breakit, cache, explain, links, panels, predict, present, state
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.teach import questions as Q
+from attnviz.teach.lessons import simplified as L
+from ui import cache, links, state
+from ui import render as panels
 from ui import view as page_view
+from ui.teach import breakit, explain, predict, present
 from ui.text import md_escape, token_legend
 
 cfg = state.config()

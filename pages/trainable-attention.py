@@ -6,23 +6,14 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz import modules as M
-from attnviz import questions as Q
-from attnviz.lessons import trainable as L
-from ui import (
-    breakit,
-    cache,
-    explain,
-    induction,
-    links,
-    panels,
-    parts,
-    predict,
-    present,
-    sections,
-    state,
-)
+from attnviz.core import modules as M
+from attnviz.teach import questions as Q
+from attnviz.teach.lessons import trainable as L
+from ui import cache, links, parts, sections, state
+from ui import render as panels
 from ui import view as page_view
+from ui.models import growing as induction
+from ui.teach import breakit, explain, predict, present
 from ui.text import md_escape, token_legend
 
 cfg = state.config()

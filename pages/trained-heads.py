@@ -8,11 +8,13 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import pandas as pd
 import streamlit as st
 
-from attnviz import bugs as B
-from attnviz import pretrained as P
-from attnviz.lesson import EMPTY_MESSAGE
-from attnviz.panel import View
-from ui import cache, panels, state, trained
+from attnviz.models import gpt2 as P
+from attnviz.teach import bugs as B
+from attnviz.teach.panel import View
+from attnviz.teach.prepare import EMPTY_MESSAGE
+from ui import cache, state
+from ui import render as panels
+from ui.models import trained
 from ui.text import md_escape
 
 cfg = state.config()

@@ -6,11 +6,12 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 import streamlit as st
 
-from attnviz import learn
-from attnviz import modules as M
-from attnviz.lessons import learn as lessons
-from ui import cache, panels
-from ui import learn as ui_learn
+from attnviz.core import modules as M
+from attnviz.models import toy_tasks as learn
+from attnviz.teach.lessons import watch_learn as lessons
+from ui import cache
+from ui import render as panels
+from ui.models import watch as ui_learn
 from ui.text import md_escape
 
 panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
@@ -23,7 +24,7 @@ warning = ui_learn.read_url()
 if warning:
     st.warning(warning)
 
-# --- the controls (on the page, bound to the URL under their own names: ui/learn.py) -----------
+# --- the controls (on the page, bound to the URL under their own names: ui/models/watch.py) -----------
 config, pressed = ui_learn.controls()
 
 # --- the task ----------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import pandas as pd
 import streamlit as st
 
-from attnviz.lessons.home import home_lesson
-from ui import cache, panels, state
+from attnviz.teach.lessons.home import home_lesson
+from ui import cache, state
+from ui import render as panels
 from ui.text import md_escape
 
 cfg = state.config()

@@ -1,8 +1,8 @@
-"""Draw ui/trained-heads-illustration.svg: what the trained-heads page shows once GPT-2's weights
+"""Draw ui/models/trained-heads-illustration.svg: what the trained-heads page shows once GPT-2's weights
 are installed, for the students of a server that has none.
 
 It is an illustration, and says so in the picture: the four kinds of head the page sorts GPT-2's
-heads into (attnviz.pretrained.HEAD_TYPES), each drawn from its own definition (most of a row's
+heads into (attnviz.models.gpt2.HEAD_TYPES), each drawn from its own definition (most of a row's
 weight on the previous token, on token 0, on the token itself, or spread evenly), beside the
 blur of an untrained head. No GPT-2 weights are read. Run it again after changing the picture:
 
@@ -18,7 +18,7 @@ import numpy as np
 from plotly.colors import sample_colorscale
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "ui" / "trained-heads-illustration.svg"
+OUT = ROOT / "ui" / "models" / "trained-heads-illustration.svg"
 TOKENS = ["The", "cat", "sat", "on", "the", "mat", "because", "it", "was", "tired"]
 CELL = 13
 GAP = 26

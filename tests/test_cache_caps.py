@@ -1,18 +1,20 @@
 """Every shared cache is capped in bytes, and the server's memory bound counts each cap
-(``attnviz.budget.server_bound``)."""
+(``attnviz.server.budget.server_bound``)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from attnviz import budget
-from attnviz import implementations as impl
-from attnviz import pretrained as P
-from attnviz.lessons import multihead as ML
+from attnviz.models import gpt2 as P
+from attnviz.models import implementations as impl
+from attnviz.server import budget
+from attnviz.teach.lessons import multihead as ML
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401
-from ui import cache, comparison, learn, trained
+from ui import cache
 from ui.memo import Memo
+from ui.models import comparison, trained
+from ui.models import watch as learn
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = (cache, comparison, learn, trained)
@@ -46,7 +48,7 @@ def test_every_memo_has_a_byte_cap_that_the_server_bound_counts():
 def test_every_st_cache_resource_is_bounded_and_counted():
     """The app's st.cache_resource caches: the tokenizer (one object, loaded with the server),
     page 6's benchmark and page 4's timing, each capped in entries with its bytes counted."""
-    sources = [*ROOT.joinpath("ui").glob("*.py"), *ROOT.joinpath("pages").glob("*.py")]
+    sources = [*ROOT.joinpath("ui").rglob("*.py"), *ROOT.joinpath("pages").glob("*.py")]
     sources.append(ROOT / "app.py")
     found = {
         path.relative_to(ROOT).as_posix(): len(
@@ -56,7 +58,7 @@ def test_every_st_cache_resource_is_bounded_and_counted():
     }
     assert {path: n for path, n in found.items() if n} == {
         "ui/cache.py": 1,  # the tokenizer: part of the warm server, not of the bound
-        "ui/comparison.py": 1,
+        "ui/models/comparison.py": 1,
         "pages/multi-head-attention.py": 1,
     }
     page_4 = (ROOT / "pages/multi-head-attention.py").read_text()
@@ -87,6 +89,6 @@ def test_a_benchmark_result_and_a_timing_report_fit_their_per_entry_bound():
 
 
 def test_learn_runs_hold_64_of_the_largest_runs_the_page_allows():
-    # 126 kB measured for 1,000 steps and 4 heads (attnviz/budget.py); 64 runs fit the cap.
+    # 126 kB measured for 1,000 steps and 4 heads (attnviz/server/budget.py); 64 runs fit the cap.
     assert learn.runs.max_entries == 64
     assert 64 * 126_000 <= learn.runs.max_bytes == budget.CACHE_BYTES["learn runs"]

@@ -1,4 +1,4 @@
-"""Page turns (attnviz/gate.py): one page run at a time, given up before waits and long work,
+"""Page turns (attnviz/server/gate.py): one page run at a time, given up before waits and long work,
 never refusing a run, always given back."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from attnviz import budget, gate
-from attnviz.gate import Gate, turns_from_env
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.server import budget, gate
+from attnviz.server.gate import Gate, turns_from_env
 from ui.memo import Memo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,9 +249,11 @@ def test_every_page_run_takes_a_turn_and_gives_it_back(query, one_turn, monkeypa
 def test_timings_and_loads_give_the_turn_up(one_turn, monkeypatch, tmp_path):
     """Work that takes seconds on a page (page 1's loop timing, page 4's and page 6's timings,
     loading GPT-2) lets the next page run go first."""
-    from attnviz import implementations as I
-    from attnviz import lesson, pretrained, speed
-    from attnviz.lessons import simplified
+    from attnviz.models import gpt2 as pretrained
+    from attnviz.models import implementations as I
+    from attnviz.models import speed
+    from attnviz.teach import prepare as lesson
+    from attnviz.teach.lessons import simplified
 
     held: list[bool] = []
     with one_turn.page_turn():

@@ -11,9 +11,9 @@ import pytest
 import torch
 from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
-from attnviz import implementations as impl
-from attnviz import lesson
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.models import implementations as impl
+from attnviz.teach import prepare as lesson
 from ui import cache
 from ui.memo import Memo
 

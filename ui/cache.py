@@ -2,7 +2,7 @@
 
 Traces and figures are immutable values shared by every session, so they are held once per
 process (no copy on every read, unlike ``st.cache_data``) in memos bounded in entries and in
-bytes (``ui/memo.py``; the caps are in ``attnviz/budget.py``). Concurrent first calls with the
+bytes (``ui/memo.py``; the caps are in ``attnviz/server/budget.py``). Concurrent first calls with the
 same key wait for one computation.
 """
 
@@ -17,15 +17,15 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attnviz import budget, lesson
-from attnviz import implementations as impl
-from attnviz.panel import Panel, View, viewed
-from attnviz.settings import BOOK, Settings
-from attnviz.tokens import get_tokenizer
+from attnviz.core.settings import BOOK, Settings
+from attnviz.core.tokens import get_tokenizer
+from attnviz.models import implementations as impl
+from attnviz.server import budget
+from attnviz.teach import prepare as lesson
+from attnviz.teach.panel import Panel, View, viewed
+from ui.memo import Memo
 
-from .memo import Memo
-
-# Memory bound (see attnviz/budget.py): every shared cache is capped in bytes (and in entries).
+# Memory bound (see attnviz/server/budget.py): every shared cache is capped in bytes (and in entries).
 # Light traces are small (their whole request is predicted under budget.HEAVY_BYTES); heavy ones
 # can reach tens of MB each, so they get a cache of their own and cannot push out the light ones.
 CAPS = budget.CACHE_BYTES

@@ -1,6 +1,6 @@
 """Charts to the browser: every figure drawn once from its data, serialised once, sent as is.
 
-A :class:`attnviz.panel.Panel` (a matrix, as data) is drawn by :func:`attnviz.panel.draw` at a
+A :class:`attnviz.teach.panel.Panel` (a matrix, as data) is drawn by :func:`attnviz.teach.panel.draw` at a
 :class:`attnviz.figures.Look` (the page's, or the projector's) into a plain plotly.js spec; an
 :class:`attnviz.figures.Chart` (a bar or line chart) already holds its spec. Either way the
 JSON is made once per panel (or chart) and look, kept in the shared, byte-capped ``derived``
@@ -16,7 +16,7 @@ from typing import Any, cast
 import streamlit as st
 
 from attnviz import figures as F
-from attnviz.panel import Panel, chart_label, draw
+from attnviz.teach.panel import Panel, chart_label, draw
 
 # No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
 # page control after 35 of them) and sat over the chart titles on a phone. Zoom by dragging and
@@ -39,7 +39,7 @@ def _encoded(spec: F.Spec, label: str) -> tuple[str, int, str]:
 def encoded(item: Panel | F.Chart, look: F.Look = F.NORMAL) -> tuple[str, int, str]:
     """The JSON, height and label of ``item`` drawn at ``look``: built once per item (its
     serial number, never reused) and look, and shared by every session."""
-    from . import cache
+    from ui import cache
 
     if isinstance(item, Panel):
         key = ("chart json", "panel", item.serial, look.name)

@@ -32,7 +32,7 @@ from typing import Any
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.scriptrunner.script_runner import ScriptRunnerEvent
 
-from .switches import Install
+from ui.switches import Install
 
 ENV = "ATTNVIZ_BATCHED_HANDOVER"
 _LOGGER = logging.getLogger(__name__)

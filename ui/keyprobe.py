@@ -31,7 +31,7 @@ from typing import Any
 
 from streamlit.runtime.state import session_state_proxy
 
-from .switches import Install
+from ui.switches import Install
 
 ENV = "ATTNVIZ_KEY_PROBE"
 # The widget modules that read ``get_session_state().filtered_state`` only to look up their key.

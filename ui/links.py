@@ -1,7 +1,7 @@
 """Every view a link: the pages' own view controls live in the URL, and one button copies it.
 
 The sidebar's values are in the URL already (``ui/state.py``), and so are presenter mode and
-its step (``ui/present.py``). The controls a page draws for itself are bound to the URL here too
+its step (``ui/teach/present.py``). The controls a page draws for itself are bound to the URL here too
 (``bind="query-params"``, the widget's key is the parameter's name), so that a lecturer's link
 opens the same view: the colour scale, the token window, the heads drawn, page 1's query token
 and its stretch and shift, page 2's module, page 3's dropout placement, page 4's head, each
@@ -24,11 +24,10 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 import streamlit.components.v2 as components
 
-from attnviz import bugs as B
-from attnviz.settings import BOUNDS
-
-from . import sections, state
-from .text import md_escape
+from attnviz.core.settings import BOUNDS
+from attnviz.teach import bugs as B
+from ui import sections, state
+from ui.text import md_escape
 
 # The URL names (the widgets' keys) of the pages' view controls.
 COLOUR = "colour"

@@ -4,7 +4,7 @@
 script runs its decorators on every rerun; this memo keys on the function's code object
 instead, so decorating costs nothing. Like ``st.cache_resource`` it holds one shared,
 read-only value per key (plain arguments only). Unlike it, it is bounded in bytes as well as in
-entries: each value is measured (:func:`attnviz.budget.size_of`) when stored, and the least
+entries: each value is measured (:func:`attnviz.server.budget.size_of`) when stored, and the least
 recently used values leave until the memo fits ``max_bytes``. A value larger than the whole cap
 is handed back but not kept.
 
@@ -24,8 +24,8 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from attnviz import gate
-from attnviz.budget import size_of
+from attnviz.server import gate
+from attnviz.server.budget import size_of
 
 _ALL: weakref.WeakSet = weakref.WeakSet()
 
@@ -50,7 +50,7 @@ class Memo:
         long_work: bool = False,
     ) -> None:
         """``long_work``: a computation here can take seconds (training, GPT-2, a heavy trace),
-        so the page run that starts one first gives its page turn up (attnviz/gate.py)."""
+        so the page run that starts one first gives its page turn up (attnviz/server/gate.py)."""
         self.long_work = long_work
         self.max_entries = max_entries
         self.max_bytes = max_bytes

@@ -18,8 +18,7 @@ import streamlit as st
 import torch
 
 from attnviz import figures as F
-
-from .charts import chart
+from ui.charts import chart
 
 
 def frame(z, rows, cols) -> pd.DataFrame:
@@ -51,7 +50,7 @@ def csv_bytes(z, rows, cols) -> bytes:
     They are keyed by the values themselves (a digest of the float32 numbers the CSV holds, their
     shape and the labels), so a figure rebuilt on every run (the break-it pair) reuses one
     entry, and no caller can pair a figure with the wrong CSV."""
-    from . import cache
+    from ui import cache
 
     array = np.ascontiguousarray(
         z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
@@ -165,7 +164,7 @@ def numbers_box(
     """What goes under a figure: with ``numbers`` (the page's "show the exact numbers" toggle)
     the table and its CSV button; otherwise one closed "Numbers and CSV" expander that builds
     them only when opened, so a rerun pays for no table, no CSV and no media file nobody asked
-    for. ``extras`` (the figure's downloads for slides, its LaTeX, its snippet: ``ui/slides.py``)
+    for. ``extras`` (the figure's downloads for slides, its LaTeX, its snippet: ``ui/teach/slides.py``)
     is drawn in the opened box after the CSV, or, with the toggle on, in a closed box of its own:
     either way only when opened."""
     if numbers:
@@ -226,7 +225,7 @@ def series_table(frame: pd.DataFrame, key: str) -> None:
 
 
 def plot(item: F.Chart, *, key: str, numbers: bool, container=None) -> None:
-    from . import slides
+    from ui.teach import slides
 
     """A bar or line chart and, like a matrix, its exact numbers: under the chart when
     ``numbers`` (the page's toggle) is on, else in a "Numbers and CSV" expander that builds the

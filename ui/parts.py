@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz.lessons import causal as CL
-from attnviz.lessons import trainable as TL
-from attnviz.panel import View
-
-from . import links, panels, predict, state
-from .text import md_escape
+from attnviz.teach.lessons import causal as CL
+from attnviz.teach.lessons import trainable as TL
+from attnviz.teach.panel import View
+from ui import links, state
+from ui import render as panels
+from ui.teach import predict
+from ui.text import md_escape
 
 
 def why_scale(lesson: TL.TrainableLesson, *, numbers: bool, view: View) -> None:

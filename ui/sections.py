@@ -51,7 +51,7 @@ def section(key: str, *, homes: Iterable[str] = (), force: bool = False) -> Iter
     yields True inside the box. ``homes``: the panel keys (and predict sections) drawn in it;
     when a waiting or answered "Predict first" question is asked at one of them, or ``force``
     (the link names a cell of it), the part is drawn as a plain section under its title."""
-    from . import predict
+    from ui.teach import predict
 
     if force or predict.asks_at(homes):
         st.header(TITLES[key][0])

@@ -17,11 +17,10 @@ from typing import Any
 
 import streamlit as st
 
-from attnviz import book as B
-from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOOK, BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
-
-from .text import md_escape
+from attnviz.core import book as B
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.settings import BOOK, BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
+from ui.text import md_escape
 
 TEXT_MAX_CHARS = 2000
 PRESENT_TEXT_HEIGHT = 68  # px: Streamlit's smallest text area, one line of the presenter's type
@@ -228,7 +227,7 @@ class Config:
     text: str
     text2: str
     book: bool
-    present: bool = False  # presenter mode (ui/present.py): the page shows its stepper
+    present: bool = False  # presenter mode (ui/teach/present.py): the page shows its stepper
 
     def trace_args(
         self, kind: str = "multihead", *, random: bool = False
@@ -455,7 +454,7 @@ BOOK_PANEL_TITLE = "Book mode: the chapter's arguments"
 
 
 def book_lines() -> tuple[str, ...]:
-    """The chapter's arguments, one Markdown line each (from attnviz/book.py)."""
+    """The chapter's arguments, one Markdown line each (from attnviz/core/book.py)."""
     return (
         "inputs: the chapter's 6×3 tensor, one row per word of “Your journey starts with one "
         "step”; the batch is two copies of it",

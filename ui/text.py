@@ -15,7 +15,7 @@ def md_escape(text: str) -> str:
     return text.translate(_ESCAPES)
 
 
-# The symbols attnviz.tokens puts in token labels for characters that would not show.
+# The symbols attnviz.core.tokens puts in token labels for characters that would not show.
 _SYMBOLS = (
     ("\u2423", "a space"),  # ␣
     ("\u21b5", "a line break"),  # ↵

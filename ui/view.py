@@ -1,7 +1,7 @@
 """The page's view of its matrices: one colour switch and one token window for every panel.
 
 A pass page calls :func:`controls` once near its top and passes the view it returns to
-:func:`ui.panels.show` (and ``beside``), which draws every panel of that page through it (``attnviz.panel.viewed``): attention weights on the 0-1
+:func:`ui.render.show` (and ``beside``), which draws every panel of that page through it (``attnviz.teach.panel.viewed``): attention weights on the 0-1
 scale or relative to an even share, and every token axis cut to the window, with a label on
 each token shown. Stacks of heads past the heads grid's budget get a "Heads to show" picker
 (:func:`heads_picker`). The defaults (0 to 1, every token) draw the panels exactly as built.
@@ -12,9 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz import figures as F
-from attnviz.panel import Panel, View, heads_that_fit
-
-from . import links
+from attnviz.teach.panel import Panel, View, heads_that_fit
+from ui import links
 
 # Each control is bound to the URL under its key (ui/links.py checks the link's values).
 SCALE_KEY = links.COLOUR

@@ -6,7 +6,7 @@ the one process, so the balancer's own work is the same in both measurements.
 
 As deployed by deploy/compose.yaml, the balancer serves Streamlit's static files gzipped at
 build time (deploy/static.lua): ``running_haproxy`` gives it a folder made by the same code as
-the image's (attnviz/precompress.py, from this venv's Streamlit), once per process in a
+the image's (attnviz/deploy/precompress.py, from this venv's Streamlit), once per process in a
 temporary folder; ``precompressed=False`` runs the config without it (every request goes to
 the replicas, compressed on the way out by HAProxy's own gzip)."""
 
@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from http.cookies import SimpleCookie
 from pathlib import Path
 
-from attnviz import precompress
+from attnviz.deploy import precompress
 
 from .network import free_port
 
@@ -63,7 +63,7 @@ def config_env(
 
 @functools.cache
 def precompressed_static() -> Path:
-    """This venv's Streamlit static files, gzipped as the image does it (attnviz/precompress.py),
+    """This venv's Streamlit static files, gzipped as the image does it (attnviz/deploy/precompress.py),
     in a temporary folder removed when the process ends. Made once per process."""
     folder = Path(tempfile.mkdtemp(prefix="attnviz-static-gz-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)

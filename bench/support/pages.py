@@ -37,7 +37,7 @@ class PageInfo:
     @property
     def lays_text_after_filler(self) -> bool:
         """Draws the text as the induction model reads it: filler tokens, then the text (its
-        first 12 tokens) twice (attnviz.induction.api.probe), so its labels start at the
+        first 12 tokens) twice (attnviz.models.induction.api.probe), so its labels start at the
         filler's, not at the text's first token."""
         return self.path in PROBE_LAYOUT
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz import bugs as B
-from ui.breakit import NONE
+from attnviz.teach import bugs as B
+from ui.teach.breakit import NONE
 
 from .conftest import (
     BOOK_TEXT,
@@ -42,8 +42,8 @@ ALL_BUGS = [(kind, bug.key) for kind in PASS_PAGES for bug in B.bugs_for(kind)]
 
 def effect_of(kind: str, key: str, settings=None) -> tuple:
     """The matrices bugs.outcome shows for this bug on the page's default inputs."""
-    from attnviz import lesson as L
-    from attnviz.settings import Settings
+    from attnviz.core.settings import Settings
+    from attnviz.teach import prepare as L
 
     s = settings or Settings()
     text, text2 = BOOK_TEXT, "Every effort moves you forward"

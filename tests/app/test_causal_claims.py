@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
 from tests.engine.test_lessons_causal import DEFAULT_TEXT, DEFAULT_TEXT2, page3
 
 from .conftest import exceptions, open_app, values

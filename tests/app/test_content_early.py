@@ -9,10 +9,10 @@ import re
 import numpy as np
 import pytest
 
-from attnviz import lesson as engine
-from attnviz.lessons import home, simplified, trainable
-from attnviz.scaling import scaling_study
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as engine
+from attnviz.teach.lessons import home, simplified, trainable
+from attnviz.teach.scaling import scaling_study
 
 from .conftest import (
     OPEN_PARTS,

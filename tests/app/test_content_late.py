@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 import streamlit as st
 
-from attnviz import book, speed
-from attnviz.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
-from attnviz.tokens import tokenize
+from attnviz.core import book
+from attnviz.core.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
+from attnviz.core.tokens import tokenize
+from attnviz.models import speed
 from ui import sections
 
 from .conftest import (

@@ -16,8 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from attnviz import derive as D
 from attnviz import figures as F
+from attnviz.teach import derive as D
 
 from .conftest import exceptions, open_app, spec_array, values
 from .test_content_late import chart_by_key, chart_keys, z_of
@@ -125,9 +125,9 @@ def test_book_mode_derives_the_chapters_printed_numbers():
     np.testing.assert_allclose(read["table"][-1], [0.4419, 0.6515, 0.5683], atol=5e-5)
     texts = values(at.text)
     assert "Query 1: journey → key 2: starts: weight 0.2333" in texts
-    codes = [c.value for c in at.code if c.value.startswith("# attnviz/modules.py, ")]
+    codes = [c.value for c in at.code if c.value.startswith("# attnviz/core/modules.py, ")]
     head, text = codes[0].splitlines()
-    assert head.startswith("# attnviz/modules.py, simplified_attention, line ")
+    assert head.startswith("# attnviz/core/modules.py, simplified_attention, line ")
     assert text.startswith("attn_scores = inputs @ inputs.T")
     number = int(head.rsplit(" ", 1)[1])  # the line named is the line shown
     assert D.modules_file().read_text().splitlines()[number - 1].strip() == text

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 import torch
 
-from attnviz import implementations as impl
-from attnviz import modules as M
+from attnviz.core import modules as M
+from attnviz.models import implementations as impl
 from tests.support.forwards import SDPA, counted_forwards, name_of
 from ui import memo
 

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz import budget
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.server import budget
 
 from .conftest import APP
 
@@ -55,7 +55,7 @@ def run_page(page: str, query: dict[str, str], slots) -> AppTest:
 
 
 def test_the_threshold_puts_the_default_sizes_above_and_the_book_below():
-    from attnviz.settings import BOOK, Settings
+    from attnviz.core.settings import BOOK, Settings
 
     assert budget.predicted_bytes(Settings(), 6) > THRESHOLD
     assert budget.predicted_bytes(Settings(**BOOK), 6) < THRESHOLD

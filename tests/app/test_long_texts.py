@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from attnviz import figures as F
-from attnviz import lesson
-from attnviz.settings import Settings
-from attnviz.tokens import tokenize
+from attnviz.core.settings import Settings
+from attnviz.core.tokens import tokenize
+from attnviz.teach import prepare as lesson
 
 from .conftest import chart_title, charts, exceptions, open_app, spec_array, values
 

@@ -3,9 +3,9 @@ whole (a table of them ran wider than a 390 px screen), with the module's own na
 
 from __future__ import annotations
 
-from attnviz.modules import CausalAttention
-from attnviz.seeding import seeded
-from attnviz.settings import Settings
+from attnviz.core.modules import CausalAttention
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings
 
 from .conftest import exceptions, open_app
 

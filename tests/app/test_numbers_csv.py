@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from attnviz import bugs as B
 from attnviz import figures as F
-from attnviz.settings import Settings
-from attnviz.tokens import tokenize
+from attnviz.core.settings import Settings
+from attnviz.core.tokens import tokenize
+from attnviz.teach import bugs as B
 from tests.engine.test_lessons_causal import DEFAULT_TEXT, DEFAULT_TEXT2, page3
 from ui import cache, numbers
 

@@ -11,9 +11,11 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from attnviz import book, lesson, speed
-from attnviz.lessons import multihead as ML
-from attnviz.settings import Settings
+from attnviz.core import book
+from attnviz.core.settings import Settings
+from attnviz.models import speed
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import multihead as ML
 
 from .conftest import (
     BOOK_TEXT,

@@ -1,4 +1,4 @@
-"""The page building blocks in ui/panels.py: page_top(), beside() and pick_head().
+"""The page building blocks in ui/render.py: page_top(), beside() and pick_head().
 
 Each runs in a small AppTest script of its own, so what it draws is checked without a page.
 """
@@ -9,11 +9,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.support.pages import ROOT, app_pages
-from ui import panels
+from ui import render as panels
 
 
 def _top(page: str, present: bool) -> None:
-    from ui import panels
+    from ui import render as panels
 
     panels.page_top(f"/somewhere/pages/{page}.py", present=present)
 
@@ -57,8 +57,8 @@ def _side_by_side(count: int, with_figure: bool) -> None:
     import torch
 
     from attnviz import figures as F
-    from attnviz.panel import Panel
-    from ui import panels
+    from attnviz.teach.panel import Panel
+    from ui import render as panels
 
     def panel(key: str) -> Panel:
         values = torch.arange(4.0).reshape(2, 2)
@@ -102,7 +102,7 @@ def test_beside_draws_a_single_panel_in_place():
 def _pick(num_heads: int) -> None:
     import streamlit as st
 
-    from ui import panels
+    from ui import render as panels
 
     st.write(f"head {panels.pick_head(num_heads, key='h')}")
 
@@ -122,7 +122,7 @@ def test_pick_head_shows_no_box_for_one_head():
 
 
 def test_a_formula_written_side_by_side_stands_one_part_a_line():
-    from ui import panels
+    from ui import render as panels
 
     causal = panels.INTROS["causal-attention"]["formula"]
     lines = panels.formula_lines(causal)

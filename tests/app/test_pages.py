@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 
 from .conftest import (
     BOOK_LABELS,

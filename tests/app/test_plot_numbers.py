@@ -60,7 +60,7 @@ def _script() -> None:
     import numpy as np
 
     from attnviz import figures as F
-    from ui import panels
+    from ui import render as panels
 
     fig = F.bars(np.float32([0.25, 0.75]), ["0: a", "1: <i>"], title="Weights", value_name="w")
     panels.plot(fig, key="demo", numbers=True)

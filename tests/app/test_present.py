@@ -288,7 +288,7 @@ def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
     import torch
 
     from attnviz import figures as F
-    from attnviz.lessons import multihead as ML
+    from attnviz.teach.lessons import multihead as ML
 
     n = 260  # 4 heads × 260 × 260 cells is past the grid's budget
     assert 4 * n * n > ML.GRID_CELL_BUDGET

@@ -9,7 +9,7 @@ from dataclasses import fields
 
 import pytest
 
-from attnviz.settings import PASS_FIELDS, Settings
+from attnviz.core.settings import PASS_FIELDS, Settings
 from bench.support.pages import app_pages
 from ui import state
 from ui.text import token_legend

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import export
+from attnviz.teach import export
 from tests.derive.test_reproduce import _numbers, run_snippets
 
 from .conftest import exceptions, open_app

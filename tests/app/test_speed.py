@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from attnviz import lesson
-from attnviz import trace as T
-from attnviz.tokens import tokenize
+from attnviz.core import trace as T
+from attnviz.core.tokens import tokenize
+from attnviz.teach import prepare as lesson
 from ui import cache
 
 from .conftest import PAGES, TITLES, charts, exceptions, go, open_app, spec_array

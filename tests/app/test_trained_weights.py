@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz import detectors as D
-from attnviz.induction.passes import RULE
+from attnviz.models import detectors as D
+from attnviz.models.induction.passes import RULE
 from ui.state import trained_caption
 
 from .conftest import (

@@ -93,7 +93,7 @@ def test_a_figure_is_drawn_and_serialised_once(monkeypatch):
         import streamlit as st
         import torch
 
-        from attnviz.panel import Panel
+        from attnviz.teach.panel import Panel
         from ui import charts
 
         @st.cache_resource

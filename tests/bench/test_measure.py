@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from attnviz.settings import Settings, SettingsError
+from attnviz.core.settings import Settings, SettingsError
 from bench import measure
 from ui.state import FIELDS, parse_value
 

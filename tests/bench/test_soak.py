@@ -67,12 +67,12 @@ def test_a_soak_without_readings_or_censuses_fails():
 
 def test_an_own_type_that_keeps_growing_is_named():
     def census(n):
-        return {"own": {"attnviz.trace.Trace": n, "ui.memo.Memo": 5}}
+        return {"own": {"attnviz.core.trace.Trace": n, "ui.memo.Memo": 5}}
 
     growing = soak.growing_own_types(
         {"start": census(100), "half": census(180), "end": census(260)}
     )
-    assert growing == {"attnviz.trace.Trace": (100, 180, 260)}
+    assert growing == {"attnviz.core.trace.Trace": (100, 180, 260)}
     assert not soak.growing_own_types(
         {"start": census(100), "half": census(120), "end": census(110)}
     )

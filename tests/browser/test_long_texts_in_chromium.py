@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 from bench.support.browser import CHART, settle
 from bench.support.server import ROOT
 

@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import pytest
 
-from attnviz import lesson
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as lesson
 from bench.support.browser import CHART, settle, wait_for_app
 
 from .conftest import wait_count

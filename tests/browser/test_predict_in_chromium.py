@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz import bugs as B
-from attnviz import mystery as MY
+from attnviz.teach import bugs as B
+from attnviz.teach import mystery as MY
 from bench.support.browser import settle, wait_for_app
 from tests.predict.pages import Setting, found_strings, question, secret
 

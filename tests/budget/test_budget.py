@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 import torch
 
-from attnviz import budget, lesson
 from attnviz import figures as F
-from attnviz import trace as T
-from attnviz.settings import Settings, request_bytes
+from attnviz.core import trace as T
+from attnviz.core.settings import Settings, request_bytes
+from attnviz.server import budget
+from attnviz.teach import prepare as lesson
 from bench.support.pages import app_pages
 from ui.memo import Memo
 

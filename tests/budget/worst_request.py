@@ -21,8 +21,9 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from attnviz import budget, lesson  # noqa: E402
-from attnviz.settings import request_bytes  # noqa: E402
+from attnviz.core.settings import request_bytes  # noqa: E402
+from attnviz.server import budget  # noqa: E402
+from attnviz.teach import prepare as lesson  # noqa: E402
 from bench.support.pages import app_pages  # noqa: E402
 from ui import cache  # noqa: E402
 

@@ -3,7 +3,7 @@ the bytes on the wire of a first visit to a lesson link and of a second visit in
 browser (bench/first_visit.py counts them from the browser's own network log).
 
 Streamlit 1.67 serves its static files uncompressed. The balancer serves them itself, gzipped
-at level 9 when the image was built (deploy/static.lua, a folder made by attnviz/precompress.py
+at level 9 when the image was built (deploy/static.lua, a folder made by attnviz/deploy/precompress.py
 as in Compose), where its own on-the-fly compressor (libslz, the only one in Debian's build and
 the official image) left the JavaScript at 45 % of its size. Measured (bench/first_visit.py,
 2026-12-01): 10.03 MB straight to the server, 3.49 MB through HAProxy (JavaScript 2.71, fonts

@@ -270,7 +270,7 @@ def test_the_balancer_is_the_official_haproxy_with_the_config_lua_and_the_apps_g
     # The app image's precompressed folder, where the Lua file is told to read it.
     (from_app,) = [c for c in copies if c[0] == "--from=app"]
     app_dockerfile = (ROOT / "Dockerfile").read_text()
-    written = re.search(r"python -m attnviz\.precompress (\S+)", app_dockerfile).group(1)
+    written = re.search(r"python -m attnviz\.deploy\.precompress (\S+)", app_dockerfile).group(1)
     assert from_app[1].rstrip("/") == written
     assert from_app[2].rstrip("/") == env["ATTNVIZ_STATIC_GZ"]
     # The config at the path the official image's start command reads, the Lua file beside it.

@@ -1,4 +1,4 @@
-"""attnviz/precompress.py (scripts/precompress-static), on a small stand-in of Streamlit's static
+"""attnviz/deploy/precompress.py (scripts/precompress-static), on a small stand-in of Streamlit's static
 folder: which files it gzips, that the output is deterministic, and the content types it
 lists. tests/deploy/test_static_gz.py runs it on the installed Streamlit behind HAProxy."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from starlette.responses import FileResponse
 
-from attnviz import precompress
+from attnviz.deploy import precompress
 from bench.support.pages import ROOT
 
 SCRIPT = ROOT / "scripts" / "precompress-static"

@@ -1,6 +1,6 @@
 """The balancer serves Streamlit's static files gzipped at build time (deploy/static.lua), for
 real on loopback: Debian's haproxy runs deploy/haproxy.cfg in front of one attnviz server (its
-address on both server lines), once with a folder made by attnviz/precompress.py from this
+address on both server lines), once with a folder made by attnviz/deploy/precompress.py from this
 venv's Streamlit (as the Compose balancer holds the app image's) and once without one.
 
 Checked: a held file comes back gzip-encoded from HAProxy's memory, decompresses to exactly the
@@ -22,7 +22,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from attnviz import precompress
+from attnviz.deploy import precompress
 from bench import live
 from bench.support import haproxy
 

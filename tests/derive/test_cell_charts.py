@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import derive as D
 from attnviz import figures as F
-from attnviz import lesson as L
-from attnviz.lessons import cell as CL
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import derive as D
+from attnviz.teach import prepare as L
+from attnviz.teach.lessons import cell as CL
 from tests.support.specs import as_figure
 
 TEXT = "Your journey starts with one step"

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz import book as BK
-from attnviz import derive as D
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.settings import Settings
+from attnviz.core import book as BK
+from attnviz.core import trace as T
+from attnviz.core.settings import Settings
+from attnviz.teach import derive as D
+from attnviz.teach import prepare as L
 
 TEXT = "Your journey starts with one step"
 DEFAULTS = Settings()
@@ -230,9 +230,9 @@ def test_each_step_names_the_line_of_modules_py_that_computes_it(kind):
     for step in d.steps:
         assert step.code, step.name
         for line in step.code:
-            assert line.path == "attnviz/modules.py"
+            assert line.path == "attnviz/core/modules.py"
             assert file_lines[line.lineno - 1].strip() == line.text
-            assert line.where == f"attnviz/modules.py:{line.lineno}"
+            assert line.where == f"attnviz/core/modules.py:{line.lineno}"
         last = step.code[-1].text
         for op in OPERATION[step.name]:
             assert op in last, (step.name, last)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz import export as E
-from attnviz import lesson as L
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import export as E
+from attnviz.teach import prepare as L
 
 HOSTILE = 'A_b & 50% $x #1 {y} ~z ^w \\n "q" <a|b> -- `t\'s\nline\there'
 

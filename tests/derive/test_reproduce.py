@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz import reproduce as R
-from attnviz.settings import Settings
+from attnviz.core import modules as M
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as L
+from attnviz.teach import reproduce as R
 
 TEXT = "Your journey starts with one step"
 HOSTILE = "It's \"quoted\" \\ {braces} <b>bold</b>\nnew line\ttab ✓ ünïcode 🙂 '''"
@@ -138,8 +138,8 @@ def test_every_snippet_in_book_mode_prints_the_chapters_numbers(tmp_path):
     prep = L.prepare("", s, use_book=True)
     cases = _pages(prep, s, heads=(0, 1))
     _run_all(tmp_path, cases)
-    # and those are the chapter's printouts (attnviz/book_printouts.txt), e.g. the masking walk
-    from attnviz import book as BK
+    # and those are the chapter's printouts (attnviz/core/book_printouts.txt), e.g. the masking walk
+    from attnviz.core import book as BK
 
     weights = R.expected("causal", "attn_weights", prep, s)
     assert BK.matches_printout(weights, "masking_weights")[0]
@@ -278,7 +278,7 @@ def test_what_cannot_be_reproduced_gets_a_sentence(call, message):
 # --- every panel the pages draw has the snippet that prints it ------------------------------------
 def _panels_of(value, found: dict) -> dict:
     """Every Panel inside a lesson object (fields, tuples, dicts), by key."""
-    from attnviz.panel import Panel
+    from attnviz.teach.panel import Panel
 
     if isinstance(value, Panel):
         found.setdefault(value.key, value)
@@ -296,7 +296,7 @@ def _panels_of(value, found: dict) -> dict:
 
 def _page_panels(prep, s: Settings) -> dict:
     """The panels pages 1-4 draw, built by the lessons from the traces the pages use."""
-    from attnviz.lessons import causal, multihead, simplified, trainable
+    from attnviz.teach.lessons import causal, multihead, simplified, trainable
 
     tr = {page: R.page_trace(page, prep, s) for page in ("simplified", "trainable", "causal")}
     mh = R.page_trace("multihead", prep, s)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import derive as D
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz import trace as T
-from attnviz.seeding import seeded
-from attnviz.settings import Settings
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings
+from attnviz.teach import derive as D
+from attnviz.teach import prepare as L
 
 TEXT = "Your journey starts with one step"
 

@@ -6,7 +6,7 @@ from contextlib import contextmanager
 
 import torch
 
-from attnviz.inputs import embed
+from attnviz.core.inputs import embed
 
 # Two different six-token texts (token ids), as the app's batch of two would hold.
 IDS_A = (7120, 7002, 4940, 351, 530, 2239)

@@ -9,9 +9,9 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnviz import checks as C
-from attnviz import modules as M
-from attnviz import trace as T
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.teach import checks as C
 
 from .helpers import labels, random_x
 

@@ -8,18 +8,18 @@ import pytest
 import torch
 import torch.nn as nn
 
-from attnviz import book
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.inputs import BOOK_LABELS, book_batch, book_inputs
-from attnviz.modules import (
+from attnviz.core import book
+from attnviz.core import trace as T
+from attnviz.core.inputs import BOOK_LABELS, book_batch, book_inputs
+from attnviz.core.modules import (
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
     SelfAttention_v1,
     SelfAttention_v2,
 )
-from attnviz.settings import BOOK, Settings
+from attnviz.core.settings import BOOK, Settings
+from attnviz.teach import prepare as L
 
 from .helpers import book_seed
 

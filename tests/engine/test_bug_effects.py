@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-from attnviz import bugs as B
-from attnviz import lesson as L
-from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import BOOK, Settings
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.settings import BOOK, Settings
+from attnviz.teach import bugs as B
+from attnviz.teach import prepare as L
 
 DEFAULT_TEXT2 = "Every effort moves you forward"
 

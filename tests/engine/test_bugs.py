@@ -11,12 +11,12 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from attnviz import bugs as B
-from attnviz import checks as C
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.inputs import BOOK_TEXT, book_inputs, row_scale
-from attnviz.settings import BOOK, GPT2_SMALL, Settings
+from attnviz.core import trace as T
+from attnviz.core.inputs import BOOK_TEXT, book_inputs, row_scale
+from attnviz.core.settings import BOOK, GPT2_SMALL, Settings
+from attnviz.teach import bugs as B
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as L
 
 from .helpers import labels, random_x, typed_batch
 
@@ -494,7 +494,7 @@ def _wrong_axis_caught(d_in: int) -> float:
 
 
 def test_wrong_axis_is_caught_on_every_sample_text_and_seed_at_every_width():
-    # Typed rows have |x|² near 1 whatever d_in is (attnviz.inputs.row_scale): X Xᵀ stays far
+    # Typed rows have |x|² near 1 whatever d_in is (attnviz.core.inputs.row_scale): X Xᵀ stays far
     # from diagonal, so the column softmax never passes for the row softmax.
     for d_in in (2, 8, 64, 768):
         assert _wrong_axis_caught(d_in) == 1.0, d_in

@@ -9,13 +9,13 @@ import re
 import pytest
 import torch
 
-from attnviz import checks as C
-from attnviz import implementations as impl
-from attnviz import lesson
-from attnviz.lessons import causal as CL
-from attnviz.lessons import multihead as ML
-from attnviz.lessons import pytorch as PL
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.models import implementations as impl
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import causal as CL
+from attnviz.teach.lessons import multihead as ML
+from attnviz.teach.lessons import pytorch as PL
 
 TEXT = "Your journey starts with one step"
 TEXT2 = "Every effort moves you forward"

@@ -8,13 +8,13 @@ from dataclasses import replace
 import pytest
 import torch
 
-from attnviz import book
-from attnviz import checks as C
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz import trace as T
-from attnviz.inputs import book_inputs
-from attnviz.settings import BOOK, GPT2_SMALL, Settings
+from attnviz.core import book
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.core.inputs import book_inputs
+from attnviz.core.settings import BOOK, GPT2_SMALL, Settings
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as L
 
 from .helpers import random_x
 

@@ -1,4 +1,4 @@
-"""The defaults teach the chapter (issue 14): read through attnviz.lesson as the pages do.
+"""The defaults teach the chapter (issue 14): read through attnviz.teach.prepare as the pages do.
 
 - pass 1's weights visibly mix on the default text (no row puts more than 0.8 on one token,
   every row has at least two weights >= 0.1);
@@ -15,10 +15,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import checks as C
-from attnviz import lesson as L
-from attnviz.inputs import BOOK_TEXT, row_scale
-from attnviz.settings import Settings
+from attnviz.core.inputs import BOOK_TEXT, row_scale
+from attnviz.core.settings import Settings
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as L
 
 SCALING_CLICK = {"d_out": 128}  # the one change that makes pass 2's scaling matter
 OTHER_TEXTS = (

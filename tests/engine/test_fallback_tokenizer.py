@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnviz.tokens import (
+from attnviz.core.tokens import (
     ENDOFTEXT,
     GPT2_EOT,
     FallbackEncoding,

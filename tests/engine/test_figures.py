@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnviz import figures as F
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 from tests.support.specs import as_figure
 
 

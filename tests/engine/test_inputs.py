@@ -7,8 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-import attnviz.inputs as inputs_module
-from attnviz.inputs import (
+import attnviz.core.inputs as inputs_module
+from attnviz.core.inputs import (
     BOOK_LABELS,
     _row_key,
     book_batch,
@@ -18,7 +18,7 @@ from attnviz.inputs import (
     position_embedding,
     token_embedding,
 )
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 
 BOOK_ROWS = [
     [0.43, 0.15, 0.89],

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.settings import Settings
-from attnviz.tokens import tokenize
+from attnviz.core import trace as T
+from attnviz.core.settings import Settings
+from attnviz.core.tokens import tokenize
+from attnviz.teach import prepare as L
 
 TEXT = "Your journey starts with one step"
 

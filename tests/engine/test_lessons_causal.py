@@ -1,4 +1,4 @@
-"""Page 3's lesson object (attnviz.lessons.causal): every sentence it states about the numbers
+"""Page 3's lesson object (attnviz.teach.lessons.causal): every sentence it states about the numbers
 holds on the tensors it draws, every panel's values have the shape its labels say, and the
 modes agree with themselves (training mode shows the weights the context used, Z = A·V; book
 mode never credits the sidebar with a value it does not show)."""
@@ -10,12 +10,12 @@ import dataclasses
 import pytest
 import torch
 
-from attnviz import bugs as B
 from attnviz import figures as F
-from attnviz import lesson
-from attnviz.lessons.causal import CausalLesson, causal_lesson
-from attnviz.settings import GPT2_SMALL, Settings
-from attnviz.tokens import tokenize
+from attnviz.core.settings import GPT2_SMALL, Settings
+from attnviz.core.tokens import tokenize
+from attnviz.teach import bugs as B
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons.causal import CausalLesson, causal_lesson
 
 DEFAULT_TEXT = "Your journey starts with one step"
 DEFAULT_TEXT2 = "Every effort moves you forward"

@@ -1,4 +1,4 @@
-"""The lesson objects of the home page and passes 1-2 (attnviz/lessons/): every sentence they
+"""The lesson objects of the home page and passes 1-2 (attnviz/teach/lessons/): every sentence they
 state about the numbers holds for the numbers drawn, and every panel holds the shape its labels
 name, at the default, book and GPT-2-small settings, in eval and training mode (issue 14)."""
 
@@ -9,13 +9,13 @@ import dataclasses
 import pytest
 import torch
 
-from attnviz import bugs as B
 from attnviz import figures as F
-from attnviz import lesson
-from attnviz.lessons import home, simplified, trainable
-from attnviz.panel import Claim
-from attnviz.settings import GPT2_SMALL, Settings
-from attnviz.tokens import tokenize
+from attnviz.core.settings import GPT2_SMALL, Settings
+from attnviz.core.tokens import tokenize
+from attnviz.teach import bugs as B
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import home, simplified, trainable
+from attnviz.teach.panel import Claim
 from tests.support.specs import z_of
 
 DEFAULT_TEXT = "Your journey starts with one step"

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import book, lesson
 from attnviz import figures as F
-from attnviz.lessons import multihead as ML
-from attnviz.settings import GPT2_SMALL, Settings, mha_parameter_count
-from attnviz.tokens import tokenize
+from attnviz.core import book
+from attnviz.core.settings import GPT2_SMALL, Settings, mha_parameter_count
+from attnviz.core.tokens import tokenize
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import multihead as ML
 from tests.support.specs import as_figure, words_of
 
 DEFAULT_TEXT = "Your journey starts with one step"
@@ -136,7 +137,7 @@ def test_the_product_check_fails_when_the_weights_shown_are_not_the_ones_used(bu
 def test_eval_mode_claims_say_rows_sum_to_one(built, size):
     _, view, heads = built[size, "normal"]
     props = {c.prop for c in view.claims}
-    # the rows, then the heads (attnviz/lessons/heads.py): do they differ, how even are they
+    # the rows, then the heads (attnviz/teach/lessons/heads.py): do they differ, how even are they
     about_heads = {"largest_head_distance_near", "largest_gap_to_even_near"}
     assert props == {"rows_sum_to_one", "future_is_zero"} | about_heads
     assert "p4_weights_before" not in heads[0].panels

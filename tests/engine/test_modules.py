@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from attnviz.modules import (
+from attnviz.core.modules import (
     CausalAttention,
     MultiHeadAttention,
     MultiHeadAttentionWrapper,
@@ -216,7 +216,7 @@ def test_modules_accept_fewer_tokens_than_the_context():
 
 
 # --- a student can copy the modules as they are -----------------------------------------------
-MODULES_PY = Path(__file__).resolve().parents[2] / "attnviz" / "modules.py"
+MODULES_PY = Path(__file__).resolve().parents[2] / "attnviz" / "core" / "modules.py"
 BOOK_SIGNATURES = {
     "SelfAttention_v1": ["d_in", "d_out"],
     "SelfAttention_v2": ["d_in", "d_out", "qkv_bias"],

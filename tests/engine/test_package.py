@@ -8,7 +8,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE_MODULES = tuple(
-    sorted(p.stem for p in (ROOT / "attnviz").glob("*.py") if p.stem != "__init__")
+    sorted(
+        ".".join(p.relative_to(ROOT / "attnviz").with_suffix("").parts)
+        for p in (ROOT / "attnviz").rglob("*.py")
+        if p.stem != "__init__"
+    )
 )
 
 
@@ -41,7 +45,16 @@ def test_streamlit_is_installed_so_the_import_check_is_meaningful():
 
 
 def test_the_engine_modules_were_found():
-    assert {"tokens", "inputs", "modules", "trace", "checks", "figures"} <= set(ENGINE_MODULES)
+    assert {
+        "core.tokens",
+        "core.inputs",
+        "core.modules",
+        "core.trace",
+        "teach.checks",
+        "figures",
+        "teach.lessons.causal",
+        "models.induction.model",
+    } <= set(ENGINE_MODULES)
 
 
 def test_package_exports_the_book_names():

@@ -1,4 +1,4 @@
-"""How a page's view turns a panel (attnviz.panel.viewed): which panels are attention weights,
+"""How a page's view turns a panel (attnviz.teach.panel.viewed): which panels are attention weights,
 which axes are tokens, and what a window and the relative scale do to the numbers and labels."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import numpy as np
 import torch
 
 from attnviz import figures as F
-from attnviz import lesson
-from attnviz.lessons.causal import causal_lesson
-from attnviz.lessons.simplified import simplified_lesson
-from attnviz.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, is_token_axis, viewed
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons.causal import causal_lesson
+from attnviz.teach.lessons.simplified import simplified_lesson
+from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, is_token_axis, viewed
 from tests.support.specs import as_figure, z_of
 
 TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps on the mat. " * 2

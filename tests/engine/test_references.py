@@ -1,5 +1,5 @@
 """Checks read the trace: the independent computations behind page 4's and page 6's checks run
-once per setting (:func:`attnviz.implementations.references`), and building both lessons from a
+once per setting (:func:`attnviz.models.implementations.references`), and building both lessons from a
 trace and its references runs no forward at all."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import checks as C
-from attnviz import implementations as impl
-from attnviz import lesson
-from attnviz import modules as M
-from attnviz.lessons import multihead as ML
-from attnviz.lessons import pytorch as PL
-from attnviz.settings import GPT2_SMALL, Settings
+from attnviz.core import modules as M
+from attnviz.core.settings import GPT2_SMALL, Settings
+from attnviz.models import implementations as impl
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import multihead as ML
+from attnviz.teach.lessons import pytorch as PL
 from tests.support.forwards import SDPA, counted_forwards, name_of
 
 TEXT = "Your journey starts with one step"

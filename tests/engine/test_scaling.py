@@ -1,4 +1,4 @@
-"""Why divide by √d_k (attnviz/scaling.py): unscaled, the softmax of wider dot products
+"""Why divide by √d_k (attnviz/teach/scaling.py): unscaled, the softmax of wider dot products
 saturates (entropy and gradient fall); divided by √d_k, both stay where they were at d_k = 1."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attnviz.scaling import D_KS, scaling_study
+from attnviz.teach.scaling import D_KS, scaling_study
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""ModuleSpec.build through attnviz.skeleton.seeded_build: a module its seed builds is built once
+"""ModuleSpec.build through attnviz.core.skeleton.seeded_build: a module its seed builds is built once
 per spec and handed out as copies with their own tensors, equal to a fresh build."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import tracemalloc
 import pytest
 import torch
 
-from attnviz import budget, skeleton
-from attnviz import modules as M
-from attnviz.seeding import seeded
-from attnviz.trace import ModuleSpec
+from attnviz.core import modules as M
+from attnviz.core import skeleton
+from attnviz.core.seeding import seeded
+from attnviz.core.trace import ModuleSpec
+from attnviz.server import budget
 from tests.threads import from_threads
 
 

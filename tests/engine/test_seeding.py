@@ -7,11 +7,11 @@ import threading
 import pytest
 import torch
 
-from attnviz import bugs as B
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.seeding import rng_lock_held_by_me, seeded
-from attnviz.settings import Settings
+from attnviz.core import trace as T
+from attnviz.core.seeding import rng_lock_held_by_me, seeded
+from attnviz.core.settings import Settings
+from attnviz.teach import bugs as B
+from attnviz.teach import prepare as L
 from tests.support.rng import GlobalRngTouched, check_untouched
 
 from .helpers import labels, typed_batch

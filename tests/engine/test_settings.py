@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from attnviz.modules import MultiHeadAttention
-from attnviz.settings import (
+from attnviz.core.modules import MultiHeadAttention
+from attnviz.core.settings import (
     BOOK,
     GPT2_SMALL,
     GPT2_XL,
@@ -17,7 +17,7 @@ from attnviz.settings import (
     mha_parameter_count,
     request_bytes,
 )
-from attnviz.trace import ModuleSpec
+from attnviz.core.trace import ModuleSpec
 
 
 def test_defaults():

@@ -1,4 +1,4 @@
-"""attnviz.skeleton: meta-device modules built once per class and arguments, handed out as
+"""attnviz.core.skeleton: meta-device modules built once per class and arguments, handed out as
 copies that callers fill with their own tensors without touching the template."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ import pytest
 import torch
 from torch import nn
 
-from attnviz import budget, skeleton
-from attnviz import modules as M
-from attnviz.seeding import seeded
-from attnviz.settings import BOUNDS
+from attnviz.core import modules as M
+from attnviz.core import skeleton
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import BOUNDS
+from attnviz.server import budget
 from tests.threads import from_threads
 
 

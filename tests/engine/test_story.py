@@ -1,13 +1,13 @@
-"""The panels' words (attnviz/lessons/story.toml): each entry is complete, every field it names
+"""The panels' words (attnviz/teach/lessons/story.toml): each entry is complete, every field it names
 must be filled, and every entry is said by some panel the lessons draw."""
 
 from __future__ import annotations
 
 import pytest
 
-from attnviz.lessons import common
-from attnviz.lessons import multihead as ML
-from attnviz.lessons import pytorch as PL
+from attnviz.teach.lessons import common
+from attnviz.teach.lessons import multihead as ML
+from attnviz.teach.lessons import pytorch as PL
 from tests.pytorch import test_lesson as page6
 
 from . import test_lessons_causal as page3

@@ -15,13 +15,13 @@ import torch
 import torch.nn as nn
 
 from attnviz import figures as F
-from attnviz import implementations as IM
-from attnviz import learn as LN
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz.seeding import seeded
-from attnviz.settings import Settings
-from attnviz.trace import ModuleSpec
+from attnviz.core import modules as M
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings
+from attnviz.core.trace import ModuleSpec
+from attnviz.models import implementations as IM
+from attnviz.models import toy_tasks as LN
+from attnviz.teach import prepare as L
 
 TEXT = "Your journey starts with one step"
 TEXT2 = "The <b>quick</b> brown fox 🦊 jumps"

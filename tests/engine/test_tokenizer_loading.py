@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import attnviz.tokens as tokens_module
-from attnviz.tokens import cache_dir, cache_problems, get_tokenizer, load_tokenizer, tokenize
+import attnviz.core.tokens as tokens_module
+from attnviz.core.tokens import cache_dir, cache_problems, get_tokenizer, load_tokenizer, tokenize
 
 SHARED_CACHE = Path(__file__).resolve().parents[3] / "shared" / "tiktoken_cache"
 ENCODER_JSON = "6c7ea1a7e38e3a7f062df639a5b80947f075ffe6"  # sha1 of encoder.json's URL

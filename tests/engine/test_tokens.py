@@ -6,8 +6,8 @@ import tiktoken
 from hypothesis import given
 from hypothesis import strategies as st
 
-import attnviz.tokens as T
-from attnviz.tokens import (
+import attnviz.core.tokens as T
+from attnviz.core.tokens import (
     ENDOFTEXT,
     GPT2_EOT,
     get_tokenizer,
@@ -209,7 +209,7 @@ def test_character_groups_partition_the_positions(text):
 
 
 def test_invisible_marks_and_lone_combining_marks_stay_visible_in_labels():
-    from attnviz.tokens import piece_display
+    from attnviz.core.tokens import piece_display
 
     assert piece_display("\ufe0f".encode()) == "⟨U+FE0F⟩"  # the emoji variation selector
     assert piece_display("\u0301".encode()) == "◌\u0301"  # a combining acute accent on its own

@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnviz import modules as M
-from attnviz import trace as T
-from attnviz.seeding import seeded
+from attnviz.core import modules as M
+from attnviz.core import trace as T
+from attnviz.core.seeding import seeded
 
 from .helpers import book_seed, labels, typed_batch
 

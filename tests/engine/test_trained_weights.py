@@ -10,23 +10,23 @@ from dataclasses import replace
 import pytest
 import torch
 
-from attnviz import detectors as D
-from attnviz import lesson as L
-from attnviz.induction import passes as P
-from attnviz.induction.model import ModelConfig, run
-from attnviz.induction.recorded import recorded
-from attnviz.lessons import causal as CL
-from attnviz.lessons import heads as H
-from attnviz.lessons import multihead as ML
-from attnviz.lessons import trainable as TL
-from attnviz.panel import Panel
-from attnviz.settings import (
+from attnviz.core.settings import (
     TRAINED_CONTEXT,
     TRAINED_HEADS,
     TRAINED_WIDTH,
     Settings,
     SettingsError,
 )
+from attnviz.models import detectors as D
+from attnviz.models.induction import passes as P
+from attnviz.models.induction.model import ModelConfig, run
+from attnviz.models.induction.recorded import recorded
+from attnviz.teach import prepare as L
+from attnviz.teach.lessons import causal as CL
+from attnviz.teach.lessons import heads as H
+from attnviz.teach.lessons import multihead as ML
+from attnviz.teach.lessons import trainable as TL
+from attnviz.teach.panel import Panel
 
 TEXT = "Your journey starts with one step"
 TWICE = f"{TEXT} {TEXT}"

@@ -10,7 +10,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from attnviz import tokens
+from attnviz.core import tokens
 from bench.support.pages import app_pages
 from ui import cache
 

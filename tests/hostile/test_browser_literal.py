@@ -17,7 +17,7 @@ import urllib.parse
 import pytest
 
 from attnviz import figures as F
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 from bench.support.browser import chromium, wait_for_app
 from bench.support.network import Blackhole
 from bench.support.pages import app_pages

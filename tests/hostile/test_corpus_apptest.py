@@ -16,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz import figures as F
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
 from bench.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
 
 from .corpus import CASES, CASES_BY_ID, TOKEN_CAP, syntax_fragments
@@ -218,8 +218,8 @@ def test_case_on_page(case_id, page, canary, blackhole_start):
         tokens = tokenize(case.text_after, cap=TOKEN_CAP)
         expected = F.axis_labels(tokens.labels)
         if page.lays_text_after_filler:  # page 8: filler, then the text twice
-            from attnviz.induction import api
-            from attnviz.induction.passes import map_tokens
+            from attnviz.models.induction import api
+            from attnviz.models.induction.passes import map_tokens
 
             laid = api.probe(map_tokens(tokens.ids).ids, tokens.displays)
             expected = F.axis_labels(laid.labels)

@@ -1,7 +1,7 @@
 """Arbitrary Unicode text and arbitrary valid settings through the engine and the figure
 builders: nothing raises, and the invariants hold (bounded hypothesis runs).
 
-Settings are drawn inside :data:`attnviz.settings.BOUNDS` (sizes kept small for speed: d_in up to
+Settings are drawn inside :data:`attnviz.core.settings.BOUNDS` (sizes kept small for speed: d_in up to
 24, up to 8 heads, context_length from the number of tokens up), with any dropout the bounds
 allow, training on or off, biases on or off and any seeds. Every lesson pass runs (the wrapper
 too), the two-text batch, every check on correct code, and every public function of
@@ -19,15 +19,15 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnviz import checks as C
 from attnviz import figures as F
-from attnviz import implementations as IM
-from attnviz import lesson
-from attnviz import trace as T
-from attnviz.lessons import multihead as ML
-from attnviz.seeding import rng_lock_held_by_me
-from attnviz.settings import BOUNDS, Settings
-from attnviz.tokens import tokenize
+from attnviz.core import trace as T
+from attnviz.core.seeding import rng_lock_held_by_me
+from attnviz.core.settings import BOUNDS, Settings
+from attnviz.core.tokens import tokenize
+from attnviz.models import implementations as IM
+from attnviz.teach import checks as C
+from attnviz.teach import prepare as lesson
+from attnviz.teach.lessons import multihead as ML
 from tests.support.specs import as_figure
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
@@ -437,7 +437,7 @@ def test_every_public_figure_function_is_exercised():
 
 
 def test_every_check_is_run_on_correct_code(monkeypatch):
-    """The property above runs every public check of attnviz.checks: each is replaced by a
+    """The property above runs every public check of attnviz.teach.checks: each is replaced by a
     spy, and one example where every pass applies goes through the same helpers."""
     public_checks = {
         name

@@ -1,5 +1,5 @@
 """glibc's mmap threshold, fixed once per process by the app: a freed large tensor's memory
-goes back to the system instead of staying resident in the heap (attnviz.runtime)."""
+goes back to the system instead of staying resident in the heap (attnviz.server.runtime)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from attnviz import runtime
+from attnviz.server import runtime
 from bench.support.pages import ROOT
 
 # After a 20 MiB tensor is freed, glibc's default raises its mmap threshold past 8 MiB, so the
@@ -21,7 +21,7 @@ from bench.support.pages import ROOT
 PROBE = """
 import os, sys
 import torch
-from attnviz import runtime
+from attnviz.server import runtime
 
 def rss():
     with open("/proc/self/statm") as f:

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from attnviz import runtime
+from attnviz.server import runtime
 from bench.support.pages import ROOT
 from tests.support.installs import python_in_a_fresh_process
 
 PROBE = (
-    "from attnviz import runtime; import torch; "
+    "from attnviz.server import runtime; import torch; "
     "a = runtime.configure_threads(); torch.set_num_threads(3); b = runtime.configure_threads(); "
     "print(a, b, torch.get_num_threads())"
 )
@@ -52,7 +52,7 @@ def test_configure_threads_applies_once_per_process(value, expected):
 PAGE_PROBE = """
 import torch
 from streamlit.testing.v1 import AppTest
-from attnviz import runtime
+from attnviz.server import runtime
 from ui import entry
 
 seen = []
@@ -90,7 +90,7 @@ def test_the_app_configures_threads_and_memory_before_any_page_runs():
 FREEZE_PROBE = """
 import gc
 from streamlit.testing.v1 import AppTest
-from attnviz import runtime
+from attnviz.server import runtime
 
 before = gc.get_freeze_count()
 at = AppTest.from_file("app.py", default_timeout=120)

@@ -1,5 +1,5 @@
 """The induction tests: each checks that it leaves torch's global generator as it found it
-(tests/support/rng.py), and runs torch on one thread, as the app does (attnviz/runtime.py).
+(tests/support/rng.py), and runs torch on one thread, as the app does (attnviz/server/runtime.py).
 
 Training a model this small on two threads of a busy machine took ten times the wall time and
 the CPU of one thread: ``api.grow(seed=5, steps=30)`` ran in 83 s wall, 19 s CPU on two threads

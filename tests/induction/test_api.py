@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import detectors as D
-from attnviz.induction import api
-from attnviz.induction.passes import map_tokens
+from attnviz.models import detectors as D
+from attnviz.models.induction import api
+from attnviz.models.induction.passes import map_tokens
 
 LAST = 4000
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import detectors as D
+from attnviz.models import detectors as D
 
 
 def causal_uniform(T: int) -> torch.Tensor:

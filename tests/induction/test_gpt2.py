@@ -8,8 +8,8 @@ import os
 import pytest
 import torch
 
-from attnviz import detectors as D
-from attnviz import pretrained as P
+from attnviz.models import detectors as D
+from attnviz.models import gpt2 as P
 from tests.pretrained.conftest import TINY, save_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

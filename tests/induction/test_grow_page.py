@@ -12,14 +12,14 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from attnviz import detectors as D
 from attnviz import figures as F
-from attnviz.induction import api
-from attnviz.induction.passes import map_tokens
-from attnviz.lessons import grow as G
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
+from attnviz.models import detectors as D
+from attnviz.models.induction import api
+from attnviz.models.induction.passes import map_tokens
+from attnviz.teach.lessons import grow as G
 from tests.app.conftest import APP, chart, spec_array, unescape
-from ui import induction as I
+from ui.models import growing as I
 
 PAGE = "pages/grow-induction-heads.py"
 TEXT = "Your journey starts with one step"
@@ -230,7 +230,7 @@ def test_grow_reports_progress_and_waits_its_turn_behind_another_run(clean_runs)
 
 
 def test_the_queue_is_first_come_first_served_and_leaving_frees_the_turn():
-    from attnviz.turns import Turns
+    from attnviz.server.turns import Turns
 
     turns = Turns(1)
     a, b, c = turns.join(), turns.join(), turns.join()
@@ -259,7 +259,7 @@ def test_the_queue_is_first_come_first_served_and_leaving_frees_the_turn():
 
 def test_a_grown_run_is_small_enough_for_its_cache():
     reports = list(api.grow(seed=1, steps=50))
-    from attnviz.budget import CACHE_BYTES, size_of
+    from attnviz.server.budget import CACHE_BYTES, size_of
 
     per_report = size_of(tuple(reports)) / len(reports)
     # a 4,000-step run: one report every 25 steps, and one per 0.4 s of training (a minute at

@@ -7,9 +7,9 @@ import threading
 import pytest
 import torch
 
-from attnviz import modules as M
-from attnviz.induction import model as IM
-from attnviz.induction import train as IT
+from attnviz.core import modules as M
+from attnviz.models.induction import model as IM
+from attnviz.models.induction import train as IT
 
 SMALL = IT.TrainConfig(steps=6, batch_size=8)
 
@@ -136,7 +136,7 @@ def test_the_induction_engine_never_imports_streamlit():
     from pathlib import Path
 
     code = (
-        "import sys; import attnviz.detectors, attnviz.induction.api, attnviz.induction.passes; "
+        "import sys; import attnviz.models.detectors, attnviz.models.induction.api, attnviz.models.induction.passes; "
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'); "
         "assert not loaded, loaded"
     )

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import detectors as D
-from attnviz import modules as M
-from attnviz.induction import passes as P
-from attnviz.induction.model import run
-from attnviz.induction.recorded import recorded
-from attnviz.tokens import tokenize
+from attnviz.core import modules as M
+from attnviz.core.tokens import tokenize
+from attnviz.models import detectors as D
+from attnviz.models.induction import passes as P
+from attnviz.models.induction.model import run
+from attnviz.models.induction.recorded import recorded
 
 DEFAULT_TEXT = "Your journey starts with one step"
 

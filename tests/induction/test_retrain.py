@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.induction import recorded as R
+from attnviz.models.induction import recorded as R
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The recorded run shipped in attnviz/data/induction/: its hashes, its scores, its targets."""
+"""The recorded run shipped in attnviz/models/induction/data/: its hashes, its scores, its targets."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.induction import recorded as R
-from attnviz.induction.train import SCORES, held_out, measure
+from attnviz.models.induction import recorded as R
+from attnviz.models.induction.train import SCORES, held_out, measure
 
 CHANCE = math.log(64)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import learn
-from attnviz.lessons import learn as lessons
+from attnviz.models import toy_tasks as learn
+from attnviz.teach.lessons import watch_learn as lessons
 
 CONFIGS = [
     learn.LearnConfig(task="shift", steps=40),

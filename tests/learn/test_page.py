@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz import learn as L
-from ui import learn as ui_learn
+from attnviz.models import toy_tasks as L
+from ui.models import watch as ui_learn
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "pages/watch-attention-learn.py"
@@ -21,7 +21,7 @@ SIDEBAR_NOTE = "book mode and the text and settings in the sidebar do not apply 
 
 @pytest.fixture
 def train_calls(monkeypatch):
-    """Count calls of the engine's training function (the page reaches it through ui.learn)."""
+    """Count calls of the engine's training function (the page reaches it through ui.models.watch)."""
     calls = []
     real = L.train
 
@@ -166,7 +166,7 @@ def test_bad_page_values_in_the_link_are_named_and_replaced_by_defaults(train_ca
 
 
 def test_the_lessons_claims_are_on_the_page_after_training(train_calls):
-    from attnviz.lessons import learn as lessons
+    from attnviz.teach.lessons import watch_learn as lessons
 
     at = open_page({"steps": "8", "lheads": "2"})
     at.button(key="ltrain").click().run()

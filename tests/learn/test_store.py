@@ -1,4 +1,4 @@
-"""The finished runs behind page 5 (``ui.learn.runs``, a :class:`ui.memo.Memo`): shows what
+"""The finished runs behind page 5 (``ui.models.watch.runs``, a :class:`ui.memo.Memo`): shows what
 exists without training, trains once per settings, and forgets a run that failed."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from attnviz import learn as L
-from attnviz.learn import LearnConfig
-from ui import learn as ui_learn
+from attnviz.models import toy_tasks as L
+from attnviz.models.toy_tasks import LearnConfig
 from ui.memo import Memo
+from ui.models import watch as ui_learn
 
 TINY = LearnConfig(steps=2)
 

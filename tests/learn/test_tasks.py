@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attnviz import learn as L
+from attnviz.models import toy_tasks as L
 
 
 def gen(seed: int = 0) -> torch.Generator:

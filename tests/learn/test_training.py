@@ -8,8 +8,8 @@ import threading
 import pytest
 import torch
 
-from attnviz import learn as L
-from attnviz import seeding
+from attnviz.core import seeding
+from attnviz.models import toy_tasks as L
 
 TARGET_ACCURACY = 0.99
 TARGET_SHARE = 0.9

@@ -8,8 +8,8 @@ import itertools
 import pytest
 import redis
 
-from attnviz.polls import Limits, MemoryPollStore, PollStore
-from attnviz.polls_redis import RedisPollStore
+from attnviz.classroom.polls import Limits, MemoryPollStore, PollStore
+from attnviz.classroom.redis_store import RedisPollStore
 from bench.support.redis_server import RedisServer
 
 BACKENDS = ("memory", "redis")

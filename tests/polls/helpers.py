@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnviz.polls import Choice, Created, Number, PollQuestion, Refused, Sketch
+from attnviz.classroom.polls import Choice, Created, Number, PollQuestion, Refused, Sketch
 
 OPTIONS = ("0: Your", "1: ␣journey", "2: ␣starts", "3: ␣with")
 SETTINGS = {"text": "Your journey starts with one step", "d_in": 8, "d_out": 8, "heads": 2}

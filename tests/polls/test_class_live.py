@@ -17,9 +17,9 @@ import re
 
 import pytest
 
-from attnviz import questions as Q
-from attnviz.polls_redis import RedisPollStore
-from attnviz.settings import Settings
+from attnviz.classroom.redis_store import RedisPollStore
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
 from bench import classpoll as CP
 from bench import loadtest
 from bench.support.network import proxy_env

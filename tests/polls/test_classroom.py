@@ -1,4 +1,4 @@
-"""attnviz/classroom.py: a question of attnviz.questions as a class poll, and back.
+"""attnviz/classroom/poll_questions.py: a question of attnviz.teach.questions as a class poll, and back.
 
 The payload every phone receives must carry no key; the poll's grading must call the
 question's own key right and each kept misconception's answer that misconception; a phone
@@ -12,11 +12,9 @@ import json
 import pytest
 import torch
 
-from attnviz import classroom as C
 from attnviz import figures as F
-from attnviz import questions as Q
-from attnviz.panel import Panel
-from attnviz.polls import (
+from attnviz.classroom import poll_questions as C
+from attnviz.classroom.polls import (
     Choice,
     MemoryPollStore,
     Number,
@@ -25,7 +23,9 @@ from attnviz.polls import (
     Sketch,
     tally_round,
 )
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
+from attnviz.teach.panel import Panel
 
 TEXT = "Your journey starts with one step"
 CAT = "The cat sat on the mat"

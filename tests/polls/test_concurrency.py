@@ -8,7 +8,7 @@ import random
 import threading
 from collections import Counter
 
-from attnviz.polls import Answered, PollState, Refused
+from attnviz.classroom.polls import Answered, PollState, Refused
 
 from .helpers import OPTIONS, choice_question, created
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from attnviz.polls import (
+from attnviz.classroom.polls import (
     UNAVAILABLE_MESSAGE,
     Answered,
     Created,
@@ -17,7 +17,7 @@ from attnviz.polls import (
     StudentView,
     store_from_env,
 )
-from attnviz.polls_redis import RedisPollStore
+from attnviz.classroom.redis_store import RedisPollStore
 from bench.support.network import free_port
 from bench.support.redis_server import RedisServer
 

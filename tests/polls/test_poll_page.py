@@ -3,7 +3,7 @@ projector counts, asks again, reveals; only the presenter's link has the control
 closed polls and a store that is down each get a sentence, never a traceback.
 
 Every AppTest session runs in this process, so the page's store is this test's own
-(``ui.poll.use_store``) and a test reads it directly to check what the page did."""
+(``ui.classroom.poll_views.use_store``) and a test reads it directly to check what the page did."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz import classroom as C
-from attnviz import questions as Q
-from attnviz.polls import Created, MemoryPollStore, Refused, UnavailableStore
-from attnviz.qr import qr_svg
-from attnviz.settings import Settings
+from attnviz.classroom import poll_questions as C
+from attnviz.classroom.polls import Created, MemoryPollStore, Refused, UnavailableStore
+from attnviz.classroom.qr import qr_svg
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
 from bench.support.pages import ROOT
-from ui import poll
+from ui.classroom import poll_views as poll
 
 APP = ROOT / "app.py"
 PAGE = "pages/poll.py"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from attnviz.polls import _salted
+from attnviz.classroom.polls import _salted
 
 from .helpers import choice_question, created
 

@@ -11,7 +11,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from attnviz.qr import QUIET_ZONE, qr_matrix, qr_png, qr_svg
+from attnviz.classroom.qr import QUIET_ZONE, qr_matrix, qr_png, qr_svg
 
 LINKS = [
     "http://127.0.0.1:8501/class-poll?code=AB3K9Z",

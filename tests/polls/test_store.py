@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from attnviz.polls import (
+from attnviz.classroom.polls import (
     CODE_ALPHABET,
     CODE_LENGTH,
     Answered,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from attnviz import questions as Q
+from attnviz.teach import questions as Q
 from tests.app.conftest import open_app, unescape
 
 SEEDS_KEY = "_attnviz_predict_seeds"

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attnviz import lesson as LS
-from attnviz import questions as Q
-from attnviz.lessons import causal as LC
-from attnviz.lessons import multihead as LM
-from attnviz.lessons import simplified as L1
-from attnviz.lessons import trainable as L2
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as LS
+from attnviz.teach import questions as Q
+from attnviz.teach.lessons import causal as LC
+from attnviz.teach.lessons import multihead as LM
+from attnviz.teach.lessons import simplified as L1
+from attnviz.teach.lessons import trainable as L2
 
 URL_PATHS = {
     "simplified": "simplified-attention",
@@ -255,7 +255,7 @@ def secret(s: Setting, q: Q.Question) -> Secret:
 
 
 def _sections_hidden(page: str, concealed: set[str]) -> bool:
-    """Whether the page's bar and line charts are hidden with these panels (ui.predict's
+    """Whether the page's bar and line charts are hidden with these panels (ui.teach.predict's
     sections: pass 1's query walk, pass 2's histograms)."""
     if page == "simplified":
         return bool(concealed & {"p1_scores", "p1_weights"})

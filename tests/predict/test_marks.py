@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import pytest
 
 from attnviz import figures as F
-from attnviz import questions as Q
-from ui import predict as P
+from attnviz.teach import questions as Q
+from ui.teach import predict as P
 
 from .pages import Setting, numbers
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz import questions as Q
+from attnviz.teach import questions as Q
 from tests.app.conftest import exceptions, unescape
 
 from .answer import give, open_predict, verdicts

@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 
-from attnviz import book as BK
-from attnviz import questions as Q
+from attnviz.core import book as BK
+from attnviz.teach import questions as Q
 from tests.app.conftest import OPEN_PARTS, exceptions, unescape
 
 from .answer import give, open_predict, prompts, verdicts
@@ -206,7 +206,7 @@ def test_a_gate_set_on_one_page_never_hides_another_page_s_panels():
     """The gate remembers the page it was set on (app.py names it: ui/entry.current_page); a
     page without Predict first draws every panel as a fresh session does."""
     from tests.app.conftest import chart_specs, chart_title, go, open_app
-    from ui import predict
+    from ui.teach import predict
 
     at = open_predict("causal", {})
     assert prompts(at)

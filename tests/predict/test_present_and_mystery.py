@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from attnviz import bugs as B
-from attnviz import mystery as MY
-from attnviz import questions as Q
+from attnviz.teach import bugs as B
+from attnviz.teach import mystery as MY
+from attnviz.teach import questions as Q
 from tests.app.conftest import badges, exceptions, open_app, unescape
 
 from .answer import give, prompts, verdicts

@@ -16,8 +16,8 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from attnviz import bugs as B
-from attnviz import mystery as MY
+from attnviz.teach import bugs as B
+from attnviz.teach import mystery as MY
 from bench import loadtest
 from bench.support import aio
 from bench.support.network import proxy_env

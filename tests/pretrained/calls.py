@@ -1,4 +1,4 @@
-"""One call of each public function of attnviz.pretrained, for the engine's RNG-state and thread
+"""One call of each public function of attnviz.models.gpt2, for the engine's RNG-state and thread
 tests (tests/engine/engine_calls.py merges them). The model is a tiny GPT-2 written here with
 safetensors and a private generator: no transformers, and no draw from torch's global one."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnviz import modules as M
-from attnviz import pretrained as P
-from attnviz.seeding import seeded
+from attnviz.core import modules as M
+from attnviz.core.seeding import seeded
+from attnviz.models import gpt2 as P
 
 CONFIG = {
     "model_type": "gpt2",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz import pretrained as P
+from attnviz.models import gpt2 as P
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

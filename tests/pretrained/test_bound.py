@@ -1,11 +1,11 @@
-"""The trained-heads page's memory is counted in the server's bound (attnviz.budget)."""
+"""The trained-heads page's memory is counted in the server's bound (attnviz.server.budget)."""
 
 from __future__ import annotations
 
 import pytest
 
-from attnviz import budget
-from attnviz import pretrained as P
+from attnviz.models import gpt2 as P
+from attnviz.server import budget
 
 
 @pytest.mark.parametrize("layout", ["lm", "bare"])

@@ -7,8 +7,8 @@ import threading
 import pytest
 import torch
 
-from attnviz import modules as M
-from attnviz import pretrained as P
+from attnviz.core import modules as M
+from attnviz.models import gpt2 as P
 
 from .conftest import LAYOUTS, TINY
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from attnviz import figures as F
-from attnviz import pretrained as P
+from attnviz.models import gpt2 as P
 from tests.support.specs import as_figure
 
 from .conftest import TINY

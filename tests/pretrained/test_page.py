@@ -11,11 +11,11 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from attnviz import detectors as D
-from attnviz import pretrained as P
-from attnviz.tokens import tokenize
+from attnviz.core.tokens import tokenize
+from attnviz.models import detectors as D
+from attnviz.models import gpt2 as P
 from tests.app.conftest import APP, chart, chart_specs, chart_title, spec_array, unescape
-from ui import trained
+from ui.models import trained
 
 PAGE = "pages/trained-heads.py"
 TEXT = "Your journey starts with one step"
@@ -241,7 +241,7 @@ def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
 
 
 def test_the_illustration_is_the_one_its_script_draws():
-    """ui/trained-heads-illustration.svg is committed: it must be what the script draws now."""
+    """ui/models/trained-heads-illustration.svg is committed: it must be what the script draws now."""
     import importlib.util
     from pathlib import Path
 

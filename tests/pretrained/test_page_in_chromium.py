@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attnviz import pretrained as P
+from attnviz.models import gpt2 as P
 from bench.support.browser import CHART, chromium, settle, wait_for_app
 from bench.support.network import proxy_env
 from bench.support.server import running_app

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from attnviz import modules as M
-from attnviz.trace import ModuleSpec
+from attnviz.core import modules as M
+from attnviz.core.trace import ModuleSpec
 
 
 def mha(d_in, d_out, heads, tokens, bias=False, seed=0, dropout=0.0) -> M.MultiHeadAttention:

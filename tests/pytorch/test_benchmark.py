@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from attnviz import implementations as impl
+from attnviz.models import implementations as impl
 
 from .test_equivalence import NoMask
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from attnviz import implementations as impl
-from ui import comparison
+from attnviz.models import implementations as impl
+from ui.models import comparison
 
 SHAPE = (1, 6, 16, 16, 2, False)
 OTHER = (1, 7, 16, 16, 2, False)

@@ -1,5 +1,5 @@
 """Our MultiHeadAttention against PyTorch's SDPA and nn.MultiheadAttention, over random shapes,
-in eval mode, within the engine's tolerance (the checks of attnviz/checks.py)."""
+in eval mode, within the engine's tolerance (the checks of attnviz/teach/checks.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnviz import checks as C
-from attnviz import implementations as impl
-from attnviz import modules as M
+from attnviz.core import modules as M
+from attnviz.models import implementations as impl
+from attnviz.teach import checks as C
 
 from .helpers import mha, random_x
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import implementations as impl
-from attnviz import lesson as L
-from attnviz.lessons import pytorch as lessons
-from attnviz.settings import GPT2_SMALL, Settings
+from attnviz.core.settings import GPT2_SMALL, Settings
+from attnviz.models import implementations as impl
+from attnviz.teach import prepare as L
+from attnviz.teach.lessons import pytorch as lessons
 
 TEXT = "Your journey starts with one step"
 LONG = " ".join(["Every effort moves you forward, and every step counts."] * 6)  # ~66 tokens

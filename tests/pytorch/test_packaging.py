@@ -42,7 +42,7 @@ def test_bench_stays_out_of_the_image():
     rules = _dockerignore_rules()
     for path in ("bench/__init__.py", "bench/run.py", "bench/results/run.json"):
         assert dockerignored(path, rules), f"{path} would be copied into the image"
-    assert not dockerignored("attnviz/implementations.py", rules)
+    assert not dockerignored("attnviz/models/implementations.py", rules)
 
 
 @pytest.mark.slow

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz import implementations as impl
-from ui import comparison
+from attnviz.models import implementations as impl
+from ui.models import comparison
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 PAGE = "pages/against-pytorch.py"

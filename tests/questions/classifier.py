@@ -7,7 +7,7 @@ import re
 
 import torch
 
-from attnviz import mystery as MY
+from attnviz.teach import mystery as MY
 
 FLOAT_SLACK = 1e-4  # relative: float32 rounding of a recomputation, far below VISIBLE
 

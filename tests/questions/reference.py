@@ -1,7 +1,7 @@
 """An independent recomputation of what the questions ask about: the chapter's modules
-(attnviz/modules.py) built and run directly with the same seeds, their intermediates read
+(attnviz/core/modules.py) built and run directly with the same seeds, their intermediates read
 with forward hooks on the module's own ``dropout`` (never from a trace, never through
-attnviz.lesson's traces or attnviz.questions)."""
+attnviz.teach.prepare's traces or attnviz.teach.questions)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz import book as BK
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz.seeding import seeded
-from attnviz.settings import Settings
+from attnviz.core import book as BK
+from attnviz.core import modules as M
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings
+from attnviz.teach import prepare as L
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import random
 
 from hypothesis import strategies as st
 
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
 
 # Words GPT-2 keeps whole (one token each, most with a leading space), repeats, digits and
 # characters that look like HTML among them.

@@ -1,4 +1,4 @@
-"""Book mode: the keys equal the chapter's printed values (attnviz/book.py), to the printout's
+"""Book mode: the keys equal the chapter's printed values (attnviz/core/book.py), to the printout's
 4 decimals, wherever the chapter printed the number asked about."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import math
 
 import pytest
 
-from attnviz import book as BK
-from attnviz import questions as Q
-from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import Settings
+from attnviz.core import book as BK
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
 
 PRINTED_DIGITS = 0.5e-4 + 1e-6  # half a unit of the 4th decimal, plus float32 slack
 SEEDS = range(40)

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz import questions as Q
-from attnviz.inputs import BOOK_TEXT
-from attnviz.settings import Settings
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
 
 from .reference import reference
 from .settings import random_case
 
 TEXT = "Your journey starts with one step"
-STORY = Path(__file__).resolve().parents[2] / "attnviz" / "lessons" / "story.toml"
+STORY = Path(__file__).resolve().parents[2] / "attnviz" / "teach" / "lessons" / "story.toml"
 
 
 _FOUND: dict[tuple[str, str], tuple[random.Random, list[Q.Question], list[int]]] = {}

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from attnviz import questions as Q
+from attnviz.teach import questions as Q
 
 from .settings import random_case
 

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from attnviz import questions as Q
-from attnviz.settings import Settings
+from attnviz.core.settings import Settings
+from attnviz.teach import questions as Q
 
 from .reference import Reference, reference
 from .settings import cases, sharp_cases

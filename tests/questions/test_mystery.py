@@ -10,14 +10,14 @@ import random
 import pytest
 import torch
 
-from attnviz import bugs as B
-from attnviz import lesson as L
-from attnviz import modules as M
-from attnviz import mystery as MY
-from attnviz.inputs import BOOK_TEXT
-from attnviz.seeding import seeded
-from attnviz.settings import Settings
-from attnviz.trace import record
+from attnviz.core import modules as M
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.seeding import seeded
+from attnviz.core.settings import Settings
+from attnviz.core.trace import record
+from attnviz.teach import bugs as B
+from attnviz.teach import mystery as MY
+from attnviz.teach import prepare as L
 
 from .classifier import classify
 from .settings import random_case

@@ -16,7 +16,7 @@ SDPA = "F.scaled_dot_product_attention"
 
 
 def name_of(cls: type) -> str:
-    """``attnviz.modules.MultiHeadAttention``, ``torch.nn...MultiheadAttention``, ..."""
+    """``attnviz.core.modules.MultiHeadAttention``, ``torch.nn...MultiheadAttention``, ..."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 

@@ -2,7 +2,7 @@
 left as the test found it, and that the seeding lock is not left held.
 
 One Python process serves every student, so the engine never draws from (or reseeds) torch's
-process-wide generator outside :func:`attnviz.seeding.seeded`, which forks and restores it. Each
+process-wide generator outside :func:`attnviz.core.seeding.seeded`, which forks and restores it. Each
 test starts in the middle of a stream (seed 2024, one draw), as a caller would be, and fails if
 the state differs afterwards. A test that draws from the global generator on purpose says so
 with ``@pytest.mark.draws_global_rng``.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz.seeding import rng_lock_held_by_me
+from attnviz.core.seeding import rng_lock_held_by_me
 
 
 class GlobalRngTouched(AssertionError):

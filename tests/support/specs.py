@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz import figures as F
-from attnviz.panel import Panel, draw
+from attnviz.teach.panel import Panel, draw
 
 
 def spec_of(item, look: F.Look = F.NORMAL) -> dict:

@@ -1,5 +1,5 @@
 """One torch intra-op thread for a test package that runs tiny tensors: faster than a pool that
-other tests contend for, and what the server uses (attnviz/runtime.py).
+other tests contend for, and what the server uses (attnviz/server/runtime.py).
 
 A package's conftest.py (or a test module) imports the fixture to switch it on there:
 

@@ -1,6 +1,6 @@
 """Where the app's sentences come from, as (source, text) pairs for the spell check.
 
-- the data files: every part of attnviz/lessons/story.toml but the formulas, ui/intros.toml's
+- the data files: every part of attnviz/teach/lessons/story.toml but the formulas, ui/intros.toml's
   titles and paragraphs;
 - every lesson object the pages draw, at several settings (the defaults, book mode, training
   with dropout 0.5, 4 heads, a 60-token text): each claim, panel title, sentence and caption,
@@ -23,17 +23,17 @@ from string import Template
 import pandas as pd
 import torch
 
-from attnviz import bugs as B
 from attnviz import figures as F
-from attnviz import learn
-from attnviz import lesson as L
-from attnviz import trace as T
-from attnviz.checks import CheckResult
-from attnviz.inputs import BOOK_TEXT
-from attnviz.lessons import causal, home, multihead, simplified, trainable
-from attnviz.lessons import learn as learn_lesson
-from attnviz.panel import Claim, Panel
-from attnviz.settings import BOOK, Settings
+from attnviz.core import trace as T
+from attnviz.core.inputs import BOOK_TEXT
+from attnviz.core.settings import BOOK, Settings
+from attnviz.models import toy_tasks as learn
+from attnviz.teach import bugs as B
+from attnviz.teach import prepare as L
+from attnviz.teach.checks import CheckResult
+from attnviz.teach.lessons import causal, home, multihead, simplified, trainable
+from attnviz.teach.lessons import watch_learn as learn_lesson
+from attnviz.teach.panel import Claim, Panel
 
 ROOT = Path(__file__).resolve().parents[2]
 Sentences = Iterator[tuple[str, str]]
@@ -81,7 +81,7 @@ class _Digits(dict):
 
 
 def story() -> Sentences:
-    entries = tomllib.loads((ROOT / "attnviz/lessons/story.toml").read_text(encoding="utf-8"))
+    entries = tomllib.loads((ROOT / "attnviz/teach/lessons/story.toml").read_text(encoding="utf-8"))
     for key, parts in entries.items():
         for part, text in parts.items():
             if part != "formula":

@@ -1,0 +1,1006 @@
+"""Class polls: one question asked of the whole class, answered from phones, tallied on the projector.
+
+Peer instruction in four steps: everyone answers (round 1), the presenter may show the spread,
+neighbours discuss and everyone answers again (round 2), then the reveal. This module is the store
+behind it, with no Streamlit: pages call it through ``ui/`` later.
+
+A poll holds a question as plain JSON (what a phone shows: the question's description and the
+presenter's sentence and settings), the form its answers take (:class:`Choice`, :class:`Number`
+or :class:`Sketch`), and a sealed key (with the answers that show each named misconception),
+which no view returns before the reveal.
+
+Two backends, chosen by one setting (:func:`store_from_env`): without ``ATTNVIZ_REDIS_URL`` the
+polls live in this process (one server: a laptop, one container); with it they live in Redis,
+so replicas behind a load balancer share them (``attnviz.classroom.redis_store``).
+
+Every operation returns a value, never raises to its caller: the result, or :class:`Refused`
+with a reason and a sentence a page can show as it is (an unknown or closed poll, a wrong
+secret, a full poll, a store that is down).
+
+Nothing personal is kept. A session is stored as an HMAC of Streamlit's session id under a
+random salt made for that poll, so the same student has unrelated ids in two polls and the raw
+id is never written; no address, no name. Polls expire (:attr:`Limits.ttl_seconds`).
+
+Who may do what: the join code (six characters a student types, or the QR code's link) lets
+anyone read the question and answer; opening the spread, asking again, revealing and closing
+need the presenter's secret, made with :mod:`secrets` when the poll is created and stored only
+as its SHA-256, compared in constant time.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import math
+import os
+import secrets
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, cast
+
+# Join codes: no 0/O or 1/I, so a code read off a projector is typed right.
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+CODE_LENGTH = 6
+ROUNDS = (1, 2)
+FORMAT_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much one store holds. The defaults fit a lecture hall and bound Redis's memory:
+    100 polls x 2 rounds x 500 answers of at most ~0.5 kB is under 100 MB at the very worst."""
+
+    max_polls: int = 100  # live polls (open, revealed or closed, until they expire)
+    max_answers: int = 500  # distinct sessions per round of one poll
+    ttl_seconds: float = 4 * 3600  # a poll and its answers vanish this long after creation
+    max_question_bytes: int = 64 * 1024  # the question and settings as JSON
+
+    def __post_init__(self) -> None:
+        if self.max_polls < 1 or self.max_answers < 1:
+            raise ValueError("max_polls and max_answers must be at least 1")
+        if not 0 < self.ttl_seconds <= 7 * 24 * 3600:
+            raise ValueError("ttl_seconds must be in (0, one week]")
+
+
+# --- results -----------------------------------------------------------------------------------
+
+Reason = Literal[
+    "unknown",
+    "closed",
+    "revealed",
+    "wrong_round",
+    "not_allowed",
+    "bad_answer",
+    "bad_question",
+    "bad_state",
+    "full",
+    "too_many_polls",
+    "unavailable",
+]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why an operation did nothing, with one plain sentence for the page (no Markdown)."""
+
+    reason: Reason
+    message: str
+
+
+UNKNOWN = Refused(
+    "unknown", "There is no poll with this code: it may have expired or been mistyped."
+)
+CLOSED = Refused("closed", "This poll is closed.")
+REVEALED = Refused("revealed", "The answer has been revealed: this poll takes no more answers.")
+NOT_ALLOWED = Refused("not_allowed", "Only the presenter's link can do this.")
+UNAVAILABLE_MESSAGE = (
+    "The poll store is unavailable (Redis did not answer): polls are paused, "
+    "the lessons keep working."
+)
+
+
+@dataclass(frozen=True)
+class Created:
+    """A new poll. ``code`` goes on the projector; ``secret`` only into the presenter's link."""
+
+    code: str
+    secret: str
+
+    def __repr__(self) -> str:  # keep the secret out of logs and tracebacks
+        return f"Created(code={self.code!r}, secret=<hidden>)"
+
+
+@dataclass(frozen=True)
+class Answered:
+    round: int
+    replaced: bool  # True when this session had answered this round before
+
+
+Phase = Literal["open", "revealed", "closed"]
+
+
+@dataclass(frozen=True)
+class PollState:
+    """Where a poll is: open (taking answers for ``round``), revealed (no more answers, key
+    shown), or closed. ``shown``: the presenter has put the spread up."""
+
+    phase: Phase
+    round: int
+    shown: bool
+
+
+Action = Literal["show", "reask", "reveal", "close"]
+
+
+def next_state(state: PollState, action: Action) -> PollState | Refused:
+    """The state machine: open(1) -> [show] -> reask -> open(2) -> [show] -> reveal -> close.
+
+    Showing and revealing are idempotent; revealing may skip round 2; closing works from any
+    phase. A closed poll refuses everything.
+    """
+    if state.phase == "closed":
+        return CLOSED
+    if action == "close":
+        return PollState("closed", state.round, state.shown)
+    if action == "show":
+        return PollState(state.phase, state.round, True)
+    if action == "reveal":
+        return PollState("revealed", state.round, True)
+    if action == "reask":
+        if state.phase == "revealed":
+            return Refused("bad_state", "The answer is already revealed: it cannot be asked again.")
+        if state.round >= ROUNDS[-1]:
+            return Refused(
+                "bad_state", "The question has already been asked again: reveal it next."
+            )
+        return PollState("open", state.round + 1, False)
+    return Refused("bad_state", f"Unknown action {action!r}.")
+
+
+# --- answer formats ----------------------------------------------------------------------------
+
+
+class AnswerError(ValueError):
+    """An answer (or a key) that does not fit the question's format; its text is the message."""
+
+
+def _finite(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise AnswerError(f"{what} must be a number.")
+    number = float(value)
+    if not math.isfinite(number):
+        raise AnswerError(f"{what} must be a finite number.")
+    return number
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Pick one of ``options`` (a token to click, a shape, a diagnosis). An answer is an index."""
+
+    options: tuple[str, ...]
+    kind: Literal["choice"] = field(default="choice", init=False)
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.options) <= 64:
+            raise ValueError("a choice question needs 2 to 64 options")
+        if any(not isinstance(o, str) or len(o) > 200 for o in self.options):
+            raise ValueError("each option must be a string of at most 200 characters")
+
+    def clean(self, value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise AnswerError("Pick one of the options.")
+        if not 0 <= value < len(self.options):
+            raise AnswerError(f"Pick one of the {len(self.options)} options.")
+        return value
+
+    def encode(self, value: Any) -> str:
+        return str(int(value))
+
+    def decode(self, text: str) -> int:
+        return int(text)
+
+    def label(self, value: Any) -> str:
+        return self.options[int(value)]
+
+    def matches(self, a: Any, b: Any) -> bool:
+        return int(a) == int(b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "options": list(self.options)}
+
+
+@dataclass(frozen=True)
+class Number:
+    """Type a number (a score to two decimals, how many weights are 0). Answers are rounded to
+    ``decimals`` and counted by that rounded value; the key matches the same rounded value."""
+
+    decimals: int = 2
+    lo: float = -1e9
+    hi: float = 1e9
+    kind: Literal["number"] = field(default="number", init=False)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.decimals <= 6:
+            raise ValueError("decimals must be 0 to 6")
+        if not (math.isfinite(self.lo) and math.isfinite(self.hi) and self.lo <= self.hi):
+            raise ValueError("lo and hi must be finite with lo <= hi")
+
+    def clean(self, value: object) -> float:
+        number = _finite(value, "The answer")
+        if not self.lo <= number <= self.hi:
+            raise AnswerError(f"The answer must be between {self.lo:g} and {self.hi:g}.")
+        return round(number, self.decimals) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+    def encode(self, value: Any) -> str:
+        return f"{float(value):.{self.decimals}f}"
+
+    def decode(self, text: str) -> float:
+        return float(text)
+
+    def label(self, value: Any) -> str:
+        return self.encode(value)
+
+    def matches(self, a: Any, b: Any) -> bool:
+        return self.encode(a) == self.encode(b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "decimals": self.decimals, "lo": self.lo, "hi": self.hi}
+
+
+def total_variation(a: Sequence[float], b: Sequence[float]) -> float:
+    """Half the L1 distance between two rows, each first scaled to sum to 1."""
+    sa, sb = sum(a), sum(b)
+    return 0.5 * sum(abs(x / sa - y / sb) for x, y in zip(a, b, strict=True))
+
+
+@dataclass(frozen=True)
+class Sketch:
+    """Sketch a softmax row: one weight in [0, 1] per key. Two sketches match when their total
+    variation distance (each scaled to sum to 1) is at most ``tolerance``. The class's tally is
+    the mean sketch and its spread (population standard deviation) per key, each sketch scaled
+    to sum to 1 first; there are no counts."""
+
+    length: int
+    tolerance: float = 0.10
+    kind: Literal["sketch"] = field(default="sketch", init=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.length <= 64:
+            raise ValueError("a sketch has 1 to 64 weights")
+        if not 0 <= self.tolerance < 1:
+            raise ValueError("tolerance must be in [0, 1)")
+
+    def clean(self, value: object) -> tuple[float, ...]:
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise AnswerError("A sketch is one weight per key.")
+        if len(value) != self.length:
+            raise AnswerError(f"A sketch has {self.length} weights, one per key.")
+        row = tuple(round(_finite(v, "Each weight"), 4) + 0.0 for v in value)
+        if any(not 0 <= v <= 1 for v in row):
+            raise AnswerError("Each weight must be between 0 and 1.")
+        if sum(row) <= 0:
+            raise AnswerError("Move at least one weight above 0.")
+        return row
+
+    def encode(self, value: Any) -> str:
+        return json.dumps([float(v) for v in value], separators=(",", ":"))
+
+    def decode(self, text: str) -> tuple[float, ...]:
+        return tuple(float(v) for v in json.loads(text))
+
+    def label(self, value: Any) -> str:
+        return "[" + ", ".join(f"{float(v):.2f}" for v in value) + "]"
+
+    def matches(self, a: Any, b: Any) -> bool:
+        return total_variation(a, b) <= self.tolerance + 1e-9
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "length": self.length, "tolerance": self.tolerance}
+
+
+AnswerFormat = Choice | Number | Sketch
+
+
+def format_from_json(data: Mapping[str, Any]) -> AnswerFormat:
+    kind = data.get("kind")
+    if kind == "choice":
+        return Choice(tuple(data["options"]))
+    if kind == "number":
+        return Number(int(data["decimals"]), float(data["lo"]), float(data["hi"]))
+    if kind == "sketch":
+        return Sketch(int(data["length"]), float(data["tolerance"]))
+    raise ValueError(f"unknown answer format {kind!r}")
+
+
+@dataclass(frozen=True)
+class PollQuestion:
+    """What the presenter asks.
+
+    ``payload`` and ``settings`` are JSON objects a phone needs to show the same question on
+    the presenter's sentence and settings (the question's own description comes from
+    ``attnviz.teach.questions``; this module never looks inside, so they must not carry the answer:
+    every phone receives them as they are). ``key`` is the right answer and
+    ``misconceptions`` names the answers that show a known misconception: both are sealed,
+    returned by no view before the reveal.
+    """
+
+    payload: Mapping[str, Any]
+    settings: Mapping[str, Any]
+    answer: AnswerFormat
+    key: Any
+    misconceptions: Mapping[str, Any] = field(default_factory=dict)
+
+
+# --- views -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RoundTally:
+    """One round's answers, counted. ``counts`` has one (label, count) per option (choices, in
+    the options' order, zeros included) or per distinct value (numbers, in increasing order);
+    a sketch has the class's ``mean`` row and its ``spread`` (standard deviation per key).
+    ``right`` and ``misconceptions`` (name, count) are filled in only after the reveal."""
+
+    round: int
+    answered: int
+    counts: tuple[tuple[str, int], ...] = ()
+    mean: tuple[float, ...] | None = None
+    spread: tuple[float, ...] | None = None
+    right: int | None = None
+    misconceptions: tuple[tuple[str, int], ...] | None = None
+
+    def share(self, count: int) -> float:
+        return count / self.answered if self.answered else 0.0
+
+    @property
+    def misconception_shares(self) -> tuple[tuple[str, float], ...]:
+        return tuple((name, self.share(n)) for name, n in self.misconceptions or ())
+
+
+@dataclass(frozen=True)
+class StudentView:
+    """What a phone may see. ``tally`` only once the presenter shows it; ``key`` (and its
+    label) only after the reveal; ``your_answer``: this session's answer in the current round."""
+
+    code: str
+    state: PollState
+    payload: dict[str, Any]
+    settings: dict[str, Any]
+    answer: AnswerFormat
+    your_answer: Any = None
+    tally: tuple[RoundTally, ...] | None = None
+    key: Any = None
+    key_label: str | None = None
+
+
+@dataclass(frozen=True)
+class PresenterView:
+    """What the projector may draw (the presenter decides when): every round's tally, and
+    after the reveal the key and the share right and per misconception."""
+
+    code: str
+    state: PollState
+    payload: dict[str, Any]
+    settings: dict[str, Any]
+    answer: AnswerFormat
+    rounds: tuple[RoundTally, ...]
+    key: Any = None
+    key_label: str | None = None
+    # After the reveal: (name, the answer that shows it, its label) per misconception.
+    misconceptions: tuple[tuple[str, Any, str], ...] | None = None
+
+
+# --- the store ---------------------------------------------------------------------------------
+
+
+PutOutcome = Literal["new", "replaced", "full", "wrong_round", "revealed", "closed", "unknown"]
+SwapOutcome = Literal["ok", "changed", "unknown"]
+
+
+class StoreDown(Exception):
+    """Raised by a backend's primitive when its store does not answer; never leaves the store."""
+
+
+T = TypeVar("T")
+
+
+def _salted(salt_hex: str, session_id: str) -> str:
+    """The id a session is stored under in one poll: HMAC-SHA256 of its id under the poll's salt."""
+    mac = hmac.new(bytes.fromhex(salt_hex), session_id.encode("utf-8"), hashlib.sha256)
+    return mac.hexdigest()[:32]
+
+
+def _secret_digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_code(code: object) -> str | None:
+    """A join code as typed (any case, spaces around) in its stored form, or None."""
+    if not isinstance(code, str):
+        return None
+    code = code.strip().upper()
+    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
+        return None
+    return code
+
+
+@dataclass(frozen=True)
+class _Poll:
+    """A poll's stored fields, parsed (the stored form is a flat str -> str map)."""
+
+    code: str
+    state: PollState
+    question: dict[str, Any]
+    answer: AnswerFormat
+    sealed: dict[str, Any]
+    salt: str
+    secret_sha256: str
+    max_answers: int
+
+    @classmethod
+    def parse(cls, code: str, fields: Mapping[str, str]) -> _Poll:
+        question = json.loads(fields["question"])
+        phase = fields["phase"]
+        if fields.get("version") != FORMAT_VERSION or phase not in ("open", "revealed", "closed"):
+            raise ValueError("not a poll this version wrote")
+        state = PollState(cast(Phase, phase), int(fields["round"]), fields["shown"] == "1")
+        return cls(
+            code=code,
+            state=state,
+            question=question,
+            answer=format_from_json(question["answer"]),
+            sealed=json.loads(fields["sealed"]),
+            salt=fields["salt"],
+            secret_sha256=fields["secret_sha256"],
+            max_answers=int(fields["max_answers"]),
+        )
+
+    def allows(self, secret: object) -> bool:
+        if not isinstance(secret, str) or not 0 < len(secret) <= 256:
+            return False
+        return hmac.compare_digest(_secret_digest(secret), self.secret_sha256)
+
+    @property
+    def revealed(self) -> bool:
+        """Revealed now, or closed after a reveal (the presenter keeps the key and the shares)."""
+        return self.state.phase == "revealed" or bool(self.sealed.get("revealed", False))
+
+    def tallies(self, answers: Mapping[int, Mapping[str, str]]) -> tuple[RoundTally, ...]:
+        sealed = self.sealed if self.revealed else None
+        return tuple(
+            tally_round(self.answer, r, list(answers.get(r, {}).values()), sealed)
+            for r in range(1, self.state.round + 1)
+        )
+
+    def key(self) -> tuple[Any, str]:
+        value = self.answer.decode(self.sealed["key"])
+        return value, self.answer.label(value)
+
+    def misconception_answers(self) -> tuple[tuple[str, Any], ...]:
+        return tuple(
+            (name, self.answer.decode(text)) for name, text in self.sealed["misconceptions"].items()
+        )
+
+
+def tally_round(
+    answer: AnswerFormat, round_: int, encoded: Sequence[str], sealed: Mapping[str, Any] | None
+) -> RoundTally:
+    """Count one round's stored answers; with ``sealed`` (after the reveal), also how many were
+    right and how many match each misconception."""
+    values: list[Any] = [answer.decode(text) for text in encoded]
+    counts: tuple[tuple[str, int], ...] = ()
+    mean = spread = None
+    if isinstance(answer, Choice):
+        per = [0] * len(answer.options)
+        for v in values:
+            per[v] += 1
+        counts = tuple(zip(answer.options, per, strict=True))
+    elif isinstance(answer, Number):
+        seen: dict[str, int] = {}
+        for text in (answer.encode(v) for v in values):
+            seen[text] = seen.get(text, 0) + 1
+        counts = tuple(sorted(seen.items(), key=lambda kv: float(kv[0])))
+    elif values:
+        # Each sketch scaled to sum to 1 first, as sketches are graded: the mean is a row of
+        # weights, and a student who slid every weight to half counts as uniform.
+        rows = [[x / sum(row) for x in row] for row in values]
+        n = len(rows)
+        mean = tuple(sum(col) / n for col in zip(*rows, strict=True))
+        spread = tuple(
+            math.sqrt(sum((x - m) ** 2 for x in col) / n)
+            for col, m in zip(zip(*rows, strict=True), mean, strict=True)
+        )
+    right = misconceptions = None
+    if sealed is not None:
+        key = answer.decode(sealed["key"])
+        right = sum(answer.matches(v, key) for v in values)
+        misconceptions = tuple(
+            (name, sum(answer.matches(v, answer.decode(text)) for v in values))
+            for name, text in sealed["misconceptions"].items()
+        )
+    return RoundTally(round_, len(values), counts, mean, spread, right, misconceptions)
+
+
+def _csv_text(value: str) -> str:
+    """A label as a spreadsheet cell: text that a spreadsheet would run as a formula gets a
+    leading apostrophe (a token typed by a student can start with '=')."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+class PollStore(ABC):
+    """The operations pages call. Subclasses supply the storage primitives below; every public
+    method returns its result or a :class:`Refused`, and never raises."""
+
+    backend: str = "abstract"
+
+    # After the store failed to answer, this long without trying again: a frozen Redis then
+    # costs one socket timeout per second in a process, not one per operation per student.
+    retry_after_seconds = 1.0
+
+    def __init__(self, limits: Limits = Limits()) -> None:
+        self.limits = limits
+        self._down_message = UNAVAILABLE_MESSAGE
+        self._down_until = 0.0  # time.monotonic() before which the store is not tried
+
+    # The storage primitives (they may raise StoreDown, or the backend's own errors listed in
+    # _down_errors). A poll's fields are a flat str -> str map; answers a map per round from a
+    # salted session id to an encoded answer.
+    _down_errors: tuple[type[BaseException], ...] = (StoreDown,)
+
+    @abstractmethod
+    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]: ...
+
+    @abstractmethod
+    def _fields(self, code: str) -> dict[str, str] | None: ...
+
+    @abstractmethod
+    def _answers(self, code: str, rounds: Sequence[int]) -> dict[int, dict[str, str]]: ...
+
+    @abstractmethod
+    def _own_answer(self, code: str, round_: int, sid: str) -> str | None: ...
+
+    @abstractmethod
+    def _put_answer(self, code: str, round_: int, sid: str, encoded: str) -> PutOutcome: ...
+
+    @abstractmethod
+    def _swap_state(
+        self, code: str, old: PollState, new: PollState, extra: dict[str, str]
+    ) -> SwapOutcome: ...
+
+    @abstractmethod
+    def _ping(self) -> None: ...
+
+    # --- the guard: a store that is down gives a value, not an exception --------------------------
+    def _guarded(self, run: Callable[[], T]) -> T | Refused:
+        if time.monotonic() < self._down_until:
+            return Refused("unavailable", self._down_message)
+        try:
+            return run()
+        except self._down_errors:
+            self._down_until = time.monotonic() + self.retry_after_seconds
+            return Refused("unavailable", self._down_message)
+
+    def _load(self, code: object) -> _Poll | Refused:
+        clean = clean_code(code)
+        if clean is None:
+            return UNKNOWN
+        fields = self._fields(clean)
+        if fields is None:
+            return UNKNOWN
+        try:
+            return _Poll.parse(clean, fields)
+        except (KeyError, ValueError, TypeError):  # written by another version: not ours to read
+            return UNKNOWN
+
+    def available(self) -> bool:
+        """True when the store answers now (a page can say so before offering a poll). Always
+        asks the store, even within ``retry_after_seconds`` of a failure, and on an answer lets
+        the other operations try again at once."""
+        try:
+            self._ping()
+        except self._down_errors:
+            self._down_until = time.monotonic() + self.retry_after_seconds
+            return False
+        self._down_until = 0.0
+        return True
+
+    # --- presenter: create ------------------------------------------------------------------------
+    def create(self, question: PollQuestion) -> Created | Refused:
+        """Open a poll on ``question`` (round 1, spread hidden); return its join code and secret."""
+        try:
+            answer = question.answer
+            key = answer.encode(answer.clean(question.key))
+            misconceptions = {
+                str(name)[:100]: answer.encode(answer.clean(value))
+                for name, value in dict(question.misconceptions).items()
+            }
+            if len(misconceptions) > 16:
+                raise AnswerError("At most 16 misconceptions per question.")
+            if not isinstance(question.payload, Mapping) or not isinstance(
+                question.settings, Mapping
+            ):
+                raise AnswerError("The question and the settings must be JSON objects.")
+            text = json.dumps(
+                {
+                    "payload": dict(question.payload),
+                    "settings": dict(question.settings),
+                    "answer": answer.to_json(),
+                },
+                allow_nan=False,
+                separators=(",", ":"),
+            )
+        except (AnswerError, TypeError, ValueError) as error:
+            return Refused("bad_question", f"This question cannot be polled: {error}")
+        if len(text.encode("utf-8")) > self.limits.max_question_bytes:
+            return Refused(
+                "bad_question",
+                f"The question and its settings are over {self.limits.max_question_bytes:,} bytes.",
+            )
+        secret = secrets.token_urlsafe(24)
+        fields = {
+            "version": FORMAT_VERSION,
+            "question": text,
+            "sealed": json.dumps({"key": key, "misconceptions": misconceptions}),
+            "salt": secrets.token_bytes(16).hex(),
+            "secret_sha256": _secret_digest(secret),
+            "phase": "open",
+            "round": "1",
+            "shown": "0",
+            "max_answers": str(self.limits.max_answers),
+        }
+
+        def run() -> Created | Refused:
+            for _ in range(8):  # a taken code is a one-in-a-billion event; try another
+                code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+                outcome = self._insert(code, fields)
+                if outcome == "ok":
+                    return Created(code, secret)
+                if outcome == "full":
+                    return Refused(
+                        "too_many_polls",
+                        f"The server already holds {self.limits.max_polls} polls: close one "
+                        "or wait for old ones to expire.",
+                    )
+            return Refused("unavailable", "No free join code was found: try again.")
+
+        return self._guarded(run)
+
+    # --- students ---------------------------------------------------------------------------------
+    def student_view(self, code: str, session_id: str | None = None) -> StudentView | Refused:
+        """The question as a phone shows it; the spread once shown; the key once revealed."""
+
+        def run() -> StudentView | Refused:
+            poll = self._load(code)
+            if isinstance(poll, Refused):
+                return poll
+            if poll.state.phase == "closed":
+                return CLOSED
+            mine = None
+            if session_id is not None and _valid_session(session_id):
+                sid = _salted(poll.salt, session_id)
+                stored = self._own_answer(poll.code, poll.state.round, sid)
+                mine = None if stored is None else poll.answer.decode(stored)
+            tally = None
+            if poll.state.shown:
+                tally = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
+            key = key_label = None
+            if poll.state.phase == "revealed":
+                key, key_label = poll.key()
+            return StudentView(
+                code=poll.code,
+                state=poll.state,
+                payload=poll.question["payload"],
+                settings=poll.question["settings"],
+                answer=poll.answer,
+                your_answer=mine,
+                tally=tally,
+                key=key,
+                key_label=key_label,
+            )
+
+        return self._guarded(run)
+
+    def answer(self, code: str, session_id: str, round: int, value: object) -> Answered | Refused:
+        """Record this session's answer for ``round``; a second answer in a round replaces the
+        first (the tally moves one count)."""
+
+        def run() -> Answered | Refused:
+            poll = self._load(code)
+            if isinstance(poll, Refused):
+                return poll
+            if not _valid_session(session_id):
+                return Refused("bad_answer", "This answer has no session.")
+            try:
+                encoded = poll.answer.encode(poll.answer.clean(value))
+            except AnswerError as error:
+                return Refused("bad_answer", str(error))
+            if isinstance(round, bool) or round not in ROUNDS:
+                return Refused("wrong_round", "There is no such round.")
+            sid = _salted(poll.salt, session_id)
+            outcome = self._put_answer(poll.code, round, sid, encoded)
+            if outcome in ("new", "replaced"):
+                return Answered(round, outcome == "replaced")
+            if outcome == "full":
+                return Refused(
+                    "full", f"This poll has reached its limit of {poll.max_answers} answers."
+                )
+            if outcome == "wrong_round":
+                latest = self._load(code)
+                current = latest.state.round if isinstance(latest, _Poll) else round
+                return Refused(
+                    "wrong_round",
+                    f"This poll is taking answers for round {current}: answer again.",
+                )
+            return {"revealed": REVEALED, "closed": CLOSED}.get(outcome, UNKNOWN)
+
+        return self._guarded(run)
+
+    # --- presenter: views and actions -------------------------------------------------------------
+    def presenter_view(self, code: str, secret: str) -> PresenterView | Refused:
+        def run() -> PresenterView | Refused:
+            poll = self._load(code)
+            if isinstance(poll, Refused):
+                return poll
+            if not poll.allows(secret):
+                return NOT_ALLOWED
+            rounds = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
+            key = key_label = misconceptions = None
+            if poll.revealed:
+                key, key_label = poll.key()
+                misconceptions = tuple(
+                    (name, value, poll.answer.label(value))
+                    for name, value in poll.misconception_answers()
+                )
+            return PresenterView(
+                code=poll.code,
+                state=poll.state,
+                payload=poll.question["payload"],
+                settings=poll.question["settings"],
+                answer=poll.answer,
+                rounds=rounds,
+                key=key,
+                key_label=key_label,
+                misconceptions=misconceptions,
+            )
+
+        return self._guarded(run)
+
+    def _act(self, code: str, secret: str, action: Action) -> PollState | Refused:
+        def run() -> PollState | Refused:
+            for _ in range(16):  # another replica may move the state between read and write
+                poll = self._load(code)
+                if isinstance(poll, Refused):
+                    return poll
+                if not poll.allows(secret):
+                    return NOT_ALLOWED
+                new = next_state(poll.state, action)
+                if isinstance(new, Refused):
+                    return new
+                if new == poll.state:
+                    return new
+                # A closed poll remembers that it had been revealed (for its tally and CSV).
+                extra = {}
+                if action == "reveal":
+                    extra["sealed"] = json.dumps({**poll.sealed, "revealed": True})
+                outcome = self._swap_state(poll.code, poll.state, new, extra)
+                if outcome == "ok":
+                    return new
+                if outcome == "unknown":
+                    return UNKNOWN
+            return Refused("unavailable", "The poll kept changing: try again.")
+
+        return self._guarded(run)
+
+    def show(self, code: str, secret: str) -> PollState | Refused:
+        """Let the projector and phones show the spread of answers (answering goes on)."""
+        return self._act(code, secret, "show")
+
+    def reask(self, code: str, secret: str) -> PollState | Refused:
+        """Discuss and answer again: round 2 opens, the spread is hidden again."""
+        return self._act(code, secret, "reask")
+
+    def reveal(self, code: str, secret: str) -> PollState | Refused:
+        """Stop answers, show the key and the share right and per misconception."""
+        return self._act(code, secret, "reveal")
+
+    def close(self, code: str, secret: str) -> PollState | Refused:
+        """End the poll: phones see it closed; the presenter keeps its tally and CSV."""
+        return self._act(code, secret, "close")
+
+    def csv(self, code: str, secret: str) -> str | Refused:
+        """The counts as CSV text. Choices and numbers: one row per round and answer
+        (round, answer, count, share; after the reveal also is_key and the misconceptions that
+        answer shows). Sketches: one row per round and key position (round, position, answered,
+        mean, spread; after the reveal also the key's weight there)."""
+        view = self.presenter_view(code, secret)
+        if isinstance(view, Refused):
+            return view
+        return counts_csv(view)
+
+
+def counts_csv(view: PresenterView) -> str:
+    """:meth:`PollStore.csv` for a presenter's view already read."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    revealed = view.misconceptions is not None
+    answer = view.answer
+    if isinstance(answer, Sketch):
+        writer.writerow(
+            ["round", "position", "answered", "mean", "spread"] + (["key"] if revealed else [])
+        )
+        for tally in view.rounds:
+            for i in range(answer.length):
+                row: list[object] = [tally.round, i, tally.answered]
+                row.append("" if tally.mean is None else f"{tally.mean[i]:.4f}")
+                row.append("" if tally.spread is None else f"{tally.spread[i]:.4f}")
+                if revealed:
+                    row.append(f"{float(view.key[i]):.4f}")
+                writer.writerow(row)
+        return out.getvalue()
+    writer.writerow(
+        ["round", "answer", "count", "share"] + (["is_key", "misconception"] if revealed else [])
+    )
+    for tally in view.rounds:
+        for i, (label, count) in enumerate(tally.counts):
+            row = [tally.round, _csv_text(label), count, f"{tally.share(count):.4f}"]
+            if revealed:
+                value = i if isinstance(answer, Choice) else answer.decode(label)
+                row.append("yes" if answer.matches(value, view.key) else "")
+                names = [n for n, v, _ in view.misconceptions or () if answer.matches(value, v)]
+                row.append(_csv_text("; ".join(names)))
+            writer.writerow(row)
+    return out.getvalue()
+
+
+def _valid_session(session_id: object) -> bool:
+    return isinstance(session_id, str) and 0 < len(session_id) <= 256
+
+
+# --- in process --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Held:
+    """One poll in memory (changed only under the store's lock)."""
+
+    fields: dict[str, str]
+    answers: dict[int, dict[str, str]]
+    expires_at: float
+
+
+class MemoryPollStore(PollStore):
+    """Polls in this process: one lock around a dict. For one server (a laptop, one container);
+    replicas do not see each other's polls, so use Redis with replicas."""
+
+    backend = "memory"
+
+    def __init__(self, limits: Limits = Limits(), clock: Callable[[], float] = time.monotonic):
+        super().__init__(limits)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._polls: dict[str, _Held] = {}
+
+    def _live(self, code: str) -> _Held | None:
+        held = self._polls.get(code)
+        if held is not None and held.expires_at <= self._clock():
+            del self._polls[code]
+            return None
+        return held
+
+    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]:
+        with self._lock:
+            now = self._clock()
+            for old in [c for c, h in self._polls.items() if h.expires_at <= now]:
+                del self._polls[old]
+            if code in self._polls:
+                return "taken"
+            if len(self._polls) >= self.limits.max_polls:
+                return "full"
+            self._polls[code] = _Held(
+                dict(fields), {r: {} for r in ROUNDS}, now + self.limits.ttl_seconds
+            )
+            return "ok"
+
+    def _fields(self, code: str) -> dict[str, str] | None:
+        with self._lock:
+            held = self._live(code)
+            return None if held is None else dict(held.fields)
+
+    def _answers(self, code: str, rounds: Sequence[int]) -> dict[int, dict[str, str]]:
+        with self._lock:
+            held = self._live(code)
+            if held is None:
+                return {}
+            return {r: dict(held.answers[r]) for r in rounds}
+
+    def _own_answer(self, code: str, round_: int, sid: str) -> str | None:
+        with self._lock:
+            held = self._live(code)
+            return None if held is None else held.answers[round_].get(sid)
+
+    def _put_answer(self, code: str, round_: int, sid: str, encoded: str) -> PutOutcome:
+        with self._lock:
+            held = self._live(code)
+            if held is None:
+                return "unknown"
+            phase = held.fields["phase"]
+            if phase == "revealed":
+                return "revealed"
+            if phase == "closed":
+                return "closed"
+            if held.fields["round"] != str(round_):
+                return "wrong_round"
+            answers = held.answers[round_]
+            if sid in answers:
+                answers[sid] = encoded
+                return "replaced"
+            if len(answers) >= int(held.fields["max_answers"]):
+                return "full"
+            answers[sid] = encoded
+            return "new"
+
+    def _swap_state(
+        self, code: str, old: PollState, new: PollState, extra: dict[str, str]
+    ) -> SwapOutcome:
+        with self._lock:
+            held = self._live(code)
+            if held is None:
+                return "unknown"
+            if _Poll.parse(code, held.fields).state != old:
+                return "changed"
+            held.fields.update(_state_fields(new), **extra)
+            return "ok"
+
+    def _ping(self) -> None:
+        return None
+
+
+def _state_fields(state: PollState) -> dict[str, str]:
+    return {"phase": state.phase, "round": str(state.round), "shown": "1" if state.shown else "0"}
+
+
+class UnavailableStore(MemoryPollStore):
+    """A store that is never there: what a page gets when ``ATTNVIZ_REDIS_URL`` cannot be used.
+    Every operation returns the "unavailable" result with ``message``; lessons keep working."""
+
+    backend = "unavailable"
+
+    def __init__(self, message: str, limits: Limits = Limits()) -> None:
+        super().__init__(limits)
+        self._down_message = message
+
+    def _fields(self, code: str) -> dict[str, str] | None:
+        raise StoreDown
+
+    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]:
+        raise StoreDown
+
+    def _ping(self) -> None:
+        raise StoreDown
+
+
+def store_from_env(environ: Mapping[str, str] = os.environ, limits: Limits = Limits()) -> PollStore:
+    """The store this server uses: in process without ``ATTNVIZ_REDIS_URL``, Redis with it.
+
+    A URL that redis-py cannot read gives a store whose every operation says so (the URL is
+    not repeated: it may carry a password); the app keeps teaching without polls.
+    """
+    url = environ.get("ATTNVIZ_REDIS_URL", "").strip()
+    if not url:
+        return MemoryPollStore(limits)
+    from attnviz.classroom.redis_store import RedisPollStore
+
+    try:
+        return RedisPollStore.from_url(url, limits)
+    except ValueError:
+        return UnavailableStore(
+            "ATTNVIZ_REDIS_URL is not a Redis URL (redis://host:port/0): polls are off, "
+            "the lessons keep working.",
+            limits,
+        )

@@ -1,0 +1,1 @@
+"""Deployment helpers run at image build time (no Streamlit at run time)."""

@@ -1,0 +1,73 @@
+"""The folders are the map (issue 35): a package for each concern, the core on its own, no folder
+too full to scan, and no two modules under one name."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP_FOLDERS = ("attnviz", "ui", "pages")
+MOST_MODULES = 15
+
+
+def app_modules() -> list[Path]:
+    found = [ROOT / "app.py"]
+    for folder in APP_FOLDERS:
+        found += sorted((ROOT / folder).rglob("*.py"))
+    return found
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module a file imports, relative imports made absolute."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return names
+
+
+def test_the_core_imports_nothing_else_of_the_project():
+    core = sorted((ROOT / "attnviz" / "core").glob("*.py"))
+    assert len(core) >= 8
+    for path in core:
+        outside = {
+            n
+            for n in imported_names(path)
+            if n.split(".")[0] in ("attnviz", "ui", "bench", "tests")
+            and not n.startswith("attnviz.core")
+            and n != "attnviz"
+        }
+        assert not outside, f"{path.relative_to(ROOT)} imports {sorted(outside)}"
+
+
+def test_the_engine_never_imports_the_streamlit_glue():
+    for path in (ROOT / "attnviz").rglob("*.py"):
+        glue = {n for n in imported_names(path) if n.split(".")[0] in ("ui", "streamlit")}
+        assert not glue, f"{path.relative_to(ROOT)} imports {sorted(glue)}"
+
+
+@pytest.mark.parametrize("folder", APP_FOLDERS)
+def test_no_app_folder_holds_more_than_fifteen_modules(folder):
+    for directory in [ROOT / folder, *(p for p in (ROOT / folder).rglob("*") if p.is_dir())]:
+        modules = [p for p in directory.glob("*.py") if p.stem != "__init__"]
+        assert len(modules) <= MOST_MODULES, (
+            f"{directory.relative_to(ROOT)} holds {len(modules)} modules"
+        )
+
+
+def test_no_two_app_modules_share_a_name():
+    stems = Counter(p.stem for p in app_modules() if p.stem != "__init__")
+    assert not [s for s, n in stems.items() if n > 1]
+    assert stems["modules"] == 1 and stems["render"] == 1  # the walk found the tree

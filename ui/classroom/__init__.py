@@ -1,0 +1,1 @@
+"""The Streamlit side of class polls: the poll page's views."""

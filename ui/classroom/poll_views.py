@@ -1,0 +1,627 @@
+"""Ask the class: the poll page's three views, and the one way a page opens a poll.
+
+One page (``pages/poll.py``, at ``/poll``) shows, by its link:
+
+- ``/poll`` (the presenter, before asking): a question made from the presenter's text and
+  settings (the sidebar's) on a chosen pass, and "Ask the class", which opens a poll on it;
+- ``/poll?poll=CODE&secret=S`` (the presenter's link, made when the poll opens): the
+  projector's view, with the join link, its QR code, how many have answered (refreshed every
+  half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows it, "discuss and
+  answer again", the reveal with the true figure and the share per misconception, and the
+  counts as CSV. The secret is checked by the store on every read and every action; the
+  page never prints it;
+- ``/poll?join=CODE`` (a student's phone): the same question, rebuilt from the presenter's
+  text and settings, its answer widgets and "Send my answer"; after the reveal, the key, the
+  student's own grade and the true figure. This view never reads a secret.
+
+The polls live in ``attnviz.classroom.polls``' store (:func:`store`: in this process, or in Redis with
+``ATTNVIZ_REDIS_URL``), whose every operation returns a value or a ``Refused`` with a sentence
+for the page, never an exception: a store that is down gives a message, and the lesson pages,
+which never touch the store, keep working.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import secrets
+import threading
+from typing import Any
+
+import streamlit as st
+
+from attnviz import figures as F
+from attnviz.classroom import poll_questions as C
+from attnviz.classroom import polls as P
+from attnviz.teach import questions as Q
+from ui import cache, charts, state
+from ui.text import md_escape
+
+URL_PATH = "poll"
+PAGE_FILE = "pages/poll.py"
+JOIN, POLL, SECRET = "join", "poll", "secret"
+state.register_page_keys(JOIN, POLL, SECRET)  # the sidebar's link check leaves them to us
+
+PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this long after it
+PHONE_REFRESH = 5.0  # seconds: a phone notices the next round, the spread or the reveal
+QR_WIDTH = 340  # px on the projector
+PUBLIC_URL_ENV = "ATTNVIZ_PUBLIC_URL"  # the address phones use, when the presenter's is not
+
+PAGE_LABELS = {
+    "simplified": "1. Simplified self-attention",
+    "trainable": "2. Trainable self-attention",
+    "causal": "3. Causal attention and dropout",
+    "multihead": "4. Multi-head attention",
+}
+ME_KEY = "_attnviz_poll_me"  # this session's id for the store (salted there, per poll)
+NOTE_KEY = "_attnviz_poll_note"  # (kind, sentence) to show once, after an action
+SEED_KEY = "_attnviz_poll_seed"
+ACTIONS = {
+    "show": "Show the answers",
+    "reask": "Discuss and answer again",
+    "reveal": "Reveal the answer",
+    "close": "Close the poll",
+}
+
+
+# --- the store --------------------------------------------------------------------------------
+_store: P.PollStore | None = None
+_store_lock = threading.Lock()
+
+
+def store() -> P.PollStore:
+    """This server's poll store, made once per process from the environment."""
+    global _store
+    with _store_lock:
+        if _store is None:
+            _store = P.store_from_env()
+        return _store
+
+
+def use_store(chosen: P.PollStore | None) -> None:
+    """Put ``chosen`` in place of the environment's store (tests); None: make it again."""
+    global _store
+    with _store_lock:
+        _store = chosen
+
+
+def session_id() -> str:
+    """This browser session's id for the store: random, made on its first poll page run,
+    kept in its session state only (the store keeps an HMAC of it under the poll's salt)."""
+    if ME_KEY not in st.session_state:
+        st.session_state[ME_KEY] = secrets.token_hex(16)
+    return st.session_state[ME_KEY]
+
+
+# --- questions, made once per process ---------------------------------------------------------
+def numbers_for(page: str, text: str, settings, book: bool) -> Q.Numbers | None:
+    """What a question on ``page`` reads, from the same cached traces the pass page draws
+    (``questions.traces_for`` done through ``ui.cache``); None when the page cannot run."""
+    if page == "multihead" and settings.multihead_problem() and not book:
+        return None
+    if cache.prepared(text, settings, book).empty:
+        return None
+    main = cache.trace(page, text, settings, book)
+    lab = None
+    if page == "causal" and not book and settings.dropout > 0:
+        lab = main if settings.training else cache.trace("causal", text, settings, book, "train")
+    return Q.numbers_of(page, main, lab, book)
+
+
+def question_on(page: str, text: str, settings, book: bool, seed: int) -> Q.Question | None:
+    """The presenter's question on ``page`` (``questions.choose``), once per process."""
+
+    def build() -> Q.Question | None:
+        numbers = numbers_for(page, text, settings, book)
+        return (
+            None if numbers is None else Q.choose(page, text, settings, book, seed, None, numbers)
+        )
+
+    return cache.derived.get(("poll choose", page, text, settings, book, seed), build)
+
+
+def _plain_key(view) -> tuple[str, str]:
+    return (
+        json.dumps(view.payload, sort_keys=True),
+        json.dumps(view.settings, sort_keys=True),
+    )
+
+
+def question_of(view) -> Q.Question | None:
+    """The poll's question made again from what the store gave (a phone's or the
+    projector's view), once per process; None when it cannot be made here."""
+
+    def build() -> Q.Question | None:
+        args = C.trace_args(view.settings)
+        page = view.payload.get("page")
+        if args is None or page not in Q.PAGES:
+            return None
+        try:
+            numbers = numbers_for(str(page), *args)
+        except (ValueError, TypeError):
+            return None
+        if numbers is None:
+            return None
+        return C.question_from(view.payload, view.settings, numbers)
+
+    return cache.derived.get(("poll question", *_plain_key(view)), build)
+
+
+def reveal_figure_of(view, question: Q.Question):
+    """The true figure of the poll's question, made once per question and shared."""
+
+    def build():
+        args = C.trace_args(view.settings)
+        numbers = None if args is None else numbers_for(question.page, *args)
+        return None if numbers is None else C.reveal_figure(question, numbers)
+
+    return cache.derived.get(("poll figure", *_plain_key(view)), build)
+
+
+# --- opening a poll (the presenter's step calls this too) --------------------------------------
+def open_poll(question: Q.Question) -> P.Created | P.Refused:
+    """Open a poll on ``question``: its join code and the presenter's secret, or why not."""
+    try:
+        asked = C.poll_question(question)
+    except ValueError as error:
+        return P.Refused("bad_question", f"This question cannot be polled: {error}.")
+    return store().create(asked)
+
+
+def presenter_link(created: P.Created) -> dict[str, str]:
+    """The query parameters of the presenter's view of a new poll (they carry the secret:
+    only the presenter's own browser gets them)."""
+    return {POLL: created.code, SECRET: created.secret}
+
+
+def _ask(question: Q.Question) -> None:
+    created = open_poll(question)
+    if isinstance(created, P.Refused):
+        st.session_state[NOTE_KEY] = ("warning", created.message)
+        return
+    for name, value in presenter_link(created).items():
+        st.query_params[name] = value
+
+
+def ask_button(question: Q.Question, *, key: str = "poll_ask") -> None:
+    """ "Ask the class" for a page that shows ``question`` (the presenter's step): opens the
+    poll and takes the presenter to its projector view."""
+    if st.button("Ask the class", key=key, icon=":material/groups:"):
+        created = open_poll(question)
+        if isinstance(created, P.Refused):
+            st.warning(created.message)
+            return
+        st.switch_page(PAGE_FILE, query_params=presenter_link(created))
+
+
+# --- the page ---------------------------------------------------------------------------------
+_WIDE_CSS = """
+<style>
+section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
+button[data-testid="stExpandSidebarButton"] { display: none !important; }
+</style>
+"""
+_PROJECTOR_CSS = """
+<style>
+div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }
+div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li,
+div[data-testid="stMainBlockContainer"] label { font-size: 1.4rem; line-height: 1.45; }
+div[data-testid="stMainBlockContainer"] [data-testid="stText"] { font-size: 1.3rem; }
+div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 0.15em; }
+</style>
+"""
+
+
+def page(cfg: state.Config) -> None:
+    """The poll page: a phone's view (``join``), the projector's (``poll`` and ``secret``),
+    or the presenter's "Ask the class" (neither)."""
+    params = st.query_params
+    if JOIN in params:
+        st.html(_WIDE_CSS)
+        student(params.get(JOIN, ""))
+    elif POLL in params:
+        st.html(_WIDE_CSS + _PROJECTOR_CSS)
+        projector(params.get(POLL, ""), params.get(SECRET, ""))
+    else:
+        start(cfg)
+
+
+def _note() -> None:
+    note = st.session_state.pop(NOTE_KEY, None)
+    if note is not None:
+        kind, text = note
+        {"success": st.success, "warning": st.warning, "info": st.info}[kind](md_escape(text))
+
+
+def _bad_code(code: str) -> str | None:
+    clean = P.clean_code(code)
+    if clean is None:
+        st.warning(
+            "This is not a join code: a code is six letters and digits, as the projector shows."
+        )
+    return clean
+
+
+# --- before asking --------------------------------------------------------------------------
+def start(cfg: state.Config) -> None:
+    st.title("Ask the class")
+    st.write(
+        "Every student answers the same question on a phone, on your text and settings; the "
+        "projector counts the answers, shows the spread when you choose, asks again after a "
+        "discussion, then reveals the answer with the true figure."
+    )
+    _note()
+    page_name = st.selectbox(
+        "A question from",
+        list(PAGE_LABELS),
+        index=2,
+        format_func=PAGE_LABELS.__getitem__,
+        key="poll_from",
+    )
+    seed = int(st.session_state.get(SEED_KEY, 0))
+    args = cfg.trace_args(page_name)
+    question = question_on(page_name, *args, seed)
+    if question is None:
+        st.info(
+            "No question is clear at these settings on this pass: try another pass, another "
+            "text or other sizes in the settings."
+        )
+        return
+    st.subheader("The question")
+    st.markdown(md_escape(question.prompt))
+    if question.answer_format in (Q.TOKEN, Q.CHOICE, Q.SHAPE):
+        try:
+            options = C.answer_format(question)
+        except ValueError as error:
+            st.info(md_escape(f"This question cannot be polled: {error}."))
+            return
+        if isinstance(options, P.Choice):
+            st.caption("Choices: " + md_escape(" · ".join(options.options)))
+    left, right = st.columns(2)
+    with left:
+        if st.button("Another question", key="poll_another"):
+            st.session_state[SEED_KEY] = seed + 1
+            st.rerun()
+    with right:
+        st.button(
+            "Ask the class",
+            key="poll_open",
+            type="primary",
+            icon=":material/groups:",
+            on_click=_ask,
+            args=(question,),
+        )
+    st.caption(
+        "The projector's link that opens carries the poll's secret: only it can show the "
+        "answers, ask again, reveal and close. Students get the join link."
+    )
+
+
+# --- the projector ------------------------------------------------------------------------
+def join_link(code: str) -> str:
+    """The link a phone opens: this app's address as the presenter's browser sees it (or
+    ``ATTNVIZ_PUBLIC_URL``), then ``/poll?join=CODE``; just the path when neither is known."""
+    base = os.environ.get(PUBLIC_URL_ENV, "").strip() or (st.context.url or "")
+    base = base.split("?", 1)[0].split("#", 1)[0].rstrip("/")
+    if base.endswith("/" + URL_PATH):
+        base = base[: -len(URL_PATH) - 1]
+    return f"{base}/{URL_PATH}?{JOIN}={code}"
+
+
+def _qr(link: str) -> None:
+    from attnviz.classroom.qr import qr_svg
+
+    try:
+        st.image(qr_svg(link), width=QR_WIDTH)
+    except ValueError:  # no address to encode (a relative link): the code is enough
+        pass
+
+
+def projector(code: str, secret: str) -> None:
+    st.title("Ask the class")
+    code = _bad_code(code) or ""
+    if not code:
+        return
+    view = store().presenter_view(code, secret)
+    _note()
+    if isinstance(view, P.Refused):
+        _refused(view)
+        if view.reason == "not_allowed":
+            st.caption(md_escape(f"Students join at {join_link(code)}"))
+        return
+    question = question_of(view)
+    left, right = st.columns([2, 3], gap="large")
+    with left:
+        link = join_link(code)
+        st.markdown("Join on your phone with the code")
+        st.markdown(f"## {code}")
+        _qr(link)
+        st.code(link, language=None, wrap_lines=True)
+    with right:
+        st.markdown(md_escape(str(view.payload.get("prompt", ""))))
+        if question is None:
+            st.warning(
+                "This server cannot make this poll's question again (another version wrote "
+                "it, or its settings do not run here); phones on it cannot answer."
+            )
+        if view.state.phase == "open":
+            _live(code, secret, view.state)
+        else:
+            _tally(view, question)
+    _controls(code, secret, view)
+    if view.key is not None:
+        _revealed(view, question)
+
+
+def _refused(refused: P.Refused, presenter: bool = True) -> None:
+    """A store's refusal as the page says it: the store down is a warning, the rest info;
+    the presenter is offered a new poll."""
+    if refused.reason == "unavailable":
+        st.warning(md_escape(refused.message))
+    elif refused.reason == "not_allowed":
+        st.error(md_escape(refused.message))
+    else:
+        st.info(md_escape(refused.message))
+    if presenter and refused.reason in ("unknown", "closed", "unavailable"):
+        st.page_link(PAGE_FILE, label="Start a new poll", icon=":material/add:")
+
+
+@st.fragment(run_every=PROJECTOR_REFRESH)
+def _live(code: str, secret: str, drawn: P.PollState) -> None:
+    """The projector's live part, run every PROJECTOR_REFRESH seconds on its own: one read of
+    the store."""
+    view = store().presenter_view(code, secret)
+    if isinstance(view, P.Refused):
+        _refused(view)
+        return
+    if view.state != drawn:  # another device of the presenter's moved the poll on
+        st.rerun()
+    _tally(view, question_of(view))
+
+
+def _tally(view: P.PresenterView, question: Q.Question | None) -> None:
+    """How many answered (every round), and the spread when shown."""
+    last = view.rounds[-1] if view.rounds else None
+    if last is not None:
+        st.markdown(f"### {C.answered_line(last)}")
+        if len(view.rounds) > 1:
+            st.caption(" · ".join(C.answered_line(t) for t in view.rounds[:-1]))
+    if not view.state.shown:
+        st.caption("The answers stay hidden until you show them.")
+        return
+    labels = question.choices if question is not None else ()
+    chart = _tally_chart(view.answer, view.rounds, view.key, tuple(labels))
+    if chart is not None:
+        charts.send(chart, key="poll_tally")
+    shown = view.rounds if view.key is not None else view.rounds[-1:]
+    for tally in shown:
+        lines = C.tally_lines(view.answer, tally)
+        if lines:
+            st.caption(f"Round {tally.round}")
+            st.text("\n".join(lines))
+
+
+@functools.lru_cache(maxsize=256)
+def _tally_chart(form, rounds, key, labels) -> tuple[str, int, str] | None:
+    """The tally's chart, encoded once per distinct tally (a projector redraws it twice a
+    second; most of those runs see the same counts)."""
+    chart = C.tally_chart(form, rounds, key, labels)
+    return None if chart is None else charts.encode(chart.spec, chart.label)
+
+
+def _act(action: str, code: str, secret: str) -> None:
+    result = getattr(store(), action)(code, secret)
+    if isinstance(result, P.Refused):
+        st.session_state[NOTE_KEY] = ("warning", result.message)
+
+
+def _controls(code: str, secret: str, view: P.PresenterView) -> None:
+    s = view.state
+    disabled = {
+        "show": s.phase != "open" or s.shown,
+        "reask": s.phase != "open" or s.round >= P.ROUNDS[-1],
+        "reveal": s.phase != "open",
+        "close": s.phase == "closed",
+    }
+    columns = st.columns(len(ACTIONS) + 1)
+    for column, (action, label) in zip(columns, ACTIONS.items(), strict=False):
+        with column:
+            st.button(
+                label,
+                key=f"poll_{action}",
+                disabled=disabled[action],
+                type="primary" if action == "reveal" else "secondary",
+                width="stretch",
+                on_click=_act,
+                args=(action, code, secret),
+            )
+    with columns[-1]:
+        st.download_button(
+            "Counts (CSV)",
+            data=functools.partial(_csv, code, secret),
+            file_name=f"poll-{code}.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="poll_csv",
+            width="stretch",
+        )
+
+
+def _csv(code: str, secret: str) -> str:
+    made = store().csv(code, secret)
+    return made.message if isinstance(made, P.Refused) else made
+
+
+def _revealed(view: P.PresenterView, question: Q.Question | None) -> None:
+    st.subheader(md_escape(f"The answer: {view.key_label}"))
+    lines = C.reveal_lines(view)
+    if lines:
+        st.text("\n".join(lines))
+    if question is not None:
+        figure = reveal_figure_of(view, question)
+        if figure is not None:
+            charts.chart(figure, key="poll_figure", look=F.PROJECTOR)
+    for name, _value, label in view.misconceptions or ():
+        st.markdown(md_escape(f"{C.title_of(name)} ({label}): {C.explanation_of(name)}"))
+
+
+# --- a phone -------------------------------------------------------------------------------
+def student(code: str) -> None:
+    st.title("Class poll")
+    code = _bad_code(code) or ""
+    if not code:
+        return
+    view = store().student_view(code, session_id())
+    if isinstance(view, P.Refused):
+        _refused(view, presenter=False)
+        _watch(code, None)
+        return
+    question = question_of(view)
+    if question is None:
+        st.error(
+            "This poll's question cannot be made on this server (another version wrote it, or "
+            "its settings do not run here)."
+        )
+        return
+    st.caption(md_escape(f"Poll {code} · the presenter's text: {question.text or '(book mode)'}"))
+    st.markdown(md_escape(question.prompt))
+    s = view.state
+    if s.phase == "open":
+        if s.round > 1:
+            st.info("Round 2: talk it over with the students next to you, then answer again.")
+        _answering(code, s, view.answer, question)
+    else:
+        _note()
+    if view.tally and s.phase == "open":
+        labels = tuple(question.choices)
+        chart = _tally_chart(view.answer, view.tally[-1:], None, labels)
+        if chart is not None:
+            st.caption("The class's answers so far")
+            charts.send(chart, key="poll_tally")
+    if view.key is not None:
+        _graded(view, question)
+    _watch(code, s)
+
+
+@st.fragment
+def _answering(code: str, drawn: P.PollState, form: P.AnswerFormat, question: Q.Question) -> None:
+    """The phone's answer and its form, a fragment of its own: sending an answer reruns this
+    part only (about a third of a full run's CPU), with one read of the store."""
+    view = store().student_view(code, session_id())
+    if isinstance(view, P.Refused) or view.state != drawn:
+        st.rerun()  # the poll moved on (or the store went away): the whole page again
+        return
+    _note()
+    if view.your_answer is not None:
+        st.success(
+            md_escape(
+                f"Your answer in round {drawn.round}: {form.label(view.your_answer)}. "
+                "You can change it until the presenter moves on."
+            )
+        )
+    _answer_form(code, drawn.round, form, question)
+
+
+def _answer_keys(code: str, round_: int, n: int = 1) -> list[str]:
+    return [f"poll_{code}_r{round_}_{i}" for i in range(n)]
+
+
+def _answer_form(code: str, round_: int, form: P.AnswerFormat, question: Q.Question) -> None:
+    with st.form(key=f"poll_form_{code}_{round_}", border=False):
+        if isinstance(form, P.Choice):
+            (k,) = _answer_keys(code, round_)
+            st.radio(
+                "Your answer",
+                range(len(form.options)),
+                index=None,
+                format_func=lambda i: md_escape(form.options[i]),
+                key=k,
+            )
+            keys = [k]
+        elif isinstance(form, P.Number):
+            (k,) = _answer_keys(code, round_)
+            whole = form.decimals == 0
+            st.number_input(
+                "Your answer" + ("" if whole else " (2 decimals)"),
+                min_value=int(form.lo) if whole else form.lo,
+                max_value=int(form.hi) if whole else form.hi,
+                value=None,
+                step=1 if whole else 0.01,
+                format="%d" if whole else "%.2f",
+                key=k,
+            )
+            keys = [k]
+        else:
+            keys = _answer_keys(code, round_, form.length)
+            st.caption("One weight per key, each between 0 and 1.")
+            for i, k in enumerate(keys):
+                label = question.choices[i] if i < len(question.choices) else str(i)
+                st.slider(md_escape(label), 0.0, 1.0, 0.0, 0.01, key=k)
+        st.form_submit_button(
+            "Send my answer",
+            type="primary",
+            on_click=_submit,
+            args=(code, round_, form, tuple(keys)),
+        )
+
+
+def _submit(code: str, round_: int, form: P.AnswerFormat, keys: tuple[str, ...]) -> None:
+    """The form's callback: one answer for this session and round (a second replaces it)."""
+    values = [st.session_state.get(k) for k in keys]
+    value: Any
+    if isinstance(form, P.Sketch):
+        value = tuple(float(v or 0.0) for v in values)
+    else:
+        value = values[0]
+    if value is None:
+        st.session_state[NOTE_KEY] = ("warning", "Pick or type an answer first.")
+        return
+    result = store().answer(code, session_id(), round_, value)
+    if isinstance(result, P.Refused):
+        st.session_state[NOTE_KEY] = ("warning", result.message)
+    else:
+        word = "changed" if result.replaced else "recorded"
+        st.session_state[NOTE_KEY] = ("success", f"Answer {word} (round {result.round}).")
+
+
+def _graded(view: P.StudentView, question: Q.Question) -> None:
+    """After the reveal: the key, this student's answer graded as the class's tally grades
+    it, the misconception it shows (if any), the share right, and the true figure."""
+    form = view.answer
+    st.subheader(md_escape(f"The answer: {view.key_label}"))
+    mine = view.your_answer
+    if mine is None:
+        st.info("You did not answer in the last round.")
+    elif form.matches(mine, view.key):
+        st.success(md_escape(f"Your answer {form.label(mine)} is right."))
+    else:
+        st.error(md_escape(f"Your answer {form.label(mine)} is not the answer."))
+        for m in question.misconceptions:
+            try:
+                theirs = form.clean(C.to_poll_answer(question, m.answer))
+            except (ValueError, TypeError):
+                continue
+            if form.matches(mine, theirs):
+                st.write(md_escape(f"{C.title_of(m.name)}: {m.explanation}"))
+                break
+    if view.tally:
+        last = view.tally[-1]
+        if last.right is not None:
+            st.caption(
+                f"{last.right} of {last.answered} right in round {last.round} "
+                f"({C.percent(last.right, last.answered)})."
+            )
+    figure = reveal_figure_of(view, question)
+    if figure is not None:
+        charts.chart(figure, key="poll_figure")
+
+
+@st.fragment(run_every=PHONE_REFRESH)
+def _watch(code: str, drawn: P.PollState | None) -> None:
+    """A phone's watcher, every few seconds on its own: a full run when the poll moved on
+    (the next round, the spread shown, the reveal, closed, or the store back)."""
+    view = store().student_view(code)
+    now = None if isinstance(view, P.Refused) else view.state
+    if now != drawn:
+        st.rerun()

@@ -1,0 +1,338 @@
+"""Building blocks every page uses: panels (through the page's view), badges, code, the book's
+printouts beside ours, a page's top, panels side by side.
+
+Charts go out through ``ui.charts``; their numbers tables and CSVs come from ``ui.numbers``;
+the break-it block is ``ui.teach.breakit``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+import pandas as pd
+import streamlit as st
+import torch
+
+from attnviz.teach import bugs as B
+from attnviz.teach import checks as C
+from attnviz.teach.panel import Panel, View
+from ui.charts import chart
+from ui.numbers import numbers_box, plot
+from ui.text import md_escape
+
+
+def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
+    """Say which computation this run's panels come from (the text, settings and book flag of
+    the page's cache, page 2's module, page 4's head), for their "Reproduce" snippets
+    (:func:`ui.teach.slides.use`). Pages 1–4 call it before drawing their panels."""
+    from ui.teach import slides
+
+    slides.use(args, variant=variant, head=head)
+
+
+def show_numbers_toggle(default: bool = False) -> bool:
+    """One page-level view control: show each matrix's exact numbers under it. Off by default:
+    small matrices already carry their values in the cells, and every table costs a rerun time.
+    Bound to ``numbers`` in the URL."""
+    from ui import links
+
+    return st.toggle(
+        "Show the exact numbers under each matrix",
+        value=default,
+        key=links.NUMBERS,
+        bind="query-params",
+    )
+
+
+def notes(messages) -> None:
+    for message in messages:
+        st.info(md_escape(message))
+
+
+def matrix(panel: Panel, *, numbers: bool, viewed: bool = False) -> None:
+    """A panel's figure and, under it, its caption and its exact numbers and CSV (see
+    :func:`ui.numbers.numbers_box`); a (heads, rows, cols) stack's CSV holds every head. The
+    opened box also holds the figure's downloads for slides, its LaTeX and its snippet
+    (:func:`ui.teach.slides.box`; ``viewed``: the panel is the page's view of a larger one)."""
+    from ui.teach import slides
+
+    key = f"fig_{panel.key}"
+    chart(panel, key=key)
+    if panel.caption:
+        st.caption(panel.caption)
+    numbers_box(
+        panel.values,
+        panel.rows,
+        panel.cols,
+        key=panel.key,
+        numbers=numbers,
+        extras=lambda: slides.box(panel, chart_key=key, viewed=viewed),
+    )
+
+
+def show(panel: Panel, *, numbers: bool, view: View = View()) -> None:
+    """One engine-built panel: its figure, exact numbers and CSV (see :func:`matrix`), drawn
+    through the page's ``view`` (``ui.view.controls``: the colour scale, the token window, and
+    for a stack of heads past the grid's budget the heads picked). Each viewed panel is built
+    once per panel and view, in the shared cache, and its figure drawn once from its data."""
+    from ui import cache
+    from ui import view as page_view
+    from ui.teach import predict
+
+    if predict.intercept(panel, numbers=numbers, view=view):
+        return  # "Predict first": a question, or its answer, stands here (ui/teach/predict.py)
+    if panel.values.dim() == 3:
+        heads = page_view.heads_picker(panel, view)
+        if heads != (panel.heads or tuple(range(panel.values.shape[0]))):
+            view = replace(view, heads=heads)
+    shown = cache.panel_view(panel, view) if not view.is_default else None
+    matrix(shown or panel, numbers=numbers, viewed=shown is not None)
+
+
+_BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {
+    "pass": ("green", ":material/check_circle:"),
+    "fail": ("red", ":material/cancel:"),
+    "documented": ("orange", ":material/info:"),
+    "n/a": ("gray", ":material/remove_circle:"),
+}
+
+
+def badge_text(result: C.CheckResult) -> str:
+    """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
+    the next line, in small type, its numbers; while a "Predict first" question waits, a note
+    instead of the numbers (the largest weight ... can give an answer away)."""
+    from ui.teach import predict
+
+    colour, icon = _BADGE_LOOK[result.status]
+    label = f"{result.title}: {result.status}".replace("[", "\\[").replace("]", "\\]")
+    detail = predict.CHECK_NUMBERS_WAIT if predict.waiting() else md_escape(result.detail)
+    return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
+
+
+def badge(*results: C.CheckResult) -> None:
+    """Live checks: each a coloured badge and its numbers, one paragraph each, all in one
+    element."""
+    st.markdown("\n\n".join(badge_text(r) for r in results))
+
+
+def badges(results) -> None:
+    """The page's live checks, one paragraph each, under a bold heading: one element for all
+    of them (each element is a message of its own, on every page run)."""
+    parts = ["**Live checks**", *(badge_text(r) for r in results)]
+    st.markdown("\n\n".join(parts))
+
+
+def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:
+    """A lesson's table without its index, sent as the Arrow table ``cache.arrow_table`` made
+    once for every session (``st.dataframe`` converts a DataFrame again on every run). ``key``:
+    the lesson's key; ``make`` builds the DataFrame on a miss."""
+    from ui import cache
+
+    st.dataframe(cache.arrow_table(key, name, make), hide_index=True)
+
+
+def source(*functions, title: str = "The engine's code for this") -> None:
+    """The engine's own source, so the picture and the code cannot disagree: in a closed box
+    that sends the code only once opened (opening it reruns the page)."""
+    with st.expander(title, key="engine_code", on_change="rerun") as box:
+        if box.open:
+            for fn in functions:
+                st.code(B.source_of(fn), language="python")
+
+
+def printout(label: str, tensor: torch.Tensor) -> None:
+    """A tensor printed the way PyTorch prints it (4 decimals). Long rows wrap rather than
+    scroll, so no printed number is ever cut off in a narrow column."""
+    st.code(f"{label}\n{tensor.detach()!r}", language="text", wrap_lines=True)
+
+
+# A printed row longer than this does not fit half the page at 1024 px (about 28 monospace
+# characters there): such printouts are stacked, one full-width block above the other.
+BESIDE_MAX_CHARS = 28
+
+
+def book_beside(title: str, ours: torch.Tensor, printed_name: str) -> bool:
+    """The app's tensor beside the chapter's printout (or above it, when its rows are too long
+    for half the page), with a match badge. No printed number is ever cut off."""
+    from attnviz.core import book
+
+    match, worst = book.matches_printout(ours, printed_name)
+    st.markdown(f"**{md_escape(title)}**")
+    printed = book.printed(printed_name)
+    widest = max(len(line) for t in (ours, printed) for line in repr(t.detach()).splitlines())
+    if widest <= BESIDE_MAX_CHARS:
+        left, right = st.columns(2)
+        with left:
+            printout("attnviz computed:", ours)
+        with right:
+            printout("the chapter printed:", printed)
+    else:
+        printout("attnviz computed:", ours)
+        printout("the chapter printed:", printed)
+    if match:
+        st.badge("Matches the book", color="green", icon=":material/check_circle:")
+    else:
+        st.badge("Differs from the book", color="red", icon=":material/cancel:")
+    st.caption(f"largest difference {worst:.1e} (the printout has 4 decimals)")
+    return match
+
+
+def book_blocks(blocks) -> None:
+    """Each (title, our tensor, printed name) beside the chapter's printout (:func:`book_beside`)."""
+    for title, tensor, printed in blocks:
+        book_beside(title, tensor, printed)
+
+
+def lesson_claims(lesson, panel: Panel) -> None:
+    """The sentences ``lesson`` states about ``panel`` (a lesson with ``panels`` by name and
+    ``claims_on(name)``: pages 1 and 2), in small type under it, one element; none while a
+    "Predict first" question hides the panel."""
+    from ui.teach import predict
+
+    if predict.hides(panel.key):
+        return
+    name = next(n for n, p in lesson.panels.items() if p.key == panel.key)
+    shown = [md_escape(claim.text) for claim in lesson.claims_on(name)]
+    if shown:  # one element, a paragraph each
+        st.caption("\n\n".join(shown))
+
+
+# --- the top of every pass page --------------------------------------------------------------
+def prepared_or_stop(args):
+    """The page's tokens and X; with no tokens, say so and stop the page (the sidebar stays)."""
+    from ui import cache
+
+    prep = cache.prepared(*args)
+    notes(prep.messages)
+    if prep.empty:
+        st.stop()
+    return prep
+
+
+def causal_trace_or_stop(kind: str, cfg, args):
+    """The trace of a causal pass ("causal" or "multihead") for this page, or a stop with the
+    reason: d_out that the heads do not divide, no text, or (a note) a text past the context."""
+    from attnviz.core import book
+    from attnviz.teach import prepare as lesson
+    from ui import cache
+
+    if kind == "multihead":
+        problem = None if cfg.book else args[1].multihead_problem()  # the sizes the pass runs at
+        if problem:
+            st.error(
+                md_escape(problem)
+                + " Change d_out or num_heads in the sidebar; the other pages still work."
+            )
+            st.stop()
+    prep = prepared_or_stop(args)
+    context_length = book.CONTEXT_LENGTH if cfg.book else args[1].context_length
+    _, context_note = lesson.within_context(prep, context_length)
+    if context_note:
+        st.warning(md_escape(context_note))
+    return cache.trace(kind, *args)
+
+
+def claims(items) -> None:
+    """Sentences about the numbers, computed by the engine (escaped: they name tokens); one
+    about numbers a waiting question hides waits too (ui/teach/predict.py). One paragraph each, in
+    one element: every element is a message of its own on every page run."""
+    from ui.teach import predict
+
+    shown = [md_escape(claim.text) for claim in predict.visible_claims(items)]
+    if shown:
+        st.markdown("\n\n".join(shown))
+
+
+# --- the top of a page, and panels side by side ----------------------------------------------
+def _read_intros() -> MappingProxyType[str, MappingProxyType[str, str]]:
+    """ui/intros.toml, read once: each page's title, paragraph and formula, by URL path."""
+    with (Path(__file__).parent / "intros.toml").open("rb") as f:
+        pages = tomllib.load(f)
+    return MappingProxyType(
+        {
+            name: MappingProxyType(
+                {k: "".join(v) if k == "formula" else v for k, v in page.items()}
+            )
+            for name, page in pages.items()
+        }
+    )
+
+
+INTROS = _read_intros()
+
+
+def page_top(page_file: str, *, present: bool = False) -> None:
+    """The title of the page in ``page_file`` (its ``__file__``), then its opening paragraph and
+    formula from ui/intros.toml. ``present``: presenter mode, where the stepper tells the same
+    story step by step, so only the title is drawn."""
+    intro = INTROS[Path(page_file).stem]
+    st.title(intro["title"])
+    if present:
+        return
+    st.write(intro["text"])
+    if "formula" in intro:
+        formula(intro["formula"])
+
+
+_FORMULA_BREAK = re.compile(r",?\s*\\q?quad\s*")
+
+
+def formula_lines(tex: str) -> list[str]:
+    """The parts of a formula written side by side (``a, \\qquad b, \\quad c``), one a line."""
+    return [part.strip().rstrip(",").strip() for part in _FORMULA_BREAK.split(tex) if part.strip()]
+
+
+def formula(tex: str) -> None:
+    """A display formula whose parts stand one under the other, so that no part is wider than
+    a phone (390 px) and nothing scrolls: the chapter's formulas are a few short equations
+    written side by side, each of which fits on its own line."""
+    lines = formula_lines(tex)
+    if len(lines) == 1:
+        st.latex(lines[0])
+    else:
+        st.latex(r"\begin{gathered}" + r" \\[4pt] ".join(lines) + r"\end{gathered}")
+
+
+def beside(
+    *items,
+    numbers: bool = False,
+    view: View = View(),
+    below: Callable[[Panel], None] | None = None,
+) -> None:
+    """Panels or charts side by side, one equal column each. A Panel is drawn by :func:`show`
+    (with ``numbers`` and the page's ``view``), then ``below(panel)`` under it (its claims,
+    say); a ``(key, chart)`` pair, a bar or line chart, by :func:`ui.numbers.plot` (with
+    ``numbers``); a lone :class:`attnviz.figures.Chart` by :func:`ui.charts.chart`. A single
+    item is drawn in place, at full width."""
+    places: list[AbstractContextManager] = [nullcontext()]
+    if len(items) > 1:
+        places = list(st.columns(len(items)))
+    for place, item in zip(places, items, strict=True):
+        with place:
+            if isinstance(item, Panel):
+                show(item, numbers=numbers, view=view)
+                if below is not None:
+                    below(item)
+            elif isinstance(item, tuple):
+                plot(item[1], key=item[0], numbers=numbers)
+            else:
+                chart(item)
+
+
+def pick_head(num_heads: int, *, key: str) -> int:
+    """The head a "Head" select box picks (no box for a single head), bound to ``key`` in the
+    URL; a choice left over from more heads is brought within ``num_heads``."""
+    from ui import links
+
+    if num_heads <= 1:
+        return 0
+    links.unknown_choices(key, [str(h) for h in range(num_heads)], "head 0")
+    box = st.selectbox("Head", list(range(num_heads)), key=key, bind="query-params")
+    return min(int(box), num_heads - 1)
