@@ -6,12 +6,7 @@ the URL, builds the shared sidebar once, says which tokenizer is in use, and rou
 
 import streamlit as st
 
-from ui import entry, handover, keyprobe
-
-# Each session's messages reach the event loop in batches, and widgets look up their own key in
-# Session State instead of copying all of it (once per process; ui/handover.py, ui/keyprobe.py).
-handover.install()
-keyprobe.install()
+from ui import entry
 
 
 # Each page file is named after its URL path, and starts with ``entry.guard(__file__)``: then a

@@ -35,7 +35,7 @@ WAYS = (("page turns on (default)", {}), ("page turns off", {gate.ENV: "0"}))
 
 def main(argv=None, ways=WAYS, results: Path = RESULTS, title: str | None = None, doc=None) -> int:
     """``ways``: (label, environment) of the attnviz servers each round compares, the first
-    being the default; bench/handover.py passes its own."""
+    being the default."""
     parser = argparse.ArgumentParser(
         description=doc or __doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

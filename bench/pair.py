@@ -1,7 +1,7 @@
 """Two classes at once: attnviz as deployed and one other server, measured in the same seconds.
 
     .venv/bin/python bench/pair.py --trivial --rounds 6           # attnviz beside the trivial app
-    .venv/bin/python bench/pair.py --env ATTNVIZ_KEY_PROBE=0      # beside itself with a switch off
+    .venv/bin/python bench/pair.py --env ATTNVIZ_PAGE_TURNS=2     # beside itself with a switch changed
     .venv/bin/python bench/pair.py --rev 80f4f3b --rounds 4       # beside an earlier commit
 
 Each round starts two fresh servers: attnviz from this tree as deployed (A), and B, one of the
@@ -16,7 +16,7 @@ servers meet the same conditions, so the ratio B / A of their CPU per page run m
 the one-key lookup measured 0.94-0.97 over four paired rounds (bench/keyprobe-results.md), where
 back-to-back rounds of the same change had read 0.75-0.99. Which of the two clients starts
 first alternates by round. bench/pair-results.md gets the table. A's switches
-(``ATTNVIZ_PAGE_TURNS``, ``ATTNVIZ_BATCHED_HANDOVER``, ``ATTNVIZ_KEY_PROBE``) are set to their
+(``ATTNVIZ_PAGE_TURNS``) are set to their
 defaults, whatever the shell exports.
 """
 
@@ -40,10 +40,9 @@ if str(ROOT) not in sys.path:
 
 from attnviz.server import gate  # noqa: E402
 from bench import live, measure  # noqa: E402
-from ui import handover, keyprobe  # noqa: E402
 
 RESULTS = ROOT / "bench" / "pair-results.md"
-DEFAULT_SWITCHES = {gate.ENV: str(gate.DEFAULT_TURNS), handover.ENV: "1", keyprobe.ENV: "1"}
+DEFAULT_SWITCHES = {gate.ENV: str(gate.DEFAULT_TURNS)}
 WARM_SESSIONS = 5  # a few sessions' runs first, not measured: imports, the first traces
 
 

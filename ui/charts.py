@@ -80,8 +80,8 @@ def _current_dg() -> Any:
 def send_plotly_spec(
     dg, spec: str, config: str, height: int, key: str | None, alt: str | None = None
 ) -> None:
-    """One of the two places that use Streamlit internals (1.67; the other is ui/handover.py):
-    the element st.plotly_chart sends for
+    """The app's one use of Streamlit internals (1.67), fenced here: the element
+    st.plotly_chart sends for
     a figure without selections, ``width="stretch"``, ``height="content"``, the Streamlit
     theme, from JSON made beforehand. tests/bench/test_chart_message.py fails loudly when a
     Streamlit upgrade changes what st.plotly_chart sends, so this must be brought up to date."""

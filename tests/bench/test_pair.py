@@ -21,12 +21,10 @@ def test_environment_pairs_are_read_and_a_malformed_one_is_refused():
 
 
 def test_a_server_s_switches_are_at_their_defaults_whatever_the_shell_exports(monkeypatch):
-    for name in ("ATTNVIZ_KEY_PROBE", "ATTNVIZ_BATCHED_HANDOVER", "ATTNVIZ_PAGE_TURNS"):
-        monkeypatch.setenv(name, "0")
+    monkeypatch.setenv("ATTNVIZ_PAGE_TURNS", "0")
     env = pair.server_env({})
-    assert env["ATTNVIZ_KEY_PROBE"] == env["ATTNVIZ_BATCHED_HANDOVER"] == "1"
     assert env["ATTNVIZ_PAGE_TURNS"] == "1"
-    assert pair.server_env({"ATTNVIZ_KEY_PROBE": "0"})["ATTNVIZ_KEY_PROBE"] == "0"  # B's own
+    assert pair.server_env({"ATTNVIZ_PAGE_TURNS": "2"})["ATTNVIZ_PAGE_TURNS"] == "2"  # B's own
 
 
 def row(label: str, cpu_ms: float) -> dict:
@@ -67,7 +65,7 @@ def test_a_revision_tree_holds_that_commit_s_files(tmp_path):
 def test_a_small_pair_runs_both_classes_and_writes_the_table(tmp_path):
     out = tmp_path / "pair.md"
     done = subprocess.run(
-        [sys.executable, "bench/pair.py", "--env", "ATTNVIZ_KEY_PROBE=0", "--rounds", "1"]
+        [sys.executable, "bench/pair.py", "--env", "ATTNVIZ_PAGE_TURNS=2", "--rounds", "1"]
         + ["--sessions", "3", "--output", str(out)],
         cwd=ROOT,
         capture_output=True,
@@ -76,7 +74,7 @@ def test_a_small_pair_runs_both_classes_and_writes_the_table(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     text = out.read_text()
-    assert "# Two classes at once: attnviz beside attnviz with ATTNVIZ_KEY_PROBE=0" in text
+    assert "# Two classes at once: attnviz beside attnviz with ATTNVIZ_PAGE_TURNS=2" in text
     table = [line for line in text.splitlines() if line.startswith("| attnviz")]
     assert len(table) == 2
     assert all("| 3 | 18 |" in line for line in table)  # 3 sessions, 6 page runs each

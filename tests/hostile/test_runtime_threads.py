@@ -10,7 +10,7 @@ import pytest
 
 from attnviz.server import runtime
 from bench.support.pages import ROOT
-from tests.support.installs import python_in_a_fresh_process
+from tests.support.fresh_process import python_in_a_fresh_process
 
 PROBE = (
     "from attnviz.server import runtime; import torch; "
