@@ -418,8 +418,13 @@ def test_dockerignore_leaves_out_the_repository_but_not_the_app():
         assert dockerignored(path, rules), f"{path} would be copied into the image"
     needed = ["app.py", "requirements.txt", ".streamlit/config.toml"]
     for folder in ("attnviz", "ui", "pages"):
-        needed += [p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("*.py")]
+        needed += [
+            p.relative_to(ROOT).as_posix()
+            for p in (ROOT / folder).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        ]
     assert len(needed) > 10
+    assert "attnviz/teach/lessons/story.toml" in needed  # data files in subpackages too
     for path in needed:
         assert not dockerignored(path, rules), f"{path} is needed by the app but dockerignored"
 

@@ -279,6 +279,6 @@ def _literals(path: Path) -> Sentences:
 
 def pages_and_ui() -> Sentences:
     for folder in ("pages", "ui"):
-        for path in sorted((ROOT / folder).glob("*.py")):
+        for path in sorted((ROOT / folder).rglob("*.py")):
             yield from _literals(path)
     yield from _literals(ROOT / "app.py")
