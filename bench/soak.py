@@ -52,7 +52,7 @@ from bench.support.server import LOOPBACK_FLAGS, running_app  # noqa: E402
 RESULTS = ROOT / "bench" / "soak-results.md"
 # A leak must not outlast a teaching day: ~30,000 page runs (6 lessons, 50 students, 100 runs
 # each) at this bound is 150 MB, well inside the ~670 MB the 3 GB container keeps beyond the
-# warm server and its full caches (README: 2,003 MB bound, ~400 MB warm).
+# warm server and its full caches (docs/deploy.md, "Memory per session": ~400 MB warm).
 BOUND_MB_PER_1000 = 5.0
 # The short form's RSS reading allows more: after every cache is full, glibc's heap still
 # fragments in steps of up to ~5 MB over the next ~1,300 runs while the memory in use stays

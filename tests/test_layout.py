@@ -1,4 +1,5 @@
-"""Pages only pick and arrange what ui/ and the engine return: each stays short (README, Layout)."""
+"""Pages only pick and arrange what ui/ and the engine return, and stay short
+(docs/architecture.md, "The rules")."""
 
 from __future__ import annotations
 

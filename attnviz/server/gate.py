@@ -16,7 +16,7 @@ here: a run that waited :data:`WAIT_SECONDS` without its turn runs anyway, as ev
 before this gate. Fragment reruns (the poll's live tally) do not run ``app.py`` and never wait.
 
 ``ATTNVIZ_PAGE_TURNS`` sets how many page runs go at once (default 1; 0 turns the gate off).
-Scale a class out with replicas, one per core (README, "Speed"), not with more turns.
+Scale a class out with replicas, one per core (bench/README.md, "Page turns"), not with more turns.
 """
 
 from __future__ import annotations

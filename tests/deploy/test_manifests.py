@@ -114,7 +114,7 @@ def test_kubernetes_probes_affinity_secret_and_resources():
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     resources = container["resources"]
     # Requests cover a replica after every page (~0.3 GB measured by image-smoke); the
-    # limit covers full caches plus two largest requests (README, "Bounded cost").
+    # limit covers full caches plus two largest requests (docs/deploy.md, "Memory per session").
     assert quantity_bytes(resources["requests"]["memory"]) >= 512 * 1024**2
     assert quantity_bytes(resources["limits"]["memory"]) >= 3 * GIB
     annotations = docs["Ingress"]["metadata"]["annotations"]
