@@ -28,6 +28,7 @@ from attnviz.models import implementations as IM
 from attnviz.teach import checks as C
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import multihead as ML
+from tests.support import module_checks as MC
 from tests.support.specs import as_figure
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
@@ -406,9 +407,9 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
     def mha():
         return lesson.spec_multihead(s).build()
 
-    _ok(C.wrapper_equals_split(mha(), x))
-    _ok(C.matches_torch_mha(mha(), x))
-    _ok(C.torch_mha_weights_match(mha(), x))
+    _ok(MC.wrapper_equals_split(mha(), x))
+    _ok(MC.matches_torch_mha(mha(), x))
+    _ok(MC.torch_mha_weights_match(mha(), x))
     _ok(C.no_future_leak(mha().eval(), x))
     module = mha().eval()
     with torch.inference_mode():
