@@ -58,7 +58,6 @@ FIGURE_FUNCTIONS = (
     "one_line",
     "packed",
     "ratio_to_uniform",
-    "relative_to_uniform",
     "row_change",
     "row_outline",
     "score_terms",
@@ -187,7 +186,11 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     assert ratio.shape == (n, n)
     visible = np.tril(np.ones((n, n), dtype=bool))
     assert np.isnan(ratio[~visible]).all() and np.isfinite(ratio[visible]).all()
-    _heatmap_matches(call("relative_to_uniform", weights, labels, title="r"), n, n)
+    _heatmap_matches(
+        call("heatmap", ratio, labels, labels, title="r", kind="relative", value_name=F.RATIO_NAME),
+        n,
+        n,
+    )
 
     half = list(labels)[n // 2 :]
     zoom = call(
