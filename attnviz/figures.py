@@ -145,7 +145,6 @@ PROJECTOR = Look(
     title_line=38,
     top=70,
 )
-LOOKS = {look.name: look for look in (NORMAL, PROJECTOR)}
 
 
 # --- text -----------------------------------------------------------------------------------
@@ -480,20 +479,6 @@ def _colour(kind: str, z: np.ndarray, zmax: float | None) -> dict:
     bound = float(np.abs(finite).max()) if finite.size else 1.0
     bound = zmax or (bound if bound > 0 else 1.0)
     return {"colorscale": DIVERGING, "zmin": -bound, "zmax": bound, "zmid": 0.0}
-
-
-def relative_to_uniform(
-    weights, labels, *, title: str, causal: bool = True, look: Look = NORMAL
-) -> Spec:
-    """Weight × (number of visible keys), coloured on a log2 scale: white = an even share.
-
-    The cells hold the ratio itself, so the hover and the cell text read it from z like every
-    other heatmap (no per-cell strings); the colour scale is laid out on log2 of it, and an
-    invisible marker draws the colour bar on that scale (:func:`_log_colour_bar`)."""
-    ratio = ratio_to_uniform(weights, causal=causal)
-    return heatmap(
-        ratio, labels, labels, title=title, kind="relative", value_name=RATIO_NAME, look=look
-    )
 
 
 def row_outline(i: int) -> dict:

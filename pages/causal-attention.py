@@ -5,6 +5,8 @@ from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
+import functools
+
 import streamlit as st
 
 from attnviz.core import modules as M
@@ -149,7 +151,8 @@ with sections.section(
             st.info("One of the two texts is empty, so there is no batch to show.")
         else:
             LB = cache.lesson_of(
-                ("causal batch", *bargs), lambda: lessons.batch_lesson(bt, batch.labels, cfg.book)
+                ("causal batch", *bargs),
+                functools.partial(lessons.batch_lesson, bt, batch.labels, cfg.book),
             )
             st.write(LB.shape_sentence)
             panels.beside(*LB.panels, numbers=numbers, view=panel_view)

@@ -124,6 +124,7 @@ panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, vie
 st.caption(view.scale_note)  # about the scores, drawn next
 # Training mode adds the weights before dropout: two rows of two, the context beside the
 # weights it used; eval mode: scores and weights, then the context.
+rows: list[tuple[str, ...]]
 if "p4_weights_before" in head.panels:
     rows = [("p4_scores", "p4_weights_before"), ("p4_weights", "p4_context")]
 else:

@@ -5,6 +5,8 @@ from ui import entry
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -154,9 +156,7 @@ for column, weights, title, key in (
         panel_key = (folder, ids, layer, head, cfg.text, rand_settings, key)
         panel = cache.lesson_of(
             ("trained-panel", *panel_key),
-            lambda weights=weights, title=title, key=key: trained.head_panel(
-                key, weights, labels, title
-            ),
+            functools.partial(trained.head_panel, key, weights, labels, title),
         )
         panels.show(panel, numbers=numbers, view=View(relative=not scale.startswith("weights")))
 st.caption(

@@ -4,6 +4,8 @@ from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
+import functools
+
 import streamlit as st
 
 from attnviz.core import modules as M
@@ -55,7 +57,7 @@ if pressed:
             shown[0] = percent
             bar.progress(percent, text=f"Training: step {step} of {total}")
 
-    result = ui_learn.train(config, on_progress)
+    result: learn.LearnResult | None = ui_learn.train(config, on_progress)
 else:
     result = ui_learn.existing_run(config)
 
@@ -65,7 +67,7 @@ if result is None:
         icon=":material/play_arrow:",
     )
     st.stop()
-view = cache.lesson_of(("learn", config, result.seconds), lambda: lessons.lesson(result))
+view = cache.lesson_of(("learn", config, result.seconds), functools.partial(lessons.lesson, result))
 if pressed:
     done = "Already trained with these settings: shown from the cache."
     bar.progress(100, text=done if shown[0] < 0 else view.trained_line)

@@ -45,15 +45,6 @@ def qr_svg(url: str) -> str:
     return out.getvalue().decode("utf-8")
 
 
-def qr_png(url: str, scale: int = 8) -> bytes:
-    """The QR code of ``url`` as PNG bytes, ``scale`` pixels per module."""
-    if not 1 <= scale <= 32:
-        raise ValueError("scale is 1 to 32 pixels per module")
-    out = io.BytesIO()
-    _symbol(url).save(out, kind="png", border=QUIET_ZONE, scale=scale, dark="#000", light="#fff")
-    return out.getvalue()
-
-
 def qr_matrix(url: str) -> tuple[tuple[bool, ...], ...]:
     """The symbol's modules (True is dark), without the quiet zone: what both images draw."""
     return tuple(tuple(bool(m) for m in row) for row in _symbol(url).matrix)

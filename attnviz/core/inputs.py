@@ -93,13 +93,3 @@ def embed(tokens: Tokens | tuple[int, ...], d_in: int, seed: int) -> torch.Tenso
     ids = tuple(tokens.ids) if isinstance(tokens, Tokens) else tuple(tokens)
     x = token_embedding(ids, d_in, seed) + position_embedding(len(ids), d_in, seed)
     return x.unsqueeze(0)
-
-
-def embed_batch(a: Tokens, b: Tokens, d_in: int, seed: int) -> tuple[torch.Tensor, int]:
-    """``X`` for a batch of two texts, shape (2, n, d_in), and ``n``.
-
-    The book's modules have no padding mask, so both texts are cut to the shorter one's length.
-    """
-    n = min(len(a), len(b))
-    x = torch.cat([embed(a.ids[:n], d_in, seed), embed(b.ids[:n], d_in, seed)], dim=0)
-    return x, n

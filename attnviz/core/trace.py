@@ -295,7 +295,6 @@ class WrapperTrace(_Labelled):
 
 
 Trace = SimplifiedTrace | TrainableTrace | CausalTrace | MultiHeadTrace | WrapperTrace
-AttentionTrace = TrainableTrace | CausalTrace | MultiHeadTrace
 
 
 def _scaled(attn_scores: Tensor, d_k: int) -> Tensor:

@@ -529,22 +529,6 @@ def wrapper_from_mha(mha: M.MultiHeadAttention) -> M.MultiHeadAttentionWrapper:
     return wrapper.eval()
 
 
-def wrapper_equals_split(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
-    """Concatenated wrapper heads equal the weight-split context before ``out_proj`` (eval)."""
-    mha = mha.eval()
-    wrapper = wrapper_from_mha(mha)
-    with torch.inference_mode(), M.recording() as taps:
-        mha(x)
-        concatenated = wrapper(x)
-    return wrapper_matches_split(
-        concatenated,
-        taps["context"][0],
-        _scaled_scores(mha, taps),
-        taps["values"][0],
-        mha.num_heads,
-    )
-
-
 def wrapper_matches_split(
     concatenated: torch.Tensor,
     merged: torch.Tensor,
@@ -686,12 +670,6 @@ def torch_mha_na_for(d_in: int, d_out: int) -> str | None:
     )
 
 
-def _torch_mha_na_result(name: str, reason: str) -> CheckResult:
-    """The "n/a" result of the check ``name`` (matches_torch_mha, torch_mha_weights_match) when
-    nn.MultiheadAttention cannot hold our weights; ``reason``: :func:`torch_mha_na`."""
-    return CheckResult(name, TITLES[name], "n/a", None, None, None, reason)
-
-
 def _scaled_scores(mha: M.MultiHeadAttention, taps: dict) -> torch.Tensor:
     """The scores the softmax saw in the recorded forward, attn_scores / √head_dim."""
     with torch.inference_mode():
@@ -733,21 +711,6 @@ def output_matches_torch_mha(
     )
 
 
-def matches_torch_mha(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
-    """Our ``MultiHeadAttention`` equals ``torch.nn.MultiheadAttention`` with the same weights."""
-    mha = mha.eval()
-    ref = torch_mha_from(mha)
-    if ref is None:
-        return _torch_mha_na_result("matches_torch_mha", torch_mha_na(mha) or "")
-    n = x.shape[-2]
-    with torch.inference_mode(), M.recording() as recorded:
-        ours = mha(x)
-    with torch.inference_mode():
-        future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
-        theirs, _ = ref(x, x, x, attn_mask=future, need_weights=False)
-    return output_matches_torch_mha(ours, theirs, _mha_output_scale(mha, recorded), mha.d_out)
-
-
 def mha_reference(mha: M.MultiHeadAttention, x: torch.Tensor) -> tuple[torch.Tensor, float]:
     """Our ``MultiHeadAttention``'s output on ``x`` (eval mode) and the scale of the numbers
     behind it: what :func:`same_output_as_mha` compares against (compute once, compare many)."""
@@ -765,8 +728,9 @@ def same_output_as_mha(
     reference: tuple[torch.Tensor, float] | None = None,
 ) -> CheckResult:
     """Another implementation's output on ``x`` equals our ``MultiHeadAttention``'s (eval mode),
-    within the tolerance :func:`matches_torch_mha` uses. ``reference``: :func:`mha_reference`
-    of the same module and input, when several implementations are compared with one."""
+    within the tolerance :func:`output_matches_torch_mha` uses. ``reference``:
+    :func:`mha_reference` of the same module and input, when several implementations are
+    compared with one."""
     ours, scale = reference if reference is not None else mha_reference(mha, x)
     return same_output(actual, ours, scale, mha.d_out, title)
 
@@ -806,19 +770,6 @@ def torch_mha_forward(
             x, x, x, attn_mask=future, need_weights=True, average_attn_weights=False
         )
     return output, weights
-
-
-def torch_mha_weights_match(mha: M.MultiHeadAttention, x: torch.Tensor) -> CheckResult:
-    """Each head's attention weights equal ``nn.MultiheadAttention``'s per-head weights."""
-    mha = mha.eval()
-    theirs = torch_mha_forward(mha, x)
-    if theirs is None:
-        return _torch_mha_na_result("torch_mha_weights_match", torch_mha_na(mha) or "")
-    with torch.inference_mode(), M.recording() as recorded:
-        mha(x)
-    return weights_match_torch_mha(
-        recorded["attn_weights"][0], theirs[1], _scaled_scores(mha, recorded), mha.head_dim
-    )
 
 
 def weights_match_torch_mha(

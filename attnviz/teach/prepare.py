@@ -124,32 +124,27 @@ def spec_trainable(s: Settings, version: str = "v2") -> T.ModuleSpec:
     )
 
 
-def spec_causal(s: Settings) -> T.ModuleSpec:
+def _masked_spec(kind: str, s: Settings, num_heads: int) -> T.ModuleSpec:
+    """The spec of a causal module (``kind`` "causal" or "mha") at the settings ``s``."""
     return T.ModuleSpec(
-        "causal",
+        kind,
         s.d_in,
         s.d_out,
         s.context_length,
         s.dropout,
-        1,
+        num_heads,
         s.qkv_bias,
         _seed(s),
         trained_from(s),
     )
+
+
+def spec_causal(s: Settings) -> T.ModuleSpec:
+    return _masked_spec("causal", s, 1)
 
 
 def spec_multihead(s: Settings) -> T.ModuleSpec:
-    return T.ModuleSpec(
-        "mha",
-        s.d_in,
-        s.d_out,
-        s.context_length,
-        s.dropout,
-        s.num_heads,
-        s.qkv_bias,
-        _seed(s),
-        trained_from(s),
-    )
+    return _masked_spec("mha", s, s.num_heads)
 
 
 def spec_wrapper(s: Settings) -> T.ModuleSpec:

@@ -46,7 +46,6 @@ INTEGER = "integer"  # a whole number in [low, high]
 NUMBER = "number"  # a number to 2 decimals in [low, high]
 CHOICE = "choice"  # one of ``choices``
 SHAPE = "shape"  # a tuple of whole numbers
-FORMATS = (TOKEN, ROW, INTEGER, NUMBER, CHOICE, SHAPE)
 
 ARGMAX_MARGIN = 0.02  # the largest weight beats the second by at least this
 TV_TOLERANCE = 0.10  # a sketched row is right within this total-variation distance

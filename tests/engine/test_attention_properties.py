@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from attnviz.core import modules as M
 from attnviz.core import trace as T
 from attnviz.teach import checks as C
+from tests.support import module_checks as MC
 
 from .helpers import labels, random_x
 
@@ -121,7 +122,7 @@ def test_wrapper_and_weight_split_agree_before_out_proj_in_eval_mode(case):
     merged = taps["context"][0]
     assert concatenated.shape == merged.shape == (case.b, case.n, case.d_out)
     torch.testing.assert_close(concatenated, merged, rtol=1e-5, atol=1e-6)
-    assert C.wrapper_equals_split(mha, x).passed
+    assert MC.wrapper_equals_split(mha, x).passed
 
 
 @given(cases())

@@ -15,6 +15,7 @@ from attnviz.core.inputs import book_inputs
 from attnviz.core.settings import BOOK, GPT2_SMALL, Settings
 from attnviz.teach import checks as C
 from attnviz.teach import prepare as L
+from tests.support import module_checks as MC
 
 from .helpers import random_x
 
@@ -100,11 +101,11 @@ def _pass_four_checks(prep, s) -> list[C.CheckResult]:
             mha.num_heads,
             T.causal_mask(tr).bool(),
         ),
-        C.wrapper_equals_split(mha, prep.x),
+        MC.wrapper_equals_split(mha, prep.x),
         C.matches_sdpa(*heads, tr.context_heads, True),
         C.matches_sdpa(*heads, torch.softmax(_scaled(*heads[:2]), dim=-1) @ heads[2], False),
-        C.matches_torch_mha(mha, prep.x),
-        C.torch_mha_weights_match(mha, prep.x),
+        MC.matches_torch_mha(mha, prep.x),
+        MC.torch_mha_weights_match(mha, prep.x),
         C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
         C.no_future_leak(mha, prep.x),
     ]
@@ -342,7 +343,7 @@ def test_naive_softmax_with_no_finite_row_says_so():
 # --- n/a results --------------------------------------------------------------------------
 def test_torch_mha_is_not_applicable_when_d_in_differs_from_d_out():
     mha = T.ModuleSpec("mha", 16, 8, 32, 0.0, 2).build()
-    result = C.matches_torch_mha(mha, random_x((1, 5, 16), 0))
+    result = MC.matches_torch_mha(mha, random_x((1, 5, 16), 0))
     assert result.status == "n/a"
     assert "needs d_in == d_out" in result.explanation
     assert "(here d_in=16, d_out=8)" in result.explanation
@@ -351,7 +352,7 @@ def test_torch_mha_is_not_applicable_when_d_in_differs_from_d_out():
 
 def test_torch_mha_matches_with_qkv_bias():
     mha = T.ModuleSpec("mha", 8, 8, 16, 0.0, 2, True, 5).build()
-    assert C.matches_torch_mha(mha, random_x((2, 7, 8), 1)).passed
+    assert MC.matches_torch_mha(mha, random_x((2, 7, 8), 1)).passed
 
 
 def test_v1_equals_v2_is_not_applicable_with_qkv_bias():

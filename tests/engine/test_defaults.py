@@ -19,6 +19,7 @@ from attnviz.core.inputs import BOOK_TEXT, row_scale
 from attnviz.core.settings import Settings
 from attnviz.teach import checks as C
 from attnviz.teach import prepare as L
+from tests.support import module_checks as MC
 
 SCALING_CLICK = {"d_out": 128}  # the one change that makes pass 2's scaling matter
 OTHER_TEXTS = (
@@ -87,7 +88,7 @@ def test_d_in_equals_d_out_at_the_defaults_so_torch_mha_applies():
     module = L.spec_multihead(s).build()
     assert C.torch_mha_na(module) is None
     prep = L.prepare(BOOK_TEXT, s)
-    result = C.matches_torch_mha(module, prep.x)
+    result = MC.matches_torch_mha(module, prep.x)
     assert result.status == "pass", result.detail
 
 

@@ -87,11 +87,18 @@ def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
     np.testing.assert_array_equal(np.asarray(fig.data[2].z), w[2].numpy())
 
 
+def _relative_to_uniform(weights, labels) -> F.Spec:
+    """Causal weights as the "relative to an even share" view draws them (attnviz.teach.panel):
+    the ratio to an even share, on the log2 colour scale."""
+    ratio = F.ratio_to_uniform(weights, causal=True)
+    return F.heatmap(ratio, labels, labels, title="r", kind="relative", value_name=F.RATIO_NAME)
+
+
 def test_relative_to_uniform_is_one_for_uniform_causal_weights():
     n = 4
     w = torch.tril(torch.ones(n, n))
     w = w / w.sum(-1, keepdim=True)
-    z = np.asarray(_heatmap_trace(F.relative_to_uniform(w, list("abcd"), title="r")).z)
+    z = np.asarray(_heatmap_trace(_relative_to_uniform(w, list("abcd"))).z)
     visible = np.tril(np.ones((n, n), dtype=bool))
     assert np.allclose(z[visible], 1.0, atol=1e-6)
     assert np.isnan(z[~visible]).all()
@@ -99,7 +106,7 @@ def test_relative_to_uniform_is_one_for_uniform_causal_weights():
 
 def test_relative_to_uniform_hovers_the_ratio_from_z_without_per_cell_strings():
     w = torch.tensor([[1.0, 0.0, 0.0], [0.8, 0.2, 0.0], [0.5, 0.25, 0.25]])
-    fig = as_figure(F.relative_to_uniform(w, ["0: <b>", "1: a", "2: b"], title="r"))
+    fig = as_figure(_relative_to_uniform(w, ["0: <b>", "1: a", "2: b"]))
     trace = fig.data[0]
     # row 2 sees 3 keys: 0.5 * 3 = 1.5 times an even share; row 1: 0.8 * 2 = 1.6
     assert np.asarray(trace.z)[2, 0] == np.float32(1.5)

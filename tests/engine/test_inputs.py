@@ -14,7 +14,6 @@ from attnviz.core.inputs import (
     book_batch,
     book_inputs,
     embed,
-    embed_batch,
     position_embedding,
     token_embedding,
 )
@@ -185,26 +184,6 @@ def test_embed_of_no_tokens_is_an_empty_matrix():
     assert embed((), 8, 1).shape == (1, 0, 8)
     assert token_embedding((), 8, 1).shape == (0, 8)
     assert position_embedding(0, 8, 1).shape == (0, 8)
-
-
-def test_embed_batch_truncates_to_the_shorter_text():
-    a = tokenize("Your journey starts with one step")
-    b = tokenize("Attention")
-    assert len(b) < len(a)
-    x, n = embed_batch(a, b, 8, 123)
-    assert n == len(b)
-    assert x.shape == (2, n, 8)
-    assert torch.equal(x[0], embed(a.ids[:n], 8, 123)[0])
-    assert torch.equal(x[1], embed(b.ids, 8, 123)[0])
-
-
-def test_embed_batch_of_equal_lengths_keeps_every_token():
-    a = tokenize("Your journey starts")
-    b = tokenize("One small step")
-    x, n = embed_batch(a, b, 4, 1)
-    assert n == 3
-    assert x.shape == (2, 3, 4)
-    assert torch.equal(x[1:], embed(b, 4, 1))
 
 
 @given(st.text(max_size=40), st.integers(1, 8), st.integers(0, 2**31 - 1))

@@ -28,6 +28,7 @@ from attnviz.models import implementations as IM
 from attnviz.teach import checks as C
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import multihead as ML
+from tests.support import module_checks as MC
 from tests.support.specs import as_figure
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
@@ -57,7 +58,6 @@ FIGURE_FUNCTIONS = (
     "one_line",
     "packed",
     "ratio_to_uniform",
-    "relative_to_uniform",
     "row_change",
     "row_outline",
     "score_terms",
@@ -186,7 +186,11 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     assert ratio.shape == (n, n)
     visible = np.tril(np.ones((n, n), dtype=bool))
     assert np.isnan(ratio[~visible]).all() and np.isfinite(ratio[visible]).all()
-    _heatmap_matches(call("relative_to_uniform", weights, labels, title="r"), n, n)
+    _heatmap_matches(
+        call("heatmap", ratio, labels, labels, title="r", kind="relative", value_name=F.RATIO_NAME),
+        n,
+        n,
+    )
 
     half = list(labels)[n // 2 :]
     zoom = call(
@@ -406,9 +410,9 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
     def mha():
         return lesson.spec_multihead(s).build()
 
-    _ok(C.wrapper_equals_split(mha(), x))
-    _ok(C.matches_torch_mha(mha(), x))
-    _ok(C.torch_mha_weights_match(mha(), x))
+    _ok(MC.wrapper_equals_split(mha(), x))
+    _ok(MC.matches_torch_mha(mha(), x))
+    _ok(MC.torch_mha_weights_match(mha(), x))
     _ok(C.no_future_leak(mha().eval(), x))
     module = mha().eval()
     with torch.inference_mode():

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from attnviz.core import modules as M
 from attnviz.models import implementations as impl
 from attnviz.teach import checks as C
+from tests.support import module_checks as MC
 
 from .helpers import mha, random_x
 
@@ -75,7 +76,7 @@ def test_the_sdpa_implementation_gives_our_output_after_out_proj(case):
 @given(cases(square=True))
 def test_nn_multiheadattention_gives_our_output_where_d_in_equals_d_out(case):
     module, x = case
-    result = C.matches_torch_mha(module, x)
+    result = MC.matches_torch_mha(module, x)
     assert result.passed, result.detail
 
 
@@ -88,7 +89,7 @@ def test_nn_multiheadattention_per_head_weights_equal_ours(case):
     b, tokens, _ = x.shape
     assert weights.shape == (b, module.num_heads, tokens, tokens)  # one matrix per head
     assert torch.equal(weights == 0, rec["attn_weights"] == 0)  # the same cells are masked
-    result = C.torch_mha_weights_match(module, x)
+    result = MC.torch_mha_weights_match(module, x)
     assert result.passed, result.detail
 
 
@@ -97,7 +98,7 @@ def test_nn_multiheadattention_per_head_weights_equal_ours(case):
 def test_nn_multiheadattention_is_not_applicable_when_d_in_differs(case):
     module, x = case
     d_in = module.W_query.in_features
-    for result in (C.matches_torch_mha(module, x), C.torch_mha_weights_match(module, x)):
+    for result in (MC.matches_torch_mha(module, x), MC.torch_mha_weights_match(module, x)):
         assert result.status == "n/a"
         assert f"d_in={d_in}, d_out={module.d_out}" in result.explanation
     assert C.torch_mha_forward(module, x) is None

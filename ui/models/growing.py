@@ -31,6 +31,7 @@ from attnviz.server.turns import Turns
 from attnviz.teach.lessons import grow as G
 from attnviz.teach.lessons import heads as H
 from ui import cache, charts, state
+from ui.links import _whole as whole_number
 from ui.memo import Memo
 
 GROW_PAGE = "pages/grow-induction-heads.py"
@@ -74,12 +75,7 @@ class Param:
 
 def _whole(low: int, high: int, every: int = 1) -> Callable[[str], int]:
     def parse(raw: str) -> int:
-        try:
-            value = int(raw.strip())
-        except ValueError:
-            raise ValueError("not a whole number") from None
-        if not low <= value <= high:
-            raise ValueError(f"outside {low}–{high}")
+        value = whole_number(raw, low, high)
         if (value - low) % every:
             raise ValueError(f"not a multiple of {every}")
         return value

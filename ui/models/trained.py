@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,8 +97,9 @@ class TrainedView:
     seconds: float  # the forward's time when it was computed
 
 
-def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
-    loaded = P.load(folder)
+@contextmanager
+def _forward_slot() -> Iterator[None]:
+    """One of GPT-2's forward slots for the block (ServerBusy after budget.WAIT_SECONDS)."""
     gate.give_up()  # GPT-2's forwards have slots of their own (attnviz/server/gate.py)
     if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
         raise budget.ServerBusy(
@@ -104,11 +107,17 @@ def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
             f"{budget.WAIT_SECONDS:.0f} s. Try again in a moment."
         )
     try:
+        yield
+    finally:
+        _forwards.release()
+
+
+def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
+    loaded = P.load(folder)
+    with _forward_slot():
         start = time.perf_counter()
         weights = P.attention_weights(folder, ids)
         seconds = time.perf_counter() - start
-    finally:
-        _forwards.release()
     measures = P.head_measures(weights)
     return TrainedView(
         loaded.config,
@@ -216,18 +225,10 @@ def types_of(v: TrainedView, layer: int, head: int) -> list[str]:
 
 # --- one set of detectors: the heads named as page 8 names the grown model's ------------------
 def _probe(folder: str) -> P.ProbeScores:
-    gate.give_up()  # GPT-2's forwards have slots of their own (attnviz/server/gate.py)
-    if not _forwards.acquire(timeout=budget.WAIT_SECONDS):
-        raise budget.ServerBusy(
-            f"The server is busy running other texts through GPT-2; waited "
-            f"{budget.WAIT_SECONDS:.0f} s. Try again in a moment."
-        )
-    try:
+    with _forward_slot():
         # the prefix and two copies must fit the model's context (a small test model's too)
         fits = (P.load(folder).config.context_length - 1) // 2
         return P.probe_scores(folder, length=min(P.PROBE_LENGTH, fits))
-    finally:
-        _forwards.release()
 
 
 def probe(folder: str) -> P.ProbeScores:

@@ -23,6 +23,7 @@ from attnviz.models import toy_tasks as learn
 from attnviz.models.toy_tasks import LearnConfig, LearnResult
 from attnviz.server import budget
 from ui import state
+from ui.links import _whole as whole_number
 from ui.memo import Memo
 
 RUN_ENTRIES = 64  # finished runs kept (126 kB each at the largest the page allows)
@@ -39,17 +40,8 @@ class Param:
     bounds: tuple[float, float] = (0, 0)  # (lowest, highest) of a whole-number parameter
 
 
-def _int_in(low: float, high: float):
-    def parse(raw: str) -> int:
-        try:
-            value = int(raw.strip())
-        except ValueError:
-            raise ValueError("not a whole number") from None
-        if not low <= value <= high:
-            raise ValueError(f"outside {low}–{high}")
-        return value
-
-    return parse
+def _int_in(low: float, high: float) -> Callable[[str], int]:
+    return lambda raw: whole_number(raw, int(low), int(high))
 
 
 def _one_of(choices, kind=str):

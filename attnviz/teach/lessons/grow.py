@@ -25,8 +25,6 @@ from attnviz.models.induction.train import HELD_OUT_SIZE, Measures, Progress
 from attnviz.teach.lessons.heads import article, name_claims, pattern_claim
 from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style
 
-SCORE_WORDS = {"previous": "previous-token", "induction": "induction"}
-
 
 def head_label(layer: int, head: int) -> str:
     """A head as "layer.head", the way induction heads are usually named ("1.2")."""
