@@ -165,7 +165,9 @@ if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
 if bt is not None:
     sources["batch"] = explain.Source(bt, ("batch", *bargs), explain.BATCH)
-explain.block(sources, explain.causal_panels(sources), window=panel_view.window, numbers=numbers)
+explain.block(
+    sources, explain.heatmaps("causal", sources), window=panel_view.window, numbers=numbers
+)
 panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------

@@ -138,8 +138,8 @@ for row in rows:
 panels.badge(head.product)
 source = explain.Source(trace, ("multihead", *args))
 explain.lines(source, page="p4", head=h, window=panel_view.window, numbers=numbers)
-explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_view.window,
-              numbers=numbers)  # fmt: skip
+explain.block({"": source}, explain.heatmaps("multihead", {""}, h), head=h,
+              window=panel_view.window, numbers=numbers)  # fmt: skip
 
 # --- reshape walk (a closed box: drawn once opened) ---------------------------------------------
 with sections.section(sections.RESHAPE, homes=("p4_strides",)) as open_:

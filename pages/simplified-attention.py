@@ -122,8 +122,8 @@ if lesson.book_blocks and predict.slot("p1_book"):
     panels.book_blocks(lesson.book_blocks)
 source = explain.Source(trace, ("simplified", *args))
 explain.lines(source, page="p1", window=panel_view.window, numbers=numbers)
-explain.block({"": source}, dict.fromkeys(("p1_scores", "p1_weights"), ("", 0, 0)),
-              window=panel_view.window, numbers=numbers)  # fmt: skip
+explain.block({"": source}, explain.heatmaps("simplified", {""}), window=panel_view.window,
+              numbers=numbers)  # fmt: skip
 
 # --- loop against matrix ----------------------------------------------------------------------
 st.header("Loops against one matrix product")

@@ -110,8 +110,8 @@ for name in ("scores", "scaled", "weights", "context"):
     show(name)
 source = explain.Source(trace, ("trainable", *args, version))
 explain.lines(source, page="p2", window=panel_view.window, numbers=numbers)
-explain.block({"": source}, dict.fromkeys(("p2_scores", "p2_scaled", "p2_weights"), ("", 0, 0)),
-              window=panel_view.window, numbers=numbers)  # fmt: skip
+explain.block({"": source}, explain.heatmaps("trainable", {""}), window=panel_view.window,
+              numbers=numbers)  # fmt: skip
 
 if lesson.book_blocks and predict.slot("p2_book"):
     st.subheader("The chapter's numbers")

@@ -29,6 +29,7 @@ from typing import Any
 import streamlit as st
 
 from attnviz.core import trace as T
+from attnviz.teach import declared
 from attnviz.teach import derive as D
 from attnviz.teach.lessons import cell as CL
 from ui import state
@@ -403,15 +404,6 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
 # Page 3 draws weights of three traces: its own, the dropout lab's and the batch's.
 LAB = "The dropout lab's weights: the causal pass in training mode, at the sidebar's rate and seed."
 BATCH = "The batch of the two sidebar texts (both cut to the shorter one)."
-_CAUSAL_PANELS: dict[str, tuple[str, int | None, int]] = {
-    "p3_masked": ("", 0, 0),
-    "p3_route1": ("", 0, 0),
-    "p3_route2": ("", 0, 0),
-    "p3_uniform": ("", 0, 0),
-    "p3_dropped": ("lab", 0, 0),
-    "p3_batch0": ("batch", 0, 0),
-    "p3_batch1": ("batch", 0, 1),
-}
 
 
 def linked_source() -> str | None:
@@ -427,16 +419,11 @@ def linked_source() -> str | None:
         return None
 
 
-def causal_panels(sources: dict[str, Source]) -> dict[str, tuple[str, int | None, int]]:
-    """Page 3's scores and weights heatmaps whose trace is among ``sources``."""
-    return {k: v for k, v in _CAUSAL_PANELS.items() if v[0] in sources}
-
-
-def multihead_panels(head: int) -> dict[str, tuple[str, int | None, int]]:
-    """Page 4's: the heads grid (each head's own) and the one head in detail (``head``)."""
-    return {"p4_grid": ("", None, 0)} | dict.fromkeys(
-        ("p4_scores", "p4_weights_before", "p4_weights"), ("", head, 0)
-    )
+def heatmaps(page: str, sources, head: int = 0) -> dict[str, tuple[str, int | None, int]]:
+    """The scores and weights heatmaps of ``page`` (a pass) whose trace is among ``sources``,
+    as :func:`block` takes them: what each panel's declaration says about its cells
+    (``attnviz.teach.declared``); ``head``: the head page 4's "Head" box picked."""
+    return declared.cells(page, sources, head)
 
 
 def lines(
