@@ -59,7 +59,6 @@ def spread_keys() -> list[tuple[int, str]]:
     return sorted(spread, reverse=True)
 
 
-@pytest.mark.xfail(strict=True, reason="some features still name panel keys")
 def test_no_panel_key_is_named_in_more_than_two_app_files():
     assert spread_keys() == []
 

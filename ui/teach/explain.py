@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -35,6 +35,9 @@ from attnviz.teach.lessons import cell as CL
 from ui import state
 from ui.numbers import plot
 from ui.text import md_escape
+
+if TYPE_CHECKING:
+    from ui.teach.predict import Plan
 
 CELL_PARAM = "cell"
 state.register_page_keys(CELL_PARAM)
@@ -254,12 +257,11 @@ def _picked_cell(
 WAITS = "Its numbers wait until you answer the prediction question above."
 
 
-def _waits() -> bool:
-    """Whether a "Predict first" question waits on this page: the grid, the derivation and the
-    line view show the weights and scores it asks about, so they wait too (with a note)."""
-    from ui.teach import predict
-
-    if predict.waiting():
+def _waits(plan: Plan | None) -> bool:
+    """Whether a "Predict first" question of the page's ``plan`` waits: the grid, the
+    derivation and the line view show the weights and scores it asks about, so they wait too
+    (with a note)."""
+    if plan is not None and plan.waiting():
         st.caption(WAITS)
         return True
     return False
@@ -272,11 +274,13 @@ def block(
     head: int = 0,
     window: tuple[int, int] | None = None,
     numbers: bool = False,
+    plan: Plan | None = None,
 ) -> None:
     """The "Explain a cell" block. ``sources``: the traces whose weights the page draws, by name
     ("" is the page's own); ``panels``: each scores or weights heatmap of the page (its panel
     key) -> (source, head or None for a heads grid, batch row), so a click on it opens the cell;
-    ``head``: the head whose weights the grid shows; ``window``: the page's token window."""
+    ``head``: the head whose weights the grid shows; ``window``: the page's token window;
+    ``plan``: the page's "Predict first" plan (while its question waits, the block waits)."""
     from ui import cache
 
     st.header("Explain a cell")
@@ -285,7 +289,7 @@ def block(
         "scores or weights map above, or use this grid: Tab into it, move with the arrow keys "
         "and press Enter."
     )
-    if _waits():
+    if _waits(plan):
         return
     main = sources[""]
     grid, note = cache.lesson_of(
@@ -433,6 +437,7 @@ def lines(
     head: int | None = None,
     window: tuple[int, int] | None = None,
     numbers: bool = False,
+    plan: Plan | None = None,
 ) -> None:
     """The line view: a query token's weights (what its context used) as lines to every key,
     in the reading direction of the text; of head ``head`` for a multi-head trace (page 4
@@ -444,7 +449,7 @@ def lines(
     causal = isinstance(source.trace, (T.CausalTrace, T.MultiHeadTrace))
     h = min(head or 0, source.heads - 1)
     st.subheader("One query's weights as lines" + (f", head {h}" if source.heads > 1 else ""))
-    if _waits():
+    if _waits(plan):
         return
     # A select slider, not a select box: in Streamlit 1.67 a select box costs a page run about
     # 1.5 ms of server CPU, a slider about 0.1 ms; the arrow keys move it as well.
