@@ -51,7 +51,7 @@ def build() -> lessons.CausalLesson:  # the lab and the batch: built when their 
 
 
 L = cache.lesson_of(("causal", *args), build)
-predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
+plan = predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
     "causal",
     args,
     lambda: Q.numbers_of("causal", trace, lab_trace_now(), cfg.book),
@@ -59,21 +59,9 @@ predict.start(  # the questions read the page's traces: the pass, and its dropou
     steps=L.steps if cfg.present else None,
 )
 if cfg.present:
-    present.show(L.steps, [*L.route_checks, *L.checks])
+    present.show(L.steps, [*L.route_checks, *L.checks], plan=plan)
     st.stop()
 
-
-# The panels (and predict sections) of the two closed parts: a question asked at one opens it.
-LAB_HOMES = (
-    "p3_dmask",
-    "p3_dropped",
-    "p3_values",
-    "p3_place_w",
-    "p3_place_c",
-    "p3_lab_sums",
-    "p3_lab_printouts",
-)
-BATCH_HOMES = ("p3_batch0", "p3_batch1")
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panels.drawn_from(args)  # for the "Reproduce" snippets
@@ -86,7 +74,7 @@ if L.book_note:
 
 # --- the mask ----------------------------------------------------------------------------------
 st.header("The mask is a buffer")
-panels.show(L.mask, numbers=numbers, view=panel_view)
+panels.show(L.mask, numbers=numbers, view=panel_view, plan=plan)
 st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 # the sentence, then a list, not a table: the state_dict's names run wider than a phone's screen
 st.markdown(
@@ -102,22 +90,22 @@ st.write(
     "Route 2 (what the module does): put −∞ on the future scores, then one softmax. The result "
     "is the same, and route 2 does less work and never divides 0 by 0."
 )
-panels.show(L.masked_scores, numbers=numbers, view=panel_view)
-panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view)
-panels.claims(L.route_claims)
-for claim in predict.visible_claims(L.mode_claims):
+panels.show(L.masked_scores, numbers=numbers, view=panel_view, plan=plan)
+panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view, plan=plan)
+panels.claims(L.route_claims, plan=plan)
+for claim in plan.visible(L.mode_claims):
     st.caption(md_escape(claim.text))
-panels.badge(*L.route_checks)
+panels.badge(*L.route_checks, plan=plan)
 st.write(
     "On a 0–1 colour scale the first rows dominate: row 0 always puts 1.0 on its only key, row i "
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "
     "shows how much more (or less) than an even share each key receives:"
 )
-panels.show(L.uniform, numbers=numbers, view=panel_view)
+panels.show(L.uniform, numbers=numbers, view=panel_view, plan=plan)
 sources = {"": explain.Source(trace, ("causal", *args))}
-explain.lines(sources[""], page="p3", window=panel_view.window, numbers=numbers)
+explain.lines(sources[""], page="p3", window=panel_view.window, numbers=numbers, plan=plan)
 
-if cfg.book and predict.slot("p3_walkthrough"):
+if cfg.book and plan.slot("p3_walkthrough"):
     st.subheader("The chapter's masking walkthrough")
     for p in L.walkthrough:
         panels.book_beside(p.title, p.tensor, p.name)
@@ -125,10 +113,9 @@ if cfg.book and predict.slot("p3_walkthrough"):
 # --- dropout lab (a closed box: built once opened) ----------------------------------------------
 lab_trace = None
 cell_source = explain.linked_source()
-with sections.section(  # opened by a link to one of its cells or to its placement view
+with sections.section(  # opened by a question in it, a link to one of its cells or its placement
     sections.LAB,
-    homes=LAB_HOMES,
-    force=cell_source == "lab" or links.PLACEMENT in st.query_params,
+    force=plan.opens(sections.LAB) or cell_source == "lab" or links.PLACEMENT in st.query_params,
 ) as lab_open:
     if lab_open:
         lab_trace = lab_trace_now()
@@ -136,12 +123,12 @@ with sections.section(  # opened by a link to one of its cells or to its placeme
             ("causal lab", *args),
             lambda: lessons.dropout_lab(trace, lab_trace, settings=args[1], book=cfg.book),
         )
-        parts.dropout_lab(lab, numbers=numbers, view=panel_view)
+        parts.dropout_lab(lab, numbers=numbers, view=panel_view, plan=plan)
 
 # --- batch (a closed box: computed and drawn once opened) ---------------------------------------
 bt = None
 with sections.section(
-    sections.BATCH, homes=BATCH_HOMES, force=cell_source == "batch"
+    sections.BATCH, force=plan.opens(sections.BATCH) or cell_source == "batch"
 ) as batch_open:
     if batch_open:
         panels.notes(batch.messages)
@@ -155,24 +142,32 @@ with sections.section(
                 functools.partial(lessons.batch_lesson, bt, batch.labels, cfg.book),
             )
             st.write(LB.shape_sentence)
-            panels.beside(*LB.panels, numbers=numbers, view=panel_view)
-            panels.claims(LB.claims)
-            panels.badge(LB.check)
+            panels.beside(*LB.panels, numbers=numbers, view=panel_view, plan=plan)
+            panels.claims(LB.claims, plan=plan)
+            panels.badge(LB.check, plan=plan)
             if LB.printout is not None:
                 p = LB.printout
                 panels.book_beside(p.title, p.tensor, p.name)
                 st.caption(LB.shape_caption)
 
-panels.badges([*L.route_checks, *L.checks])
+panels.badges([*L.route_checks, *L.checks], plan=plan)
 if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
 if bt is not None:
     sources["batch"] = explain.Source(bt, ("batch", *bargs), explain.BATCH)
-explain.block(sources, explain.causal_panels(sources), window=panel_view.window, numbers=numbers)
+explain.block(
+    sources,
+    explain.heatmaps("causal", sources),
+    window=panel_view.window,
+    numbers=numbers,
+    plan=plan,
+)
 panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------
-if batch.num_tokens and predict.slot("p3_breakit"):  # on the batch of the two texts
+if batch.num_tokens and plan.slot("p3_breakit"):  # on the batch of the two texts
     spec = lesson.causal_batch_spec(bargs[2], cfg.book)
     hidden = cache.lesson_of(("causal bugs", *bargs), lambda: lessons.batch_hidden(batch.x, spec))
-    breakit.break_it("causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book)
+    breakit.break_it(
+        "causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book, plan=plan
+    )

@@ -29,8 +29,9 @@ mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bu
 
 
 def lesson():
-    """The weight split's trace and its lesson (the page and presenter mode share them). The
-    checks read the cached eval-mode trace and its references: building runs no forward."""
+    """The weight split's trace, its lesson and this run's "Predict first" plan (the page and
+    presenter mode share them). The checks read the cached eval-mode trace and its
+    references: building runs no forward."""
     trace = panels.causal_trace_or_stop("multihead", cfg, args)
 
     def build() -> ML.MultiHeadLesson:
@@ -39,14 +40,14 @@ def lesson():
         return ML.build(trace, wrapper, book, refs, checked)
 
     found = cache.lesson_of(("multihead", *args), build)
-    predict.start(
+    plan = predict.start(
         "multihead",
         args,
         lambda: Q.numbers_of("multihead", trace),
         on=mode.predict,
         steps=found.steps if cfg.present else None,
     )
-    return trace, found
+    return trace, found, plan
 
 
 if mode.mystery and not cfg.present:
@@ -56,8 +57,8 @@ if mode.mystery and not cfg.present:
     predict.mystery_page("multihead", args)
     st.stop()
 if cfg.present:
-    view = lesson()[1]
-    present.show(view.steps, view.checks)
+    _, view, plan = lesson()
+    present.show(view.steps, view.checks, plan=plan)
     st.stop()
 
 
@@ -98,7 +99,7 @@ with st.expander("Presets", key="presets", on_change="rerun") as presets_box:
             "chapter's softmax axis (dim=1 → dim=-1) and no current code reproduces them."
         )
 
-trace, view = lesson()
+trace, view, plan = lesson()
 induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
 panels.drawn_from(args)  # for the "Reproduce" snippets
@@ -109,18 +110,20 @@ panel_view = page_view.controls(
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")
 st.write(md_escape(view.weights_note))
-panels.show(view.grid, numbers=numbers, view=panel_view)
+panels.show(view.grid, numbers=numbers, view=panel_view, plan=plan)
 st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 if view.grid_note:
     st.info(view.grid_note)
-panels.claims(view.claims_for(view.grid.key))
+panels.claims(view.claims_for(view.grid.key), plan=plan)
 
 st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="head")
 panels.drawn_from(args, head=h)
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
-panels.beside(*(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view)
+panels.beside(
+    *(head.panels[f"p4_{name}"] for name in qkv), numbers=numbers, view=panel_view, plan=plan
+)
 st.caption(view.scale_note)  # about the scores, drawn next
 # Training mode adds the weights before dropout: two rows of two, the context beside the
 # weights it used; eval mode: scores and weights, then the context.
@@ -134,16 +137,17 @@ for row in rows:
         *(head.panels[key] for key in row),
         numbers=numbers,
         view=panel_view,
-        below=lambda panel: panels.claims(head.claims_for(panel.key)),
+        below=lambda panel: panels.claims(head.claims_for(panel.key), plan=plan),
+        plan=plan,
     )
-panels.badge(head.product)
+panels.badge(head.product, plan=plan)
 source = explain.Source(trace, ("multihead", *args))
-explain.lines(source, page="p4", head=h, window=panel_view.window, numbers=numbers)
-explain.block({"": source}, explain.multihead_panels(h), head=h, window=panel_view.window,
-              numbers=numbers)  # fmt: skip
+explain.lines(source, page="p4", head=h, window=panel_view.window, numbers=numbers, plan=plan)
+explain.block({"": source}, explain.heatmaps("multihead", {""}, h), head=h,
+              window=panel_view.window, numbers=numbers, plan=plan)  # fmt: skip
 
 # --- reshape walk (a closed box: drawn once opened) ---------------------------------------------
-with sections.section(sections.RESHAPE, homes=("p4_strides",)) as open_:
+with sections.section(sections.RESHAPE, force=plan.opens(sections.RESHAPE)) as open_:
     if open_:
         st.write(
             "The weight-split module computes all heads with the same few large matmuls. `view` "
@@ -153,7 +157,7 @@ with sections.section(sections.RESHAPE, homes=("p4_strides",)) as open_:
             "back leaves the memory in the wrong order for a plain `view`, so `.contiguous()` "
             "copies it into the new order first. Real shapes and strides of this run:"
         )
-        if predict.slot("p4_strides"):  # the shapes after the split
+        if plan.slot("p4_strides"):  # the shapes after the split
             panels.table(("multihead", *args), "strides", lambda: pd.DataFrame(view.strides))
 
 
@@ -174,7 +178,7 @@ with sections.section(sections.WRAPPER) as open_:
         for title, ours, printed in view.book_printouts:
             panels.book_beside(title, ours, printed)
         st.write(view.wrapper_text)
-        panels.badge(view.equivalence)
+        panels.badge(view.equivalence, plan=plan)
         st.write(view.flops_text)
         # Everything that changes the work is in the key: qkv_bias adds a bias to every
         # projection.
@@ -183,12 +187,11 @@ with sections.section(sections.WRAPPER) as open_:
         if st.session_state.get("p4_timing") == view.timing_shape:
             st.write(" ".join(timing(view.timing_shape).sentences))
 
-panels.badges(view.checks)
+panels.badges(view.checks, plan=plan)
 if view.checks_note:
     st.caption(view.checks_note)
 panels.source(M.MultiHeadAttention, M.MultiHeadAttentionWrapper)
 
-if predict.slot("p4_breakit"):
-    breakit.break_it(
-        "multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args, book=book
-    )
+if plan.slot("p4_breakit"):
+    breakit.break_it("multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args,
+                     book=book, plan=plan)  # fmt: skip

@@ -30,7 +30,7 @@ if cfg.settings.training and not cfg.book:
     st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
 lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
-predict.start(
+plan = predict.start(  # what "Predict first" hides on this run, decided before the layout
     "simplified",
     args,
     lambda: Q.numbers_of("simplified", trace),
@@ -38,7 +38,7 @@ predict.start(
     steps=lesson.steps if cfg.present else None,
 )
 if cfg.present:
-    present.show(lesson.steps, lesson.checks)
+    present.show(lesson.steps, lesson.checks, plan=plan)
     st.stop()
 labels, n = lesson.labels, lesson.num_tokens
 numbers = panels.show_numbers_toggle()
@@ -92,10 +92,10 @@ view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
     lambda: L.query_view(trace, query, stretch, shift, cfg.book),
 )
-if predict.slot("p1_query_walk"):  # this query's row of scores and of weights
+if plan.slot("p1_query_walk"):  # this query's row of scores and of weights
     panels.plot(view.scores_figure, key="p1_query_scores", numbers=numbers, container=scores_chart)
     panels.plot(view.walk_figure, key="p1_walk", numbers=numbers)
-    panels.badge(view.walk_check)
+    panels.badge(view.walk_check, plan=plan)
     st.caption(view.walk_caption)
 
 st.subheader("The context vector")
@@ -103,9 +103,9 @@ st.write(
     f"z for query {query} (`context[{query}]`, the book's {L.book_name('z', query)}) is the "
     "weighted sum of all input vectors, each scaled by its weight."
 )
-panels.show(view.context_walk, numbers=numbers, view=panel_view)
+panels.show(view.context_walk, numbers=numbers, view=panel_view, plan=plan)
 st.caption(md_escape(token_legend(labels)))  # how to read the labels, under the first matrix
-if view.book_blocks and predict.slot("p1_query_book"):
+if view.book_blocks and plan.slot("p1_query_book"):
     st.write("The chapter computes exactly this for x⁽²⁾ = “journey” (`inputs[1]`):")
     panels.book_blocks(view.book_blocks)
 
@@ -116,14 +116,14 @@ panels.formula(
     r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), \qquad Z = A X"
 )
 for name in ("scores", "weights", "context"):
-    panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
-    panels.lesson_claims(lesson, lesson.panels[name])
-if lesson.book_blocks and predict.slot("p1_book"):
+    panels.show(lesson.panels[name], numbers=numbers, view=panel_view, plan=plan)
+    panels.lesson_claims(lesson, lesson.panels[name], plan=plan)
+if lesson.book_blocks and plan.slot("p1_book"):
     panels.book_blocks(lesson.book_blocks)
 source = explain.Source(trace, ("simplified", *args))
-explain.lines(source, page="p1", window=panel_view.window, numbers=numbers)
-explain.block({"": source}, dict.fromkeys(("p1_scores", "p1_weights"), ("", 0, 0)),
-              window=panel_view.window, numbers=numbers)  # fmt: skip
+explain.lines(source, page="p1", window=panel_view.window, numbers=numbers, plan=plan)
+explain.block({"": source}, explain.heatmaps("simplified", {""}), window=panel_view.window,
+              numbers=numbers, plan=plan)  # fmt: skip
 
 # --- loop against matrix ----------------------------------------------------------------------
 st.header("Loops against one matrix product")
@@ -138,14 +138,14 @@ timing = st.session_state.get("p1_timing")
 if timing is not None and timing[0] == args:
     st.write(timing[1].text)
 
-panels.badges(lesson.checks)
+panels.badges(lesson.checks, plan=plan)
 panels.source(
     M.simplified_attention, T.sum_normalize, T.naive_softmax, T.loop_scores, T.trace_simplified
 )
 
 
 # --- break it ----------------------------------------------------------------------------------
-if predict.slot("p1_breakit"):
+if plan.slot("p1_breakit"):
     breakit.break_it(
-        "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book
+        "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book, plan=plan
     )

@@ -60,7 +60,7 @@ def full_lesson() -> L.TrainableLesson:
     )
 
 
-predict.start(  # the questions read the module the page draws (v1 or v2)
+plan = predict.start(  # the questions read the module the page draws (v1 or v2)
     "trainable",
     (*args, version),
     lambda: Q.numbers_of("trainable", trace),
@@ -68,7 +68,7 @@ predict.start(  # the questions read the module the page draws (v1 or v2)
     steps=lesson.steps if cfg.present else None,
 )
 if cfg.present:
-    present.show(lesson.steps, lesson.checks)
+    present.show(lesson.steps, lesson.checks, plan=plan)
     st.stop()
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 numbers = panels.show_numbers_toggle()
@@ -79,8 +79,8 @@ panel_view = page_view.controls(
 
 
 def show(name: str) -> None:
-    panels.show(lesson.panels[name], numbers=numbers, view=panel_view)
-    panels.lesson_claims(lesson, lesson.panels[name])
+    panels.show(lesson.panels[name], numbers=numbers, view=panel_view, plan=plan)
+    panels.lesson_claims(lesson, lesson.panels[name], plan=plan)
 
 
 st.code(lesson.constructor, language="python")
@@ -109,11 +109,11 @@ st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):
     show(name)
 source = explain.Source(trace, ("trainable", *args, version))
-explain.lines(source, page="p2", window=panel_view.window, numbers=numbers)
-explain.block({"": source}, dict.fromkeys(("p2_scores", "p2_scaled", "p2_weights"), ("", 0, 0)),
-              window=panel_view.window, numbers=numbers)  # fmt: skip
+explain.lines(source, page="p2", window=panel_view.window, numbers=numbers, plan=plan)
+explain.block({"": source}, explain.heatmaps("trainable", {""}), window=panel_view.window,
+              numbers=numbers, plan=plan)  # fmt: skip
 
-if lesson.book_blocks and predict.slot("p2_book"):
+if lesson.book_blocks and plan.slot("p2_book"):
     st.subheader("The chapter's numbers")
     if version == "v1":
         st.write(
@@ -124,24 +124,21 @@ if lesson.book_blocks and predict.slot("p2_book"):
     panels.book_blocks(lesson.book_blocks)
 
 # --- why scale (a closed box: drawn once opened) ------------------------------------------------
-with sections.section(
-    sections.SCALING,
-    homes=("p2_unscaled_change", "p2_unscaled_change_wide", "p2_entropy", "p2_gradient"),
-) as scaling_open:
+with sections.section(sections.SCALING, force=plan.opens(sections.SCALING)) as scaling_open:
     if scaling_open:
-        parts.why_scale(full_lesson(), numbers=numbers, view=panel_view)
+        parts.why_scale(full_lesson(), numbers=numbers, view=panel_view, plan=plan)
 
 # --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
-with sections.section(sections.V1_V2, homes=("p2_scores_hist", "p2_weights_hist")) as v1_v2_open:
+with sections.section(sections.V1_V2, force=plan.opens(sections.V1_V2)) as v1_v2_open:
     if v1_v2_open:
-        parts.v1_against_v2(full_lesson(), numbers=numbers)
+        parts.v1_against_v2(full_lesson(), numbers=numbers, plan=plan)
 
-panels.badges(lesson.checks)
+panels.badges(lesson.checks, plan=plan)
 panels.source(M.SelfAttention_v1, M.SelfAttention_v2)
 
 
 # --- break it ----------------------------------------------------------------------------------
-if predict.slot("p2_breakit"):
+if plan.slot("p2_breakit"):
     breakit.break_it(
         "trainable",
         trace.inputs,
@@ -150,4 +147,5 @@ if predict.slot("p2_breakit"):
         lesson.labels,
         key=(*args, version),
         book=cfg.book,
+        plan=plan,
     )

@@ -1,6 +1,7 @@
 """The closed parts of the pass pages (ui/sections.py), drawn once opened: page 2's "Why
 divide by √d_k" and "SelfAttention_v1 against v2", page 3's dropout lab. Each draws what its
-lesson holds; ``numbers`` and ``view`` are the page's "exact numbers" toggle and view."""
+lesson holds; ``numbers`` and ``view`` are the page's "exact numbers" toggle and view, ``plan``
+its "Predict first" plan (``ui.teach.predict.start``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from attnviz.teach.lessons import trainable as TL
 from attnviz.teach.panel import View
 from ui import links, state
 from ui import render as panels
-from ui.teach import predict
+from ui.teach.predict import Plan
 from ui.text import md_escape
 
 
-def why_scale(lesson: TL.TrainableLesson, *, numbers: bool, view: View) -> None:
+def why_scale(lesson: TL.TrainableLesson, *, numbers: bool, view: View, plan: Plan) -> None:
     """Why the scores are divided by √d_k: the study at growing widths, then on this text."""
     st.write(
         "Take queries and keys whose entries have variance 1. A dot product over d_k entries "
@@ -39,7 +40,11 @@ def why_scale(lesson: TL.TrainableLesson, *, numbers: bool, view: View) -> None:
     # The same map at the wider d_out beside it, when that trace exists; else a note why not.
     changes = [lesson.panels[name] for name in ("change", "wide_change") if name in lesson.panels]
     panels.beside(
-        *changes, numbers=numbers, view=view, below=lambda p: panels.lesson_claims(lesson, p)
+        *changes,
+        numbers=numbers,
+        view=view,
+        below=lambda p: panels.lesson_claims(lesson, p, plan=plan),
+        plan=plan,
     )
     if "wide_change" in lesson.panels:
         st.button(
@@ -52,7 +57,7 @@ def why_scale(lesson: TL.TrainableLesson, *, numbers: bool, view: View) -> None:
         st.caption(md_escape(lesson.scaling_note))
 
 
-def v1_against_v2(lesson: TL.TrainableLesson, *, numbers: bool) -> None:
+def v1_against_v2(lesson: TL.TrainableLesson, *, numbers: bool, plan: Plan) -> None:
     """The two modules' initial weights and scores, and exercise 3.1's transfer."""
     st.write(
         "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), "
@@ -61,10 +66,10 @@ def v1_against_v2(lesson: TL.TrainableLesson, *, numbers: bool) -> None:
         "grows. Exercise 3.1: copy v2's weights, transposed, into v1 and the two modules agree."
     )
     if lesson.weights_histogram is not None and lesson.scores_histogram is not None:
-        if predict.slot("p2_scores_hist"):  # the histogram's numbers are the scaled scores
+        if plan.slot(TL.SCORES_HIST):  # the histogram's numbers are the scaled scores
             panels.beside(
                 ("p2_weights_hist", lesson.weights_histogram),
-                ("p2_scores_hist", lesson.scores_histogram),
+                (TL.SCORES_HIST, lesson.scores_histogram),
                 numbers=numbers,
             )
     st.code(
@@ -74,12 +79,12 @@ def v1_against_v2(lesson: TL.TrainableLesson, *, numbers: bool) -> None:
         language="python",
     )
     if lesson.exercise_3_1 is not None:
-        panels.badge(lesson.exercise_3_1)
+        panels.badge(lesson.exercise_3_1, plan=plan)
     if lesson.exercise_3_1_block is not None:
         panels.book_blocks([lesson.exercise_3_1_block])
 
 
-def dropout_lab(lab: CL.DropoutLab | None, *, numbers: bool, view: View) -> None:
+def dropout_lab(lab: CL.DropoutLab | None, *, numbers: bool, view: View, plan: Plan) -> None:
     """The dropout lab's content (inside its box, once opened)."""
     if lab is None:
         st.info("dropout is 0 in the sidebar: nothing is dropped. Raise it to see the lab at work.")
@@ -96,19 +101,19 @@ def dropout_lab(lab: CL.DropoutLab | None, *, numbers: bool, view: View) -> None
             "reproduce the book's printout; the book warns that masks may differ on other "
             "platforms."
         )
-        if predict.slot("p3_lab_printouts"):  # the book's dropout example on these weights
+        if plan.slot(CL.LAB_PRINTOUTS):  # the book's dropout example on these weights
             for p in lab.printouts:
                 panels.book_beside(p.title, p.tensor, p.name)
         return
     if lab.dropped is None:
         return
-    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=view)
-    if predict.slot("p3_lab_sums"):  # the row sums after dropout
+    panels.beside(lab.mask, lab.dropped, numbers=numbers, view=view, plan=plan)
+    if plan.slot(CL.LAB_SUMS):  # the row sums after dropout
         st.caption(lab.sums)
         if lab.zero_rows:
             st.warning(md_escape(lab.zero_rows))
-    panels.claims(lab.claims)
-    panels.beside(lab.values, lab.context, numbers=numbers, view=view)
+    panels.claims(lab.claims, plan=plan)
+    panels.beside(lab.values, lab.context, numbers=numbers, view=view, plan=plan)
     st.write(
         "The common placement drops attention weights (as above, and in the chapter); another "
         "option drops the context vectors after the weighted sum."
@@ -123,4 +128,4 @@ def dropout_lab(lab: CL.DropoutLab | None, *, numbers: bool, view: View) -> None
         with left:
             st.write(lab.placement)
         with right:
-            panels.show(lab.context_dropout, numbers=numbers, view=view)
+            panels.show(lab.context_dropout, numbers=numbers, view=view, plan=plan)

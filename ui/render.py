@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 import streamlit as st
@@ -26,6 +26,9 @@ from attnviz.teach.panel import Panel, View
 from ui.charts import chart
 from ui.numbers import numbers_box, plot
 from ui.text import md_escape
+
+if TYPE_CHECKING:
+    from ui.teach.predict import Plan
 
 
 def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
@@ -77,16 +80,17 @@ def matrix(panel: Panel, *, numbers: bool, viewed: bool = False) -> None:
     )
 
 
-def show(panel: Panel, *, numbers: bool, view: View = View()) -> None:
+def show(panel: Panel, *, numbers: bool, view: View = View(), plan: Plan | None = None) -> None:
     """One engine-built panel: its figure, exact numbers and CSV (see :func:`matrix`), drawn
     through the page's ``view`` (``ui.view.controls``: the colour scale, the token window, and
     for a stack of heads past the grid's budget the heads picked). Each viewed panel is built
-    once per panel and view, in the shared cache, and its figure drawn once from its data."""
+    once per panel and view, in the shared cache, and its figure drawn once from its data.
+    ``plan``: the page's "Predict first" plan (``ui.teach.predict.start``), which may draw a
+    question, a hidden notice or the answer in the panel's place."""
     from ui import cache
     from ui import view as page_view
-    from ui.teach import predict
 
-    if predict.intercept(panel, numbers=numbers, view=view):
+    if plan is not None and plan.panel(panel, numbers=numbers, view=view):
         return  # "Predict first": a question, or its answer, stands here (ui/teach/predict.py)
     if panel.values.dim() == 3:
         heads = page_view.heads_picker(panel, view)
@@ -104,28 +108,29 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 }
 
 
-def badge_text(result: C.CheckResult) -> str:
+def badge_text(result: C.CheckResult, plan: Plan | None = None) -> str:
     """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
-    the next line, in small type, its numbers; while a "Predict first" question waits, a note
-    instead of the numbers (the largest weight ... can give an answer away)."""
+    the next line, in small type, its numbers; while a "Predict first" question of ``plan``
+    waits, a note instead of the numbers (the largest weight ... can give an answer away)."""
     from ui.teach import predict
 
     colour, icon = _BADGE_LOOK[result.status]
     label = f"{result.title}: {result.status}".replace("[", "\\[").replace("]", "\\]")
-    detail = predict.CHECK_NUMBERS_WAIT if predict.waiting() else md_escape(result.detail)
+    waits = plan is not None and plan.waiting()
+    detail = predict.CHECK_NUMBERS_WAIT if waits else md_escape(result.detail)
     return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
 
 
-def badge(*results: C.CheckResult) -> None:
+def badge(*results: C.CheckResult, plan: Plan | None = None) -> None:
     """Live checks: each a coloured badge and its numbers, one paragraph each, all in one
     element."""
-    st.markdown("\n\n".join(badge_text(r) for r in results))
+    st.markdown("\n\n".join(badge_text(r, plan) for r in results))
 
 
-def badges(results) -> None:
+def badges(results, *, plan: Plan | None = None) -> None:
     """The page's live checks, one paragraph each, under a bold heading: one element for all
     of them (each element is a message of its own, on every page run)."""
-    parts = ["**Live checks**", *(badge_text(r) for r in results)]
+    parts = ["**Live checks**", *(badge_text(r, plan) for r in results)]
     st.markdown("\n\n".join(parts))
 
 
@@ -190,13 +195,11 @@ def book_blocks(blocks) -> None:
         book_beside(title, tensor, printed)
 
 
-def lesson_claims(lesson, panel: Panel) -> None:
+def lesson_claims(lesson, panel: Panel, *, plan: Plan | None = None) -> None:
     """The sentences ``lesson`` states about ``panel`` (a lesson with ``panels`` by name and
     ``claims_on(name)``: pages 1 and 2), in small type under it, one element; none while a
-    "Predict first" question hides the panel."""
-    from ui.teach import predict
-
-    if predict.hides(panel.key):
+    "Predict first" question of ``plan`` hides the panel."""
+    if plan is not None and plan.hides(panel.key):
         return
     name = next(n for n, p in lesson.panels.items() if p.key == panel.key)
     shown = [md_escape(claim.text) for claim in lesson.claims_on(name)]
@@ -239,13 +242,12 @@ def causal_trace_or_stop(kind: str, cfg, args):
     return cache.trace(kind, *args)
 
 
-def claims(items) -> None:
+def claims(items, *, plan: Plan | None = None) -> None:
     """Sentences about the numbers, computed by the engine (escaped: they name tokens); one
-    about numbers a waiting question hides waits too (ui/teach/predict.py). One paragraph each, in
-    one element: every element is a message of its own on every page run."""
-    from ui.teach import predict
-
-    shown = [md_escape(claim.text) for claim in predict.visible_claims(items)]
+    about numbers a waiting question of ``plan`` hides waits too (ui/teach/predict.py). One
+    paragraph each, in one element: every element is a message of its own on every page run."""
+    items = list(items) if plan is None else plan.visible(items)
+    shown = [md_escape(claim.text) for claim in items]
     if shown:
         st.markdown("\n\n".join(shown))
 
@@ -305,9 +307,10 @@ def beside(
     numbers: bool = False,
     view: View = View(),
     below: Callable[[Panel], None] | None = None,
+    plan: Plan | None = None,
 ) -> None:
     """Panels or charts side by side, one equal column each. A Panel is drawn by :func:`show`
-    (with ``numbers`` and the page's ``view``), then ``below(panel)`` under it (its claims,
+    (with ``numbers``, the page's ``view`` and its ``plan``), then ``below(panel)`` under it (its claims,
     say); a ``(key, chart)`` pair, a bar or line chart, by :func:`ui.numbers.plot` (with
     ``numbers``); a lone :class:`attnviz.figures.Chart` by :func:`ui.charts.chart`. A single
     item is drawn in place, at full width."""
@@ -317,7 +320,7 @@ def beside(
     for place, item in zip(places, items, strict=True):
         with place:
             if isinstance(item, Panel):
-                show(item, numbers=numbers, view=view)
+                show(item, numbers=numbers, view=view, plan=plan)
                 if below is not None:
                     below(item)
             elif isinstance(item, tuple):

@@ -14,7 +14,7 @@ cell of it for "Explain a cell".
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
@@ -45,15 +45,12 @@ def label(key: str) -> str:
 
 
 @contextmanager
-def section(key: str, *, homes: Iterable[str] = (), force: bool = False) -> Iterator[bool]:
+def section(key: str, *, force: bool = False) -> Iterator[bool]:
     """The part of the page named ``key`` (:data:`TITLES`): yields whether to draw it now.
     Closed (the default), it is one box labelled :func:`label` and yields False; opened, it
-    yields True inside the box. ``homes``: the panel keys (and predict sections) drawn in it;
-    when a waiting or answered "Predict first" question is asked at one of them, or ``force``
-    (the link names a cell of it), the part is drawn as a plain section under its title."""
-    from ui.teach import predict
-
-    if force or predict.asks_at(homes):
+    yields True inside the box. With ``force`` (a "Predict first" question is asked in it, or
+    the link names a cell of it) the part is drawn as a plain section under its title."""
+    if force:
         st.header(TITLES[key][0])
         yield True
         return

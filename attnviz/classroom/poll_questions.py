@@ -44,7 +44,7 @@ from attnviz.classroom.polls import (
 )
 from attnviz.core.settings import Settings
 from attnviz.teach import questions as Q
-from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style
+from attnviz.teach.panel import CAUSAL_WEIGHTS, HOLDS_DROPPED, HOLDS_SCORES, WEIGHTS, Panel, Style
 
 PAYLOAD_VERSION = 1
 MAX_OPTIONS = 64  # a Choice holds at most this many (a phone lists them all)
@@ -311,17 +311,18 @@ def tally_chart(
 
 
 def _hidden_matrix(q: Q.Question, n: Q.Numbers) -> tuple[torch.Tensor, str, str, float | None]:
-    """(the matrix the question hid, its colour, what its values are, its top)."""
+    """(the matrix the question hid, its colour, what its values are, its top): what its kind
+    asks about (``questions.READS``): the scores, the weights after dropout, or the weights."""
     h = q.head or 0
-    if q.hides in ("p1_scores", "p2_scores", "p3_masked"):
+    reads = Q.READS[q.kind]
+    if reads == HOLDS_SCORES:
         scores = n.raw[h]
         if n.causal:
             future = torch.triu(torch.ones_like(scores, dtype=torch.bool), diagonal=1)
             scores = scores.masked_fill(future, -math.inf)
         return scores, "signed", "score", None
-    if q.hides in ("p3_dropped",) or (q.hides == "p4_weights" and n.dropped is not None):
-        if n.dropped is not None and q.kind in (Q.DROPOUT_SURVIVOR, Q.DROPOUT_ROW_SUM):
-            return n.dropped[h], "weights", "weight", 1 / (1 - n.p)
+    if reads == HOLDS_DROPPED and n.dropped is not None:
+        return n.dropped[h], "weights", "weight", 1 / (1 - n.p)
     return n.weights[h], "weights", "weight", None
 
 

@@ -469,3 +469,87 @@ def heads_words(heads: tuple[int, ...] | None, total: int) -> str:
 def heads_that_fit(rows: int, cols: int) -> int:
     """How many (rows, cols) heads one heads grid may draw (F.GRID_CELL_BUDGET), at least 1."""
     return max(1, F.GRID_CELL_BUDGET // max(1, rows * cols))
+
+
+# --- a panel's declaration: what every feature needs to know about it -------------------------
+# The numbers a panel draws, named as the questions that may hide it read them
+# (``attnviz.teach.questions.READS`` says which one each kind of question asks about).
+HOLDS_SCORES = "scores"  # the raw scores (X Xᵀ on pass 1, Q Kᵀ after), masked on a causal pass
+HOLDS_WEIGHTS = "weights"  # the softmax, before dropout
+HOLDS_DROPPED = "dropped"  # the weights after dropout, what the context used
+HOLDS_SPLIT = "split"  # the queries split into heads (a question asks their shape)
+HOLDS_CHANGE = "change"  # softmax(scores) minus softmax(scores / √d_k)
+HOLDS = (HOLDS_SCORES, HOLDS_WEIGHTS, HOLDS_DROPPED, HOLDS_SPLIT, HOLDS_CHANGE)
+
+# A cell source's head that is the one the page's "Head" box picked (page 4's one head).
+PICKED_HEAD = -1
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One panel of a pass page, declared once: everything the features around the panel look
+    up (the lesson that builds it, "Predict first", "Explain a cell", "Reproduce", the class
+    poll, presenter mode). A section of a page that is not a panel but draws a panel's numbers
+    (a printout, a bar chart, a table) is declared the same way, with ``shows``.
+
+    ``key`` names the panel (its widgets, its CSV, its words in ``lessons/story.toml``);
+    ``page`` is the pass ("simplified", "trainable", "causal", "multihead").
+
+    - ``field``: the matrix of the pass it draws, a kind of ``attnviz.teach.reproduce.MATRICES``
+      (its "Reproduce" snippet prints it); "" when no snippet prints it. ``lab``: drawn from page
+      3's dropout lab (the pass in training mode); ``per_head``: a stack of every head.
+    - ``story``: its entries in ``story.toml`` (None: the one named by its key, or none for a
+      section; () none).
+    - ``holds``: the numbers a question reads that it draws (HOLDS_*); ``holds_dropped``: what it
+      draws instead when dropout acts (None: the same). A question hides the panel that holds
+      what it asks about.
+    - ``same``: the other panels that draw the same numbers (or numbers that give them away):
+      a question that hides this panel hides them too.
+    - ``shows``: for a section, the panels whose numbers it draws (hidden while a question
+      hides one of them); ``stands_for``: the panel whose place the section takes when the page
+      does not draw that panel itself (the question is asked there).
+    - ``cell``: "Explain a cell" opens a cell clicked on it: (its trace, "" for the page's own,
+      "lab" or "batch"; its head, None for a grid of every head, or PICKED_HEAD; its example in
+      the batch). None: not clickable.
+    - ``step``: its place among the presenter's steps (1 first; 0: not a step).
+    - ``box``: the closed part of the page it is drawn in (``ui/sections.py``'s URL name), ""
+      for the page itself: a question asked in it opens the part.
+    """
+
+    key: str
+    page: str
+    field: str = ""
+    lab: bool = False
+    per_head: bool = False
+    story: tuple[str, ...] | None = None
+    holds: tuple[str, ...] = ()
+    holds_dropped: tuple[str, ...] | None = None
+    same: tuple[str, ...] = ()
+    shows: tuple[str, ...] = ()
+    stands_for: str = ""
+    cell: tuple[str, int | None, int] | None = None
+    step: int = 0
+    box: str = ""
+
+    @property
+    def stories(self) -> tuple[str, ...]:
+        """The entries of ``story.toml`` it is told with (a section's words are its page's)."""
+        if self.story is not None:
+            return self.story
+        return () if self.is_section else (self.key,)
+
+    @property
+    def is_section(self) -> bool:
+        return bool(self.shows)
+
+    def held(self, dropped: bool) -> tuple[str, ...]:
+        """What it holds (HOLDS_*), with dropout acting (``dropped``) or not."""
+        if dropped and self.holds_dropped is not None:
+            return self.holds_dropped
+        return self.holds
+
+
+def in_steps(declared, panels: dict[str, Panel]) -> tuple[Panel, ...]:
+    """The presenter's steps among ``panels`` (by key), in the order ``declared`` gives them."""
+    steps = sorted((d for d in declared if d.step), key=lambda d: d.step)
+    return tuple(panels[d.key] for d in steps)

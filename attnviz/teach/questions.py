@@ -32,6 +32,8 @@ from attnviz.core import book as BK
 from attnviz.core import trace as T
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
+from attnviz.teach import declared
+from attnviz.teach import panel as P
 from attnviz.teach import prepare as L
 
 Tensor = torch.Tensor
@@ -116,22 +118,18 @@ EXPLANATIONS = {
 }
 
 
-# Other lesson panels that draw the same numbers as (or numbers that give away) the panel a
-# question hides: the page keeps them hidden too until the answer is in. Conservative: the
-# presenter's steps, the second masking route, the weights relative to uniform, the batch's
-# first example and the heads grid all show the hidden weights or scores again.
-SAME_NUMBERS: dict[str, tuple[str, ...]] = {
-    "p1_scores": (),
-    "p1_weights": ("p1_context_walk",),
-    "p2_scores": ("p2_scaled",),
-    "p2_weights": (),
-    "p2_unscaled_change": (),
-    "p3_masked": ("p3_step_scores", "p3_step_scaled"),
-    "p3_route2": ("p3_route1", "p3_uniform", "p3_step_dropout", "p3_batch0"),
-    "p3_dropped": ("p3_step_dropout", "p3_batch0"),
-    "p4_weights": ("p4_weights_before", "p4_grid"),
-    "p4_weights_before": ("p4_weights", "p4_grid"),
-    "p4_step_split": (),
+# What each kind asks about, among the numbers a panel draws: the question hides the panel of its
+# page that holds them (its declaration says: attnviz.teach.declared), and every other panel
+# that draws them again (``Declared.same``).
+READS: dict[str, str] = {
+    ARGMAX_KEY: P.HOLDS_WEIGHTS,
+    SKETCH_ROW: P.HOLDS_WEIGHTS,
+    MASKED_ZEROS: P.HOLDS_WEIGHTS,
+    DROPOUT_SURVIVOR: P.HOLDS_DROPPED,
+    DROPOUT_ROW_SUM: P.HOLDS_DROPPED,
+    SPLIT_SHAPE: P.HOLDS_SPLIT,
+    SCALING_ENTROPY: P.HOLDS_CHANGE,
+    SCORE: P.HOLDS_SCORES,
 }
 
 
@@ -179,8 +177,8 @@ class Question:
     @property
     def conceals(self) -> tuple[str, ...]:
         """Every lesson panel the page keeps hidden until the answer: ``hides`` first, then
-        the panels that draw the same numbers again (:data:`SAME_NUMBERS`)."""
-        return (self.hides, *SAME_NUMBERS[self.hides])
+        the panels that draw the same numbers again (its declaration's ``same``)."""
+        return (self.hides, *declared.same_numbers(self.hides))
 
     @property
     def guess_chance(self) -> float | None:
@@ -557,10 +555,10 @@ def _before_dropout(n: Numbers) -> str:
     return " before dropout" if n.training and n.p > 0 else ""
 
 
-def _weights_panel(n: Numbers) -> str:
-    if n.page == "multihead":
-        return "p4_weights_before" if n.training and n.p > 0 else "p4_weights"
-    return {"simplified": "p1_weights", "trainable": "p2_weights", "causal": "p3_route2"}[n.page]
+def _hidden(n: Numbers, kind: str) -> str:
+    """The panel a question of ``kind`` hides on the page of ``n``: the one that holds what it
+    asks about, at this dropout."""
+    return declared.holding(n.page, READS[kind], dropped=n.training and n.p > 0)
 
 
 def _masked_with_zero(n: Numbers) -> Tensor:
@@ -624,7 +622,7 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         answer_format=TOKEN,
         key=int(winner[h, q]),
         tolerance=0.0,
-        hides=_weights_panel(n),
+        hides=_hidden(n, ARGMAX_KEY),
         choices=n.labels,
         query=q,
         head=_head(n, h),
@@ -664,7 +662,7 @@ def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         answer_format=ROW,
         key=_row(w[h, q]),
         tolerance=TV_TOLERANCE,
-        hides=_weights_panel(n),
+        hides=_hidden(n, SKETCH_ROW),
         choices=n.labels,
         query=q,
         head=_head(n, h),
@@ -695,16 +693,12 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         answer_format=INTEGER,
         key=key,
         tolerance=0.0,
-        hides=_weights_panel(n),
+        hides=_hidden(n, MASKED_ZEROS),
         low=0,
         high=t * t,
         head=_head(n, h),
         misconceptions=_keep_distinct(key, found, lambda a, b: a != b),
     )
-
-
-def _dropped_panel(n: Numbers) -> str:
-    return "p3_dropped" if n.page == "causal" else "p4_weights"
 
 
 def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question | None:
@@ -741,7 +735,7 @@ def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question |
         answer_format=NUMBER,
         key=float(d[h, q, k]),
         tolerance=NUMBER_TOLERANCE,
-        hides=_dropped_panel(n),
+        hides=_hidden(n, DROPOUT_SURVIVOR),
         low=0.0,
         high=1 / (1 - p),
         query=q,
@@ -773,7 +767,7 @@ def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | 
         answer_format=NUMBER,
         key=float(sums[h, q]),
         tolerance=NUMBER_TOLERANCE,
-        hides=_dropped_panel(n),
+        hides=_hidden(n, DROPOUT_ROW_SUM),
         low=0.0,
         high=1 / (1 - p),
         query=q,
@@ -802,7 +796,7 @@ def _split_shape(n: Numbers, rng: random.Random, where: dict) -> Question | None
         answer_format=SHAPE,
         key=key,
         tolerance=0.0,
-        hides="p4_step_split",
+        hides=_hidden(n, SPLIT_SHAPE),
         misconceptions=(_misconception(NO_TRANSPOSE, (b, t, heads, head_dim)),),
     )
 
@@ -830,7 +824,7 @@ def _scaling_entropy(n: Numbers, rng: random.Random, where: dict) -> Question | 
         answer_format=CHOICE,
         key=key,
         tolerance=0.0,
-        hides="p2_unscaled_change",
+        hides=_hidden(n, SCALING_ENTROPY),
         choices=(SHARPER, FLATTER, UNCHANGED),
         query=q,
         misconceptions=(_misconception(SCALING_BACKWARDS, wrong),),
@@ -863,14 +857,13 @@ def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         what = (
             f"the raw score of query {lq} on key {lk}, queries[{q}] · keys[{k}] (before the 1/√d_k)"
         )
-    panel = {"simplified": "p1_scores", "trainable": "p2_scores", "causal": "p3_masked"}[n.page]
     return _question(
         where,
         prompt=f"What is {what}? Answer to 2 decimals.",
         answer_format=NUMBER,
         key=float(s[q, k]),
         tolerance=NUMBER_TOLERANCE,
-        hides=panel,
+        hides=_hidden(n, SCORE),
         low=float(low),
         high=float(high),
         query=q,

@@ -595,7 +595,8 @@ def matrices_of(page: str) -> tuple[str, ...]:
 # --- from a panel on the page to its snippet ------------------------------------------------------
 @dataclass(frozen=True)
 class PanelSource:
-    """Which snippet prints a panel's numbers (the panel's key is in lessons/story.toml)."""
+    """Which snippet prints a panel's numbers: the panel's declaration says
+    (``attnviz.teach.declared``)."""
 
     page: str
     matrix: str
@@ -603,78 +604,18 @@ class PanelSource:
     per_head: bool = False  # the panel stacks every head (H, rows, cols): one snippet a head
 
 
-def _sources(page: str, pairs: dict[str, str], **kw) -> dict[str, PanelSource]:
-    return {key: PanelSource(page, matrix, **kw) for key, matrix in pairs.items()}
+def _panels() -> dict[str, PanelSource]:
+    """Every declared panel a snippet prints (``Declared.field``), by key."""
+    from attnviz.teach import declared
+
+    return {
+        d.key: PanelSource(d.page, d.field, lab=d.lab, per_head=d.per_head)
+        for d in declared.every()
+        if d.field
+    }
 
 
-PANELS: dict[str, PanelSource] = {
-    **_sources(
-        "simplified",
-        {"p1_scores": "attn_scores", "p1_weights": "attn_weights", "p1_context": "context"},
-    ),
-    **_sources(
-        "trainable",
-        {
-            "p2_W_query": "W_query",
-            "p2_W_key": "W_key",
-            "p2_W_value": "W_value",
-            "p2_queries": "queries",
-            "p2_keys": "keys",
-            "p2_values": "values",
-            "p2_scores": "attn_scores",
-            "p2_scaled": "scaled_scores",
-            "p2_weights": "attn_weights",
-            "p2_context": "context",
-        },
-    ),
-    **_sources(
-        "causal",
-        {
-            "p3_mask": "mask_buffer",
-            "p3_masked": "attn_scores",
-            "p3_route1": "renormalized",
-            "p3_route2": "attn_weights",
-            "p3_step_scores": "unmasked_scores",
-            "p3_step_scaled": "scaled_scores",
-            "p3_step_dropout": "weights_dropped",
-            "p3_step_context": "context",
-        },
-    ),
-    **_sources(
-        "causal",
-        {
-            "p3_dmask": "dropout_mask",
-            "p3_dropped": "weights_dropped",
-            "p3_values": "values",
-            "p3_place_w": "context",
-        },
-        lab=True,
-    ),
-    **_sources(
-        "multihead",
-        {
-            "p4_step_split": "queries",
-            "p4_step_merged": "context",
-            "p4_step_out_proj": "output",
-            "p4_queries_heads": "queries_heads",
-            "p4_keys_heads": "keys_heads",
-            "p4_values_heads": "values_heads",
-            "p4_scores": "attn_scores",
-            "p4_weights_before": "attn_weights",
-            "p4_weights": "weights_dropped",
-            "p4_context": "context_heads",
-        },
-    ),
-    **_sources(
-        "multihead",
-        {
-            "p4_grid": "weights_dropped",
-            "p4_step_scores": "scaled_scores",
-            "p4_step_context_heads": "context_heads",
-        },
-        per_head=True,
-    ),
-}
+PANELS: dict[str, PanelSource] = _panels()
 
 
 def _panel_settings(key: str, prep: L.Prepared, settings: Settings) -> PanelSource:

@@ -202,15 +202,17 @@ def test_in_book_mode_the_revealed_number_is_the_printed_one(page):
     assert shown == pytest.approx(_printed_value(q), abs=1e-4 + 1e-6)
 
 
-def test_a_gate_set_on_one_page_never_hides_another_page_s_panels():
-    """The gate remembers the page it was set on (app.py names it: ui/entry.current_page); a
-    page without Predict first draws every panel as a fresh session does."""
+def test_a_plan_made_on_one_page_never_hides_another_page_s_panels():
+    """The plan of a run is made by its page before its layout and handed to what it draws:
+    nothing of it stays in the session, so a page without Predict first draws every panel as
+    a fresh session does."""
     from tests.app.conftest import chart_specs, chart_title, go, open_app
-    from ui.teach import predict
 
     at = open_predict("causal", {})
     assert prompts(at)
-    assert at.session_state[predict._ACTIVE][0] == "causal-attention"
+    # the session keeps the question's seed, not the run's plan (the old run-wide gate)
+    assert "_attnviz_predict_seeds" in at.session_state
+    assert "_attnviz_predict_gate" not in at.session_state
     go(at, "pages/against-pytorch.py")
     assert not exceptions(at) and not prompts(at)
     fresh = go(open_app(), "pages/against-pytorch.py")

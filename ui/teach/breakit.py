@@ -12,6 +12,7 @@ from attnviz.teach import checks as C
 from attnviz.teach.panel import Panel, Style
 from ui import links
 from ui.render import badge, show
+from ui.teach.predict import Plan
 from ui.text import md_escape
 
 NONE = links.NO_BUG
@@ -46,6 +47,7 @@ def break_it(
     *,
     key: tuple,
     book: bool,
+    plan: Plan | None = None,
 ) -> None:
     """List the pass's classic bugs (the registry in attnviz/teach/bugs.py); when one is turned on,
     show its diff, the wrong result beside the right one (or the exact error it raises) and the
@@ -53,7 +55,8 @@ def break_it(
 
     ``x`` and ``spec`` are the inputs and module the bug runs on; ``hidden`` says, per bug, why
     it cannot show at these settings (``Bug.hidden_at``); ``key`` (plain values naming ``x`` and
-    ``spec``) caches each bug's outcome for every session.
+    ``spec``) caches each bug's outcome for every session. ``plan``: the page's "Predict
+    first" plan (while its question waits, the badges' numbers wait).
     """
     from ui import cache
 
@@ -92,9 +95,9 @@ def break_it(
         st.caption(md_escape(sentence))
     left, mid = st.columns(2)
     with left:
-        badge(outcome.check)
+        badge(outcome.check, plan=plan)
     with mid:
-        badge(right_check)
+        badge(right_check, plan=plan)
 
 
 def _outcome(bug_key: str, x: torch.Tensor, spec, labels):

@@ -24,16 +24,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from attnviz.core import trace as T
+from attnviz.teach import declared
 from attnviz.teach import derive as D
 from attnviz.teach.lessons import cell as CL
 from ui import state
 from ui.numbers import plot
 from ui.text import md_escape
+
+if TYPE_CHECKING:
+    from ui.teach.predict import Plan
 
 CELL_PARAM = "cell"
 state.register_page_keys(CELL_PARAM)
@@ -253,12 +257,11 @@ def _picked_cell(
 WAITS = "Its numbers wait until you answer the prediction question above."
 
 
-def _waits() -> bool:
-    """Whether a "Predict first" question waits on this page: the grid, the derivation and the
-    line view show the weights and scores it asks about, so they wait too (with a note)."""
-    from ui.teach import predict
-
-    if predict.waiting():
+def _waits(plan: Plan | None) -> bool:
+    """Whether a "Predict first" question of the page's ``plan`` waits: the grid, the
+    derivation and the line view show the weights and scores it asks about, so they wait too
+    (with a note)."""
+    if plan is not None and plan.waiting():
         st.caption(WAITS)
         return True
     return False
@@ -271,11 +274,13 @@ def block(
     head: int = 0,
     window: tuple[int, int] | None = None,
     numbers: bool = False,
+    plan: Plan | None = None,
 ) -> None:
     """The "Explain a cell" block. ``sources``: the traces whose weights the page draws, by name
     ("" is the page's own); ``panels``: each scores or weights heatmap of the page (its panel
     key) -> (source, head or None for a heads grid, batch row), so a click on it opens the cell;
-    ``head``: the head whose weights the grid shows; ``window``: the page's token window."""
+    ``head``: the head whose weights the grid shows; ``window``: the page's token window;
+    ``plan``: the page's "Predict first" plan (while its question waits, the block waits)."""
     from ui import cache
 
     st.header("Explain a cell")
@@ -284,7 +289,7 @@ def block(
         "scores or weights map above, or use this grid: Tab into it, move with the arrow keys "
         "and press Enter."
     )
-    if _waits():
+    if _waits(plan):
         return
     main = sources[""]
     grid, note = cache.lesson_of(
@@ -403,15 +408,6 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
 # Page 3 draws weights of three traces: its own, the dropout lab's and the batch's.
 LAB = "The dropout lab's weights: the causal pass in training mode, at the sidebar's rate and seed."
 BATCH = "The batch of the two sidebar texts (both cut to the shorter one)."
-_CAUSAL_PANELS: dict[str, tuple[str, int | None, int]] = {
-    "p3_masked": ("", 0, 0),
-    "p3_route1": ("", 0, 0),
-    "p3_route2": ("", 0, 0),
-    "p3_uniform": ("", 0, 0),
-    "p3_dropped": ("lab", 0, 0),
-    "p3_batch0": ("batch", 0, 0),
-    "p3_batch1": ("batch", 0, 1),
-}
 
 
 def linked_source() -> str | None:
@@ -427,16 +423,11 @@ def linked_source() -> str | None:
         return None
 
 
-def causal_panels(sources: dict[str, Source]) -> dict[str, tuple[str, int | None, int]]:
-    """Page 3's scores and weights heatmaps whose trace is among ``sources``."""
-    return {k: v for k, v in _CAUSAL_PANELS.items() if v[0] in sources}
-
-
-def multihead_panels(head: int) -> dict[str, tuple[str, int | None, int]]:
-    """Page 4's: the heads grid (each head's own) and the one head in detail (``head``)."""
-    return {"p4_grid": ("", None, 0)} | dict.fromkeys(
-        ("p4_scores", "p4_weights_before", "p4_weights"), ("", head, 0)
-    )
+def heatmaps(page: str, sources, head: int = 0) -> dict[str, tuple[str, int | None, int]]:
+    """The scores and weights heatmaps of ``page`` (a pass) whose trace is among ``sources``,
+    as :func:`block` takes them: what each panel's declaration says about its cells
+    (``attnviz.teach.declared``); ``head``: the head page 4's "Head" box picked."""
+    return declared.cells(page, sources, head)
 
 
 def lines(
@@ -446,6 +437,7 @@ def lines(
     head: int | None = None,
     window: tuple[int, int] | None = None,
     numbers: bool = False,
+    plan: Plan | None = None,
 ) -> None:
     """The line view: a query token's weights (what its context used) as lines to every key,
     in the reading direction of the text; of head ``head`` for a multi-head trace (page 4
@@ -457,7 +449,7 @@ def lines(
     causal = isinstance(source.trace, (T.CausalTrace, T.MultiHeadTrace))
     h = min(head or 0, source.heads - 1)
     st.subheader("One query's weights as lines" + (f", head {h}" if source.heads > 1 else ""))
-    if _waits():
+    if _waits(plan):
         return
     # A select slider, not a select box: in Streamlit 1.67 a select box costs a page run about
     # 1.5 ms of server CPU, a slider about 0.1 ms; the arrow keys move it as well.

@@ -3,9 +3,9 @@
 **Predict first** (a switch on every pass page, ``predict=true`` in the URL): the page asks one
 question made from its own traces (:func:`attnviz.teach.questions.choose`), so the key is the number
 about to be drawn. Until the student answers, the panel the question hides and every other
-place on the page that shows the same numbers (``Question.conceals``, the sections named in
-:data:`SECTIONS`, the claims about them, their numbers tables and CSVs, their hover data) send
-nothing to the browser: the question is drawn where the hidden panel would be, the rest say
+place on the page that shows the same numbers (``Question.conceals``, the sections declared to
+show them (``attnviz.teach.declared``), the claims about them, their numbers tables and CSVs,
+their hover data) send nothing to the browser: the question is drawn where the hidden panel would be, the rest say
 they are hidden. The answer, graded by :func:`attnviz.teach.questions.grade`, reveals the panel with
 the answer marked on it (the key cell outlined, the student's pick beside it, a sketched row
 drawn over the true one). Presenter mode gets a question step: a step whose panel a question
@@ -19,10 +19,13 @@ The score of a session (answered, right, streak) lives in ``st.session_state`` o
 class polls: :func:`answer_widgets` draws one question's answer widgets anywhere and returns
 the answer, :func:`reveal` draws the revealed matrix with the answer marked.
 
-How a page uses this: :func:`controls` draws the two switches; :func:`start` chooses the
-question and makes it this run's gate; ``ui.render.show`` asks :func:`intercept` before
-drawing a panel, ``ui.render.claims`` filters through :func:`visible_claims`, and a page asks
-:func:`slot` before a section that shows numbers without a panel (a printout, a bar chart).
+How a page uses this: :func:`controls` draws the two switches; :func:`start`, before the
+page's layout, chooses the question and returns the run's :class:`Plan`: which panels and
+sections a question stands in for or hides. The page hands the plan to everything that draws
+its numbers (``ui.render.show`` and ``beside``, the claims, the live checks, "Explain a cell",
+the presenter's stepper, the closed parts a question opens) and asks :meth:`Plan.slot` before a
+section that shows numbers without a panel (a printout, a bar chart). Nothing of it is kept
+between runs: a page without the plan draws everything.
 """
 
 from __future__ import annotations
@@ -41,12 +44,12 @@ import streamlit as st
 import torch
 
 from attnviz import figures as F
+from attnviz.teach import declared
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
 from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, chart_label, draw
 from ui import links, state
 from ui.classroom import poll_views as poll
-from ui.entry import current_page  # the page app.py says this run shows
 from ui.text import md_escape
 
 PREDICT_KEY = "predict"
@@ -66,33 +69,6 @@ def _parse_bool(raw: str) -> bool:
 PARSERS = {PREDICT_KEY: _parse_bool, MYSTERY_KEY: _parse_bool}
 state.register_page_keys(*PARSERS)
 
-# Sections of a page that show a panel's numbers without being that panel: the panel keys
-# whose numbers each shows. A page asks :func:`slot` before drawing one.
-SECTIONS: dict[str, frozenset[str]] = {
-    # pass 1: the one-query walk draws row q of the scores and its softmax (bars, caption)
-    "p1_query_walk": frozenset({"p1_scores", "p1_weights"}),
-    "p1_query_book": frozenset({"p1_scores", "p1_weights"}),
-    "p1_book": frozenset({"p1_scores", "p1_weights"}),
-    "p1_breakit": frozenset({"p1_weights"}),
-    # pass 2: the chapter's printouts (a row of scores and weights), the scaled scores'
-    # histogram (its numbers box lists every scaled score), break-it's correct weights
-    "p2_book": frozenset({"p2_scores", "p2_weights"}),
-    "p2_scores_hist": frozenset({"p2_scores", "p2_scaled"}),
-    "p2_breakit": frozenset({"p2_weights"}),
-    # pass 3: the masking walkthrough's and the dropout example's printouts (book mode), the
-    # lab's row sums after dropout, break-it's correct weights (the batch's first example)
-    "p3_walkthrough": frozenset({"p3_masked", "p3_route1", "p3_route2"}),
-    "p3_lab_printouts": frozenset({"p3_dropped"}),
-    "p3_lab_sums": frozenset({"p3_dropped"}),
-    "p3_breakit": frozenset({"p3_route1", "p3_route2", "p3_batch0"}),
-    # pass 4: the strides table gives the split's shape; break-it draws head 0's weights
-    "p4_strides": frozenset({"p4_step_split"}),
-    "p4_breakit": frozenset({"p4_weights", "p4_weights_before", "p4_grid"}),
-}
-# A section that stands where the hidden panel would be, when the page does not draw that
-# panel (book mode's dropout printouts; the split's shape on the page): the question goes there.
-HOMES = {"p3_lab_printouts": "p3_dropped", "p4_strides": "p4_step_split"}
-
 # Session state: plain values and the engine's frozen answers, nothing stored elsewhere.
 _SEEDS = "_attnviz_predict_seeds"  # (what, page) -> the seed of the question or mystery shown
 _GRADES = "_attnviz_predict_grades"  # question id -> Grade
@@ -101,7 +77,6 @@ _SCORES = "_attnviz_predict_scores"  # "predict" or "mystery" -> Score
 _ERRORS = "_attnviz_predict_errors"  # form prefix -> the message about an answer's form
 _LAST = "_attnviz_predict_last"  # page -> the id of the last question posed there
 _MARKED = "_attnviz_predict_marked"  # (question id, panel serial, look) -> chart JSON
-_ACTIVE = "_attnviz_predict_gate"  # (page script hash, Gate) of this run
 
 
 def _store(name: str) -> dict:
@@ -564,15 +539,22 @@ def numbers_for(q: Q.Question) -> Q.Numbers | None:
     return cache.derived.get(key, Q.read, (q.page, q.text, q.settings, q.book))
 
 
-# --- the gate: what a page may draw while a question waits ---------------------------------------
+# --- the plan: what a page draws while a question waits ----------------------------------------
 @dataclass
-class Gate:
-    """This run's questions: ``homes`` maps where each is asked (a panel key, a section in
-    :data:`HOMES`, or a presenter step's key) to its question. ``numbers`` are the page's own."""
+class Plan:
+    """One run of a pass page under "Predict first", decided before its layout (by :func:`start`):
+    ``homes`` maps where each question is asked (a panel key, a section declared to stand for
+    the hidden panel, or a presenter step's key) to it; ``numbers`` are the page's own. With
+    "Predict first" off it has no homes and hides nothing.
+
+    The page passes it to whatever draws its numbers: :meth:`panel` draws a question, a hidden
+    notice or the answer in a panel's place, :meth:`slot` does so for a section, :meth:`visible`
+    keeps the claims about numbers still hidden, :meth:`waiting` says whether the live checks'
+    numbers wait, :meth:`opens` which closed part of the page holds a question."""
 
     page: str
     homes: dict[str, Q.Question]
-    numbers: Q.Numbers
+    numbers: Q.Numbers | None
     steps: tuple[str, ...] = ()  # presenter mode: every step's panel key, in order
     asked: set[str] = field(default_factory=set)  # question ids drawn in this run
 
@@ -596,6 +578,91 @@ class Gate:
 
     def hidden_keys(self) -> set[str]:
         return {key for q in self.pending() for key in q.conceals}
+
+    # --- what the page and ui.render ask ---
+    def panel(self, panel: Panel, *, numbers: bool, view: View = View()) -> bool:
+        """Before ``ui.render.show`` draws ``panel``: True when the plan drew something in its
+        place (the question, a hidden notice, or the panel with the answer marked), False when
+        the panel is drawn as usual."""
+        q = self.homes.get(panel.key)
+        if q is not None:
+            if grade_of(q) is None:
+                self.ask(q)
+                return True
+            if view.is_default:
+                return self.answered(q, panel, numbers=numbers)
+            self.answered(q, None, numbers=numbers)
+            return False
+        waiting = self.conceals({panel.key})
+        if waiting is not None:
+            self.placeholder(waiting)
+            return True
+        return False
+
+    def slot(self, name: str) -> bool:
+        """Whether the page may draw section ``name`` (declared with the panels whose numbers
+        it shows, ``attnviz.teach.declared``) now. While a question hides its numbers, draws a
+        hidden notice (or the question, where it stands in for the hidden panel) and returns
+        False; once answered there, draws the verdict and the marked matrix first."""
+        q = self.homes.get(name)
+        if q is not None:
+            if grade_of(q) is None:
+                self.ask(q)
+                return False
+            self.answered(q, None, numbers=False)
+            return True
+        waiting = self.conceals(declared.shown_by(name))
+        if waiting is not None:
+            self.placeholder(waiting)
+            return False
+        return True
+
+    def opens(self, box: str) -> bool:
+        """Whether a question of this run is asked (or was answered) in the closed part ``box``
+        of the page (``ui/sections.py``): the part is then drawn open."""
+        return any(declared.declared(k) and declared.find(k).box == box for k in self.homes)
+
+    def hides(self, panel_key: str) -> bool:
+        """Whether a waiting question hides the numbers of panel ``panel_key`` now (a page asks
+        before drawing what it says about that panel)."""
+        return self.conceals({panel_key}) is not None
+
+    def waiting(self) -> bool:
+        """Whether a question waits for its answer (a live check's numbers then wait too: they
+        quote the weights and scores the question hides)."""
+        return bool(self.pending())
+
+    def visible(self, claims: Iterable[Any]) -> list[Any]:
+        """The claims whose panel no waiting question hides (a claim about hidden numbers
+        waits)."""
+        hidden = self.hidden_keys()
+        return [c for c in claims if c.panel not in hidden]
+
+    def gates_step(self, step: Panel) -> bool:
+        """Presenter mode: whether :meth:`present_step` draws ``step`` (as a question step, or
+        a step hidden while a question waits) rather than the stepper drawing it as usual."""
+        if not self.steps:
+            return False
+        return step.key in self.homes or self.conceals({step.key}) is not None
+
+    def present_step(self, index: int, step: Panel) -> bool:
+        """Presenter mode: draw step ``index`` as a question step (its question until answered,
+        then the verdict and the step with the answer marked) or a hidden step; True when done,
+        False when the stepper should draw the step as usual."""
+        if not self.steps:
+            return False
+        q = self.homes.get(step.key)
+        if q is not None:
+            if grade_of(q) is None:
+                self.ask(q, present=True)
+                return True
+            self.answered(q, step, numbers=False, look=F.PROJECTOR)
+            return True
+        waiting = self.conceals({step.key})
+        if waiting is not None:
+            self.placeholder(waiting)
+            return True
+        return False
 
     # --- drawing ---
     def ask(self, q: Q.Question, *, present: bool = False) -> None:
@@ -625,7 +692,7 @@ class Gate:
         """The verdict and the hidden matrix with the answer marked: ``panel`` (the page's own)
         when it draws the question's matrix, else one made from the numbers."""
         grade = grade_of(q)
-        assert grade is not None
+        assert grade is not None and self.numbers is not None
         with st.container(border=True, key=f"predict_answer_{question_id(q)}"):
             _graded(q, grade)
             if q.answer_format == Q.ROW:
@@ -679,14 +746,6 @@ def _recorded(q: Q.Question, grade: Q.Grade) -> None:
     scores["predict"] = Q.scored(scores.get("predict", Q.Score()), grade)
 
 
-def active() -> Gate | None:
-    """This run's gate (set by :func:`start` on this page), or None."""
-    found = st.session_state.get(_ACTIVE)
-    if not found or found[0] != current_page():
-        return None
-    return found[1]
-
-
 SKETCH_KEYS_UP_TO = 24  # a sketch of a longer row (one slider a key) is not asked
 _RETRIES = 8
 
@@ -733,17 +792,17 @@ def start(
     *,
     on: bool,
     steps: Sequence[Panel] | None = None,
-) -> Gate | None:
-    """Make this run's gate: with ``on`` ("Predict first"), the page's question (or, given the
-    presenter's ``steps``, one per step that a question can hide), chosen from the page's own
-    numbers (``numbers_of``: :func:`attnviz.teach.questions.numbers_of` on the page's cached traces)
-    and cached for every session under ``key`` ((text, settings, book, ...) plain values).
-    Every pass page calls it on every run, before drawing any panel."""
+) -> Plan:
+    """This run's plan, before the page lays anything out: with ``on`` ("Predict first"), the
+    page's question (or, given the presenter's ``steps``, one per step that a question can
+    hide), chosen from the page's own numbers (``numbers_of``:
+    :func:`attnviz.teach.questions.numbers_of` on the page's cached traces) and cached for every
+    session under ``key`` ((text, settings, book, ...) plain values); without, a plan that hides
+    nothing. Every pass page calls it on every run and passes the plan to what it draws."""
     from ui import cache
 
     if not on:
-        st.session_state[_ACTIVE] = None
-        return None
+        return Plan(page, {}, None)
     seed = _seed("predict", page)
     if steps is None:
         q, n = cache.derived.get(
@@ -751,28 +810,27 @@ def start(
             lambda: _page_questions(page, key, numbers_of, seed),
         )
         homes = {} if q is None else {q.hides: q}
-        if q is not None:
-            homes |= {name: q for name, hides in HOMES.items() if hides == q.hides}
-        gate = Gate(page, homes, n)
+        if q is not None:  # the sections that stand where the hidden panel would be
+            homes |= dict.fromkeys(declared.standing_for(q.hides), q)
+        plan = Plan(page, homes, n)
     else:
         keys = tuple(s.key for s in steps)
         homes, n = cache.derived.get(
             ("predict steps", page, *key, seed, keys),
             lambda: _step_questions(page, key, numbers_of, seed, keys),
         )
-        gate = Gate(page, dict(homes), n, keys)
-    st.session_state[_ACTIVE] = (current_page(), gate)
-    _follow_head(page, gate)
+        plan = Plan(page, dict(homes), n, keys)
+    _follow_head(page, plan)
     if steps is None:
-        _status(gate)
-    return gate
+        _status(plan)
+    return plan
 
 
-def _follow_head(page: str, gate: Gate) -> None:
+def _follow_head(page: str, plan: Plan) -> None:
     """On the multi-head page, a new question about head h opens "One head in detail" on h."""
-    if page != "multihead" or not gate.homes:
+    if page != "multihead" or not plan.homes:
         return
-    q = next(iter(gate.homes.values()))
+    q = next(iter(plan.homes.values()))
     last = _store(_LAST)
     qid = question_id(q)
     if last.get(page) != qid:
@@ -781,15 +839,15 @@ def _follow_head(page: str, gate: Gate) -> None:
             st.session_state[links.HEAD] = q.head  # the "Head" box of "One head in detail"
 
 
-def _status(gate: Gate) -> None:
+def _status(plan: Plan) -> None:
     """Under the switches: where the question waits, or that none is clear here."""
-    if not gate.homes:
+    if not plan.homes:
         st.info(
             "No question is clear at these numbers (every candidate answer is too close to "
             "call). Change the text or a setting for another."
         )
         return
-    q = next(iter(gate.homes.values()))
+    q = next(iter(plan.homes.values()))
     if grade_of(q) is None:
         st.caption(
             ":material/help: A question waits further down, where its numbers would be. "
@@ -797,114 +855,7 @@ def _status(gate: Gate) -> None:
         )
 
 
-# --- what ui.render and the pages ask -----------------------------------------------------------
-def intercept(panel: Panel, *, numbers: bool, view: View = View()) -> bool:
-    """Called by ``ui.render.show`` before drawing ``panel``: True when the gate drew
-    something in its place (the question, a hidden notice, or the panel with the answer
-    marked), False when the page should draw it as usual."""
-    gate = active()
-    if gate is None:
-        return False
-    q = gate.homes.get(panel.key)
-    if q is not None:
-        if grade_of(q) is None:
-            gate.ask(q)
-            return True
-        if view.is_default:
-            return gate.answered(q, panel, numbers=numbers)
-        gate.answered(q, None, numbers=numbers)
-        return False
-    waiting = gate.conceals({panel.key})
-    if waiting is not None:
-        gate.placeholder(waiting)
-        return True
-    return False
-
-
-def slot(name: str) -> bool:
-    """Whether the page may draw section ``name`` (:data:`SECTIONS`) now. While a question
-    hides its numbers, draws a hidden notice (or the question, where it stands in for the
-    hidden panel) and returns False; once answered there, draws the verdict and the marked
-    matrix first."""
-    gate = active()
-    if gate is None:
-        return True
-    q = gate.homes.get(name)
-    if q is not None:
-        if grade_of(q) is None:
-            gate.ask(q)
-            return False
-        gate.answered(q, None, numbers=False)
-        return True
-    waiting = gate.conceals(SECTIONS.get(name, frozenset({name})))
-    if waiting is not None:
-        gate.placeholder(waiting)
-        return False
-    return True
-
-
-def asks_at(keys: Iterable[str]) -> bool:
-    """Whether this run's gate asks (or has asked) a question at one of ``keys`` (panel keys
-    or sections): a closed part of the page that holds it is then drawn open (ui/sections.py)."""
-    gate = active()
-    return gate is not None and any(key in gate.homes for key in keys)
-
-
-def hides(panel_key: str) -> bool:
-    """Whether a waiting question hides the numbers of panel ``panel_key`` now (a page asks
-    before drawing what it says about that panel)."""
-    gate = active()
-    return gate is not None and gate.conceals({panel_key}) is not None
-
-
 CHECK_NUMBERS_WAIT = "Its numbers wait until you answer the prediction question."
-
-
-def waiting() -> bool:
-    """Whether a question of this run's gate waits for its answer (a live check's numbers
-    then wait too: they quote the weights and scores the question hides)."""
-    gate = active()
-    return gate is not None and bool(gate.pending())
-
-
-def visible_claims(claims: Iterable[Any]) -> list[Any]:
-    """The claims whose panel no waiting question hides (a claim about hidden numbers waits)."""
-    gate = active()
-    items = list(claims)
-    if gate is None:
-        return items
-    hidden = gate.hidden_keys()
-    return [c for c in items if c.panel not in hidden]
-
-
-def gates_step(step: Panel) -> bool:
-    """Presenter mode: whether :func:`present_step` draws ``step`` (as a question step, or a
-    step hidden while a question waits) rather than the stepper drawing it as usual."""
-    gate = active()
-    if gate is None or not gate.steps:
-        return False
-    return step.key in gate.homes or gate.conceals({step.key}) is not None
-
-
-def present_step(index: int, step: Panel) -> bool:
-    """Presenter mode: draw step ``index`` as a question step (its question until answered,
-    then the verdict and the step with the answer marked) or a hidden step; True when done,
-    False when the stepper should draw the step as usual."""
-    gate = active()
-    if gate is None or not gate.steps:
-        return False
-    q = gate.homes.get(step.key)
-    if q is not None:
-        if grade_of(q) is None:
-            gate.ask(q, present=True)
-            return True
-        gate.answered(q, step, numbers=False, look=F.PROJECTOR)
-        return True
-    waiting = gate.conceals({step.key})
-    if waiting is not None:
-        gate.placeholder(waiting)
-        return True
-    return False
 
 
 # --- spot the bug ---------------------------------------------------------------------------------

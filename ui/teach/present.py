@@ -153,8 +153,11 @@ def _move(by: int, count: int) -> None:
     st.query_params[STEP_KEY] = str(min(max(index, 0), count - 1) + 1)
 
 
-def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
-    """Show one step of ``steps`` with Previous / Next; returns the 0-based step shown."""
+def stepper(
+    steps: Sequence[Panel], *, checks_line: str = "", plan: predict.Plan | None = None
+) -> int:
+    """Show one step of ``steps`` with Previous / Next; returns the 0-based step shown.
+    ``plan``: the page's "Predict first" plan (its question steps)."""
     if not steps:
         st.info("This page has no steps to present.")
         return 0
@@ -190,13 +193,13 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
         counter.markdown(f"**Step {index + 1} of {len(steps)}**")
         status.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
         st.progress((index + 1) / len(steps))
-    if predict.gates_step(step):
+    if plan is not None and plan.gates_step(step):
         # "Predict first": a question step asks before it shows (ui/teach/predict.py), and a step
         # whose numbers would give a waiting question's answer away stays hidden; its sentence
         # (it may count what is asked) waits with it.
         if step.formula:
             st.latex(step.formula)
-        predict.present_step(index, step)
+        plan.present_step(index, step)
         return index
     if step.formula and step.sentence:  # side by side: one line less above the figure
         maths, words = st.columns([2, 3], vertical_alignment="center")
@@ -210,10 +213,11 @@ def stepper(steps: Sequence[Panel], *, checks_line: str = "") -> int:
     return index
 
 
-def show(steps: Sequence[Panel], checks=()) -> int:
-    """The whole presenter view of a pass page: style, stepper, one line of live checks."""
+def show(steps: Sequence[Panel], checks=(), *, plan: predict.Plan | None = None) -> int:
+    """The whole presenter view of a pass page: style, stepper, one line of live checks.
+    ``plan``: the page's "Predict first" plan, which asks its questions at their steps."""
     style()
-    return stepper(steps, checks_line=checks_summary(checks))
+    return stepper(steps, checks_line=checks_summary(checks), plan=plan)
 
 
 def checks_summary(results) -> str:

@@ -28,9 +28,82 @@ from attnviz.teach.checks import CheckResult
 from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, spread_claim
-from attnviz.teach.panel import Claim, Panel, Style
+from attnviz.teach.panel import (
+    HOLDS_DROPPED,
+    HOLDS_SCORES,
+    HOLDS_WEIGHTS,
+    Claim,
+    Declared,
+    Panel,
+    Style,
+    in_steps,
+)
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
+
+# Page 3's panels, and the parts of it that draw their numbers (attnviz.teach.panel.Declared).
+_PAGE = "causal"
+_CELL = ("", 0, 0)
+_LAB, _BATCH = "lab", "batch"  # the closed parts (ui/sections.py)
+LAB_SUMS = "p3_lab_sums"  # the lab's row sums after dropout (a caption)
+LAB_PRINTOUTS = "p3_lab_printouts"  # book mode: the chapter's dropout example on these weights
+DECLARED = (
+    Declared("p3_mask", _PAGE, "mask_buffer"),
+    Declared("p3_step_scores", _PAGE, "unmasked_scores", step=1),
+    Declared(
+        "p3_masked",
+        _PAGE,
+        "attn_scores",
+        holds=(HOLDS_SCORES,),
+        same=("p3_step_scores", "p3_step_scaled"),
+        cell=_CELL,
+        step=2,
+    ),
+    Declared("p3_step_scaled", _PAGE, "scaled_scores", step=3),
+    Declared("p3_route1", _PAGE, "renormalized", cell=_CELL),
+    Declared(
+        "p3_route2",
+        _PAGE,
+        "attn_weights",
+        holds=(HOLDS_WEIGHTS,),
+        same=("p3_route1", "p3_uniform", "p3_step_dropout", "p3_batch0"),
+        cell=_CELL,
+        step=4,
+    ),
+    Declared("p3_uniform", _PAGE, story=(), cell=_CELL),  # each weight relative to uniform
+    Declared(
+        "p3_step_dropout",
+        _PAGE,
+        "weights_dropped",
+        story=("p3_step_dropout", "p3_step_dropout_identity"),
+        step=5,
+    ),
+    Declared("p3_step_context", _PAGE, "context", step=6),
+    # the dropout lab: the pass in training mode at the sidebar's rate and seed
+    Declared("p3_dmask", _PAGE, "dropout_mask", lab=True, box=_LAB),
+    Declared(
+        "p3_dropped",
+        _PAGE,
+        "weights_dropped",
+        lab=True,
+        holds=(HOLDS_DROPPED,),
+        same=("p3_step_dropout", "p3_batch0"),
+        cell=("lab", 0, 0),
+        box=_LAB,
+    ),
+    Declared("p3_values", _PAGE, "values", lab=True, box=_LAB),
+    Declared("p3_place_w", _PAGE, "context", lab=True, box=_LAB),
+    Declared("p3_place_c", _PAGE, box=_LAB),  # dropout on the context instead
+    Declared(LAB_SUMS, _PAGE, shows=("p3_dropped",), box=_LAB),
+    Declared(LAB_PRINTOUTS, _PAGE, shows=("p3_dropped",), stands_for="p3_dropped", box=_LAB),
+    # the batch of the two sidebar texts, one weights panel per example
+    Declared("p3_batch0", _PAGE, story=("p3_batch",), cell=("batch", 0, 0), box=_BATCH),
+    Declared("p3_batch1", _PAGE, story=("p3_batch",), cell=("batch", 0, 1), box=_BATCH),
+    # book mode's masking walkthrough (printouts); break-it's correct weights (the batch's
+    # first example)
+    Declared("p3_walkthrough", _PAGE, shows=("p3_masked", "p3_route1", "p3_route2")),
+    Declared("p3_breakit", _PAGE, shows=("p3_route1", "p3_route2", "p3_batch0")),
+)
 
 
 @dataclass(frozen=True)
@@ -253,7 +326,8 @@ def _steps(
     context = vectors_panel(
         "p3_step_context", tr.context[0], labels, out_dims, col_name="output dim"
     )
-    return (scores, masked, scaled, weights, dropped, context), claims
+    found = (scores, masked, scaled, weights, dropped, context)
+    return in_steps(DECLARED, {p.key: p for p in found}), claims
 
 
 # --- the dropout lab --------------------------------------------------------------------------

@@ -34,10 +34,67 @@ from attnviz.teach import checks as C
 from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, pattern_claim, spread_claim
-from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style, heads_that_fit
+from attnviz.teach.panel import (
+    CAUSAL_WEIGHTS,
+    HOLDS_DROPPED,
+    HOLDS_SPLIT,
+    HOLDS_WEIGHTS,
+    PICKED_HEAD,
+    Claim,
+    Declared,
+    Panel,
+    Style,
+    heads_that_fit,
+    in_steps,
+)
 
 GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
+
+# Page 4's panels, and the parts of it that draw their numbers (attnviz.teach.panel.Declared).
+_PAGE = "multihead"
+_HEAD = ("", PICKED_HEAD, 0)  # "One head in detail": the head the page's "Head" box picked
+DECLARED = (
+    Declared("p4_step_split", _PAGE, "queries", holds=(HOLDS_SPLIT,), step=1),
+    Declared("p4_step_scores", _PAGE, "scaled_scores", per_head=True, story=(), step=2),
+    Declared(
+        "p4_grid", _PAGE, "weights_dropped", per_head=True, story=(), cell=("", None, 0), step=3
+    ),
+    Declared("p4_step_context_heads", _PAGE, "context_heads", per_head=True, story=(), step=4),
+    Declared("p4_step_merged", _PAGE, "context", step=5),
+    Declared("p4_step_out_proj", _PAGE, "output", step=6),
+    Declared("p4_queries_heads", _PAGE, "queries_heads", story=("p4_head_qkv",)),
+    Declared("p4_keys_heads", _PAGE, "keys_heads", story=("p4_head_qkv",)),
+    Declared("p4_values_heads", _PAGE, "values_heads", story=("p4_head_qkv",)),
+    Declared("p4_scores", _PAGE, "attn_scores", cell=_HEAD),
+    # training mode with dropout: the softmax (only then a panel of its own), then what dropout
+    # left of it; otherwise p4_weights is the softmax itself
+    Declared(
+        "p4_weights_before",
+        _PAGE,
+        "attn_weights",
+        holds=(),
+        holds_dropped=(HOLDS_WEIGHTS,),
+        same=("p4_weights", "p4_grid"),
+        cell=_HEAD,
+    ),
+    Declared(
+        "p4_weights",
+        _PAGE,
+        "weights_dropped",
+        story=("p4_weights", "p4_weights_dropped"),
+        holds=(HOLDS_WEIGHTS,),
+        holds_dropped=(HOLDS_DROPPED,),
+        same=("p4_weights_before", "p4_grid"),
+        cell=_HEAD,
+    ),
+    Declared("p4_context", _PAGE, "context_heads"),
+    # the reshape walk's strides table gives the split's shape; break-it draws head 0's weights
+    Declared(
+        "p4_strides", _PAGE, shows=("p4_step_split",), stands_for="p4_step_split", box="reshape"
+    ),
+    Declared("p4_breakit", _PAGE, shows=("p4_weights", "p4_weights_before", "p4_grid")),
+)
 
 
 # --- presets ----------------------------------------------------------------------------------
@@ -584,7 +641,8 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     out = vectors_panel(
         "p4_step_out_proj", trace.output[0], labels, out_cols, col_name="output dim", annotate=False
     )
-    return (split, scores, grid, context_heads, merged, out)
+    found = (split, scores, grid, context_heads, merged, out)
+    return in_steps(DECLARED, {p.key: p for p in found})
 
 
 # --- one head in detail -------------------------------------------------------------------------

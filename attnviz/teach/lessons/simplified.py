@@ -19,7 +19,38 @@ from attnviz.server import gate
 from attnviz.teach import bugs as B
 from attnviz.teach import checks as C
 from attnviz.teach.lessons.common import scores_panel, vectors_panel, weights_panel
-from attnviz.teach.panel import PROPERTIES, Claim, Panel
+from attnviz.teach.panel import (
+    HOLDS_SCORES,
+    HOLDS_WEIGHTS,
+    PROPERTIES,
+    Claim,
+    Declared,
+    Panel,
+    in_steps,
+)
+
+# Page 1's panels, and the parts of it that draw their numbers (attnviz.teach.panel.Declared).
+_PAGE = "simplified"
+_CELL = ("", 0, 0)
+DECLARED = (
+    Declared("p1_scores", _PAGE, "attn_scores", holds=(HOLDS_SCORES,), cell=_CELL, step=1),
+    Declared(
+        "p1_weights",
+        _PAGE,
+        "attn_weights",
+        holds=(HOLDS_WEIGHTS,),
+        same=("p1_context_walk",),
+        cell=_CELL,
+        step=2,
+    ),
+    Declared("p1_context", _PAGE, "context", step=3),
+    Declared("p1_context_walk", _PAGE),  # the chosen query's weighted inputs and their sum
+    # the one-query walk draws row q of the scores and its softmax (bars, caption)
+    Declared("p1_query_walk", _PAGE, shows=("p1_scores", "p1_weights")),
+    Declared("p1_query_book", _PAGE, shows=("p1_scores", "p1_weights")),
+    Declared("p1_book", _PAGE, shows=("p1_scores", "p1_weights")),
+    Declared("p1_breakit", _PAGE, shows=("p1_weights",)),
+)
 
 # A row is "mostly one token" above this weight (issue 14's bar for pass 1 at the defaults),
 # and "spread" when it puts at least MIX_FLOOR on two or more tokens.
@@ -63,7 +94,7 @@ class SimplifiedLesson:
     @property
     def steps(self) -> tuple[Panel, ...]:
         """Presenter mode, in the book's order: scores X Xᵀ, softmax, context."""
-        return tuple(self.panels[name] for name in ("scores", "weights", "context"))
+        return in_steps(DECLARED, {p.key: p for p in self.panels.values()})
 
 
 @dataclass(frozen=True)

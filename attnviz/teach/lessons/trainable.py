@@ -24,7 +24,15 @@ from attnviz.teach import checks as C
 from attnviz.teach import scaling
 from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, spread_claim
-from attnviz.teach.panel import Claim, Panel
+from attnviz.teach.panel import (
+    HOLDS_CHANGE,
+    HOLDS_SCORES,
+    HOLDS_WEIGHTS,
+    Claim,
+    Declared,
+    Panel,
+    in_steps,
+)
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
@@ -36,6 +44,40 @@ TRAINING_NOTE = (
 )
 
 BookBlock = tuple[str, torch.Tensor, str]
+
+# Page 2's panels, and the parts of it that draw their numbers (attnviz.teach.panel.Declared).
+_PAGE = "trainable"
+_CELL = ("", 0, 0)
+_SCALING, _V1_V2 = "scaling", "v1v2"  # the closed parts (ui/sections.py)
+SCORES_HIST = "p2_scores_hist"  # v1 against v2: the histogram of the scaled scores
+DECLARED = (
+    Declared("p2_W_query", _PAGE, "W_query", story=("p2_W",)),
+    Declared("p2_W_key", _PAGE, "W_key", story=("p2_W",)),
+    Declared("p2_W_value", _PAGE, "W_value", story=("p2_W",)),
+    Declared("p2_queries", _PAGE, "queries", story=("p2_qkv",), step=1),
+    Declared("p2_keys", _PAGE, "keys", story=("p2_qkv",), step=2),
+    Declared("p2_values", _PAGE, "values", story=("p2_qkv",), step=3),
+    Declared(
+        "p2_scores",
+        _PAGE,
+        "attn_scores",
+        holds=(HOLDS_SCORES,),
+        same=("p2_scaled",),
+        cell=_CELL,
+        step=4,
+    ),
+    Declared("p2_scaled", _PAGE, "scaled_scores", cell=_CELL, step=5),
+    Declared("p2_weights", _PAGE, "attn_weights", holds=(HOLDS_WEIGHTS,), cell=_CELL, step=6),
+    Declared("p2_context", _PAGE, "context", step=7),
+    # what dropping the 1/√d_k changes, at the sidebar's d_out and at a wider one
+    Declared("p2_unscaled_change", _PAGE, holds=(HOLDS_CHANGE,), box=_SCALING),
+    Declared("p2_unscaled_change_wide", _PAGE, story=("p2_unscaled_change",), box=_SCALING),
+    # the chapter's printouts (a row of scores and weights); the scaled scores' histogram (its
+    # numbers box lists every scaled score); break-it's correct weights
+    Declared("p2_book", _PAGE, shows=("p2_scores", "p2_weights")),
+    Declared(SCORES_HIST, _PAGE, shows=("p2_scores", "p2_scaled"), box=_V1_V2),
+    Declared("p2_breakit", _PAGE, shows=("p2_weights",)),
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +105,7 @@ class TrainableLesson:
     @property
     def steps(self) -> tuple[Panel, ...]:
         """Presenter mode, in the book's order: Q, K, V, scores, scaled, softmax, context."""
-        names = ("queries", "keys", "values", "scores", "scaled", "weights", "context")
-        return tuple(self.panels[name] for name in names)
+        return in_steps(DECLARED, {p.key: p for p in self.panels.values()})
 
 
 def wide_settings(settings: Settings, book: bool) -> Settings | None:
