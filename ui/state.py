@@ -17,7 +17,7 @@ import streamlit as st
 
 from attnviz.core import book as B
 from attnviz.core.inputs import BOOK_TEXT
-from attnviz.core.settings import BOOK, BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
+from attnviz.core.settings import BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
 from ui import url
 from ui.text import md_escape
 
@@ -437,7 +437,7 @@ _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool":
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
-BOOK_CONFIG = Config(Settings().with_changes(**BOOK), BOOK_TEXT, BOOK_TEXT, True)
+BOOK_CONFIG = Config(B.SETTINGS, BOOK_TEXT, BOOK_TEXT, True)
 BOOK_PANEL_TITLE = "Book mode: the chapter's arguments"
 
 
@@ -447,7 +447,7 @@ def book_lines() -> tuple[str, ...]:
         "inputs: the chapter's 6×3 tensor, one row per word of “Your journey starts with one "
         "step”; the batch is two copies of it",
         f"d_in = {B.D_IN}, d_out = {B.D_OUT}, context_length = {B.CONTEXT_LENGTH}, "
-        f"num_heads = {B.SPEC_MHA.num_heads}, qkv_bias = False",
+        f"num_heads = {B.NUM_HEADS}, qkv_bias = False",
         f"seed {B.SEED_V1}: SelfAttention_v1, CausalAttention and both multi-head modules; "
         f"seed {B.SEED_V2}: SelfAttention_v2 and the masking walkthrough",
         f"dropout = {B.SPEC_CAUSAL.dropout:.1f} in the modules (eval mode); "
