@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attnviz.core.settings import BOOK, Settings
+from attnviz.core.book import SETTINGS as BOOK_SETTINGS
+from attnviz.core.settings import Settings
 from attnviz.core.tokens import get_tokenizer
 from attnviz.models import implementations as impl
 from attnviz.server import budget
@@ -118,13 +119,12 @@ def _compute_references(text: str, settings: Settings, book: bool) -> impl.Refer
 # slot follows the trace actually asked for, so book mode (the book's small sizes, whatever
 # the sidebar says) and pages that run no pass never take one.
 _run = threading.local()
-_BOOK_SETTINGS = Settings().with_changes(**BOOK)
 
 
 def _costed(settings: Settings, book: bool) -> Settings:
     """The sizes a request really computes at: book mode keys on the defaults but runs the
     book's 6×3 inputs and arguments."""
-    return _BOOK_SETTINGS if book else settings
+    return BOOK_SETTINGS if book else settings
 
 
 @contextmanager

@@ -18,7 +18,6 @@ beside its control (:func:`unknown_choices`), as Streamlit would otherwise drop 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -26,26 +25,22 @@ import streamlit.components.v2 as components
 
 from attnviz.core.settings import BOUNDS
 from attnviz.teach import bugs as B
-from ui import sections, state
+from ui import sections, state, url
 from ui.text import md_escape
 
-# The URL names (the widgets' keys) of the pages' view controls.
-COLOUR = "colour"
-TOKENS = "tokens"
-QUERY = "query"
-STRETCH = "stretch"
-SHIFT = "shift"
-MODULE = "module"
-PLACEMENT = "placement"
-HEAD = "head"
-NUMBERS = "numbers"
-HEADS_SHOWN = "heads_shown"
-PASSES = ("simplified", "trainable", "causal", "multihead")
-
-
-def bug_key(pass_kind: str) -> str:
-    """The URL name of a pass's "Turn on a bug" box: ``bug_causal``."""
-    return f"bug_{pass_kind}"
+# The URL names (the widgets' keys) of the pages' view controls, as ui/url.py declares them.
+COLOUR = url.COLOUR
+TOKENS = url.TOKENS
+QUERY = url.QUERY
+STRETCH = url.STRETCH
+SHIFT = url.SHIFT
+MODULE = url.MODULE
+PLACEMENT = url.PLACEMENT
+HEAD = url.HEAD
+NUMBERS = url.NUMBERS
+HEADS_SHOWN = url.HEADS_SHOWN
+PASSES = url.PASSES
+bug_key = url.bug  # the URL name of a pass's "Turn on a bug" box: ``bug_causal``
 
 
 # The choices of the fixed controls (their texts are what the URL holds).
@@ -64,87 +59,26 @@ def head_name(h: int) -> str:
     return f"head {h}"
 
 
-def _one_of(choices: Sequence[str]) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        if raw not in choices:
-            raise ValueError("not one of the choices")
-        return raw
-
-    return parse
-
-
-def _true_or_false(raw: str) -> bool:
-    if raw.lower() not in ("true", "false"):
-        raise ValueError("not true or false")
-    return raw.lower() == "true"
-
-
-def _whole(raw: str, low: int, high: int) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ValueError("not a whole number") from None
-    if not low <= value <= high:
-        raise ValueError(f"outside {low}–{high}")
-    return value
-
-
-_TOKEN_LABEL = re.compile(r"(\d+)[: ]")
-
-
-def _token_label(raw: str) -> str:
-    """A token as the query box names it: its position first ("3: ␣with")."""
-    found = _TOKEN_LABEL.match(raw)
-    if found is None:
-        raise ValueError("not a token of the text (its position first, as in 1: ␣journey)")
-    _whole(found[1], 0, MAX_TOKEN)
-    return raw
-
-
-def _window(values: list[str]) -> tuple[int, int]:
-    if len(values) != 2:
-        raise ValueError("not two token positions, the first and the last")
-    first, last = (_whole(v, 0, MAX_TOKEN) for v in values)
-    if first > last:
-        raise ValueError("the first token after the last")
-    return first, last
-
-
-_window.many = True  # type: ignore[attr-defined]
-
-
-def _heads(values: list[str]) -> tuple[int, ...]:
-    top = int(BOUNDS["num_heads"][1]) - 1
-    heads = []
-    for raw in values:
-        if not raw.startswith("head "):
-            raise ValueError("not heads named as in head 3")
-        heads.append(_whole(raw[5:], 0, top))
-    return tuple(heads)
-
-
-_heads.many = True  # type: ignore[attr-defined]
-
-
 def _bug_titles(pass_kind: str) -> tuple[str, ...]:
     return (NO_BUG, *(bug.title for bug in B.bugs_for(pass_kind)))
 
 
+_HEAD_TOP = int(BOUNDS["num_heads"][1]) - 1
+_ANY_CHOICE = "not one of the choices"  # the choices are long texts: not listed
 PARSERS: dict[str, Callable] = {
-    COLOUR: _one_of(SCALES),
-    TOKENS: _window,
-    QUERY: _token_label,
-    STRETCH: _one_of([str(v) for v in STRETCHES]),
-    SHIFT: _one_of([str(v) for v in SHIFTS]),
-    MODULE: _one_of(list(MODULES.values())),
-    PLACEMENT: _true_or_false,
-    HEAD: lambda raw: _whole(raw, 0, int(BOUNDS["num_heads"][1]) - 1),
-    NUMBERS: _true_or_false,
-    HEADS_SHOWN: _heads,
-    **{bug_key(kind): _one_of(_bug_titles(kind)) for kind in PASSES},
-    **dict.fromkeys(sections.KEYS, _true_or_false),  # the pages' closed parts, opened
+    COLOUR: url.choice(SCALES, _ANY_CHOICE),
+    TOKENS: url.span(0, MAX_TOKEN),
+    QUERY: url.token_label(MAX_TOKEN),
+    STRETCH: url.choice([str(v) for v in STRETCHES], _ANY_CHOICE),
+    SHIFT: url.choice([str(v) for v in SHIFTS], _ANY_CHOICE),
+    MODULE: url.choice(list(MODULES.values()), _ANY_CHOICE),
+    PLACEMENT: url.parse_bool,
+    HEAD: url.whole(0, _HEAD_TOP),
+    NUMBERS: url.parse_bool,
+    HEADS_SHOWN: url.named_heads(_HEAD_TOP),
+    **{bug_key(kind): url.choice(_bug_titles(kind), _ANY_CHOICE) for kind in PASSES},
+    **dict.fromkeys(sections.KEYS, url.parse_bool),  # the pages' closed parts, opened
 }
-state.register_page_keys(*PARSERS)
 URL_WARNING_KEY = "_attnviz_view_url_warning"
 
 

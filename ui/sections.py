@@ -19,14 +19,16 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-# The URL names of the closed parts: page 3's, page 2's, page 4's.
-LAB = "lab"
-BATCH = "batch"
-SCALING = "scaling"
-V1_V2 = "v1v2"
-RESHAPE = "reshape"
-WRAPPER = "wrapper"
-KEYS = (LAB, BATCH, SCALING, V1_V2, RESHAPE, WRAPPER)
+from ui import url
+
+# The URL names of the closed parts (ui/url.py): page 3's, page 2's, page 4's.
+LAB = url.LAB
+BATCH = url.BATCH
+SCALING = url.SCALING
+V1_V2 = url.V1_V2
+RESHAPE = url.RESHAPE
+WRAPPER = url.WRAPPER
+KEYS = url.SECTIONS
 # Each part's title (its header when drawn open) and what its closed box says it holds.
 TITLES = {
     LAB: ("Dropout lab", "what nn.Dropout does to the weights in training"),

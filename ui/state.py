@@ -9,8 +9,6 @@ the :class:`Config` every page reads.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +17,8 @@ import streamlit as st
 
 from attnviz.core import book as B
 from attnviz.core.inputs import BOOK_TEXT
-from attnviz.core.settings import BOOK, BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
+from attnviz.core.settings import BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
+from ui import url
 from ui.text import md_escape
 
 TEXT_MAX_CHARS = 2000
@@ -68,63 +67,53 @@ def _setting(url: str, setting: str, label: str) -> Field:
 
 
 FIELDS: tuple[Field, ...] = (
-    Field("book", "Book mode: the chapter's 6×3 inputs", "bool", False, help=HELP["book"]),
-    Field("text", "Text", "text", BOOK_TEXT, help=HELP["text"]),
-    Field("text2", "Second text (batch views)", "text", DEFAULT_TEXT2, help=HELP["text2"]),
-    _setting("d_in", "d_in", "d_in (embedding width)"),
-    _setting("d_out", "d_out", "d_out (total output width)"),
-    _setting("heads", "num_heads", "num_heads"),
-    _setting("ctx", "context_length", "context_length"),
-    _setting("dropout", "dropout", "dropout"),
-    _setting("eseed", "seed_embed", "embedding seed"),
-    _setting("wseed", "seed_weights", "weight seed"),
-    _setting("dseed", "seed_dropout", "dropout seed"),
-    _setting("bias", "qkv_bias", "qkv_bias"),
-    _setting("train", "training", "Training mode (dropout active)"),
+    Field(url.BOOK, "Book mode: the chapter's 6×3 inputs", "bool", False, help=HELP["book"]),
+    Field(url.TEXT, "Text", "text", BOOK_TEXT, help=HELP["text"]),
+    Field(url.TEXT2, "Second text (batch views)", "text", DEFAULT_TEXT2, help=HELP["text2"]),
+    _setting(url.D_IN, "d_in", "d_in (embedding width)"),
+    _setting(url.D_OUT, "d_out", "d_out (total output width)"),
+    _setting(url.HEADS, "num_heads", "num_heads"),
+    _setting(url.CTX, "context_length", "context_length"),
+    _setting(url.DROPOUT, "dropout", "dropout"),
+    _setting(url.ESEED, "seed_embed", "embedding seed"),
+    _setting(url.WSEED, "seed_weights", "weight seed"),
+    _setting(url.DSEED, "seed_dropout", "dropout seed"),
+    _setting(url.BIAS, "qkv_bias", "qkv_bias"),
+    _setting(url.TRAIN, "training", "Training mode (dropout active)"),
     Field(
-        "weights", "Weights on passes 2–4", "choice", "random", "weights", HELP["weights"], WEIGHTS
+        url.WEIGHTS,
+        "Weights on passes 2–4",
+        "choice",
+        "random",
+        "weights",
+        HELP["weights"],
+        WEIGHTS,
     ),
 )
 FIELDS_BY_URL = {f.url: f for f in FIELDS}
 
-# Streamlit's own query parameters, and the ones pages register for their own controls.
-RESERVED = {"embed", "embed_options"}
-_PAGE_KEYS: set[str] = set()
 
-
-def register_page_keys(*keys: str) -> None:
-    """Pages with their own URL controls declare them here, so they are not 'unknown'."""
-    _PAGE_KEYS.update(keys)
+def parser(f: Field) -> Callable[[str], object]:
+    """The function that reads field ``f`` from a link (ui/url.py's parsers): it returns the
+    value or raises ValueError with the reason. A text longer than the limit gives its first
+    TEXT_MAX_CHARS characters (read_url says it was cut)."""
+    if f.kind == "text":
+        return url.text(TEXT_MAX_CHARS)
+    if f.kind == "choice":
+        return url.choice(f.choices, "not " + " or ".join(f.choices))
+    if f.kind == "bool":
+        return url.parse_bool
+    low, high = f.bounds()
+    if f.kind == "float":
+        return url.number(low, high)
+    # The bounds are said with :g, as the sidebar's warning always said them (a seed's
+    # highest, 2**31 - 1, reads 2.14748e+09).
+    return url.whole(float(low), float(high))
 
 
 def parse_value(f: Field, raw: str):
-    """The value of ``raw`` for field ``f``, or raise ValueError with the reason. A text longer
-    than the limit gives its first TEXT_MAX_CHARS characters (read_url says it was cut)."""
-    if f.kind == "text":
-        return raw[:TEXT_MAX_CHARS]
-    if f.kind == "choice":
-        if raw not in f.choices:
-            raise ValueError("not " + " or ".join(f.choices))
-        return raw
-    if f.kind == "bool":
-        # Only what Streamlit's bound toggle reads from a URL: anything else ("1", "yes") it
-        # would drop silently, so it is named in the warning instead.
-        word = raw.lower()
-        if word == "true":
-            return True
-        if word == "false":
-            return False
-        raise ValueError("not true or false")
-    try:
-        number: float = float(raw.strip()) if f.kind == "float" else int(raw.strip())
-    except ValueError:
-        raise ValueError(f"not a {'number' if f.kind == 'float' else 'whole number'}") from None
-    if f.kind == "float" and not math.isfinite(number):
-        raise ValueError("not a finite number")
-    low, high = f.bounds()
-    if not low <= number <= high:
-        raise ValueError(f"outside {low:g}–{high:g}")
-    return number
+    """The value of ``raw`` for field ``f``, or raise ValueError with the reason."""
+    return parser(f)(raw)
 
 
 URL_WARNING_KEY = "_attnviz_url_warning"
@@ -137,9 +126,10 @@ def read_url(
     """Check the link's values before the widgets exist; drop what is rejected.
 
     ``parsers`` maps a query-parameter name to a function that returns its value or raises
-    ValueError with the reason; a function with a true ``many`` attribute gets the list of the
-    name's values (a range slider's two ends, a multiselect's choices), the others one value. Without it, the sidebar's fields are checked and every name
-    that neither the sidebar, Streamlit nor a page (:func:`register_page_keys`) knows is
+    ValueError with the reason (made from ui/url.py's parsers); a function with a true ``many``
+    attribute gets the list of the name's values (a range slider's two ends, a multiselect's
+    choices), the others one value. Without it, the sidebar's fields are checked and every name
+    that neither the sidebar, Streamlit nor a page knows (ui/url.py declares them all) is
     rejected as unknown; with it (a page's own controls), only those names are checked.
 
     Returns one warning that names every rejected key (or the one waiting from the run that
@@ -152,7 +142,7 @@ def read_url(
     # not have raises and catches a KeyError inside Streamlit, for each of a page's controls.
     in_link = list(params.keys())
     if sidebar:
-        names = [k for k in in_link if k not in RESERVED and k not in _PAGE_KEYS]
+        names = [k for k in in_link if k not in url.STREAMLIT and k not in url.PAGE_NAMES]
     else:
         present = set(in_link)
         names = [k for k in checks if k in present]
@@ -214,9 +204,7 @@ def read_url(
     return warning
 
 
-_SIDEBAR_PARSERS: dict[str, Callable[[str], object]] = {
-    f.url: functools.partial(parse_value, f) for f in FIELDS
-}
+_SIDEBAR_PARSERS: dict[str, Callable[[str], object]] = {f.url: parser(f) for f in FIELDS}
 
 
 @dataclass(frozen=True)
@@ -449,7 +437,7 @@ _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool":
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
-BOOK_CONFIG = Config(Settings().with_changes(**BOOK), BOOK_TEXT, BOOK_TEXT, True)
+BOOK_CONFIG = Config(B.SETTINGS, BOOK_TEXT, BOOK_TEXT, True)
 BOOK_PANEL_TITLE = "Book mode: the chapter's arguments"
 
 
@@ -459,7 +447,7 @@ def book_lines() -> tuple[str, ...]:
         "inputs: the chapter's 6×3 tensor, one row per word of “Your journey starts with one "
         "step”; the batch is two copies of it",
         f"d_in = {B.D_IN}, d_out = {B.D_OUT}, context_length = {B.CONTEXT_LENGTH}, "
-        f"num_heads = {B.SPEC_MHA.num_heads}, qkv_bias = False",
+        f"num_heads = {B.NUM_HEADS}, qkv_bias = False",
         f"seed {B.SEED_V1}: SelfAttention_v1, CausalAttention and both multi-head modules; "
         f"seed {B.SEED_V2}: SelfAttention_v2 and the masking walkthrough",
         f"dropout = {B.SPEC_CAUSAL.dropout:.1f} in the modules (eval mode); "

@@ -12,9 +12,15 @@ from types import MappingProxyType
 
 import torch
 
+from attnviz.core.settings import BOOK, Settings
 from attnviz.core.trace import ModuleSpec
 
-D_IN, D_OUT, CONTEXT_LENGTH = 3, 2, 6
+# The chapter's arguments, as one Settings: book mode's sizes wherever the app needs them (the
+# sidebar's book-mode configuration, the heavy-request cost, the modules below). Defined once,
+# as the preset ``attnviz.core.settings.BOOK``.
+SETTINGS = Settings().with_changes(**BOOK)
+D_IN, D_OUT, CONTEXT_LENGTH = SETTINGS.d_in, SETTINGS.d_out, SETTINGS.context_length
+NUM_HEADS, DROPOUT = SETTINGS.num_heads, SETTINGS.dropout
 
 # The seeds the chapter uses for each section.
 SEED_V1 = 123
@@ -28,10 +34,12 @@ SPEC_V1 = ModuleSpec("v1", D_IN, D_OUT, seed=SEED_V1)
 SPEC_V2 = ModuleSpec("v2", D_IN, D_OUT, seed=SEED_V2)
 # CausalAttention creates W_query, W_key, W_value in the same order as SelfAttention_v2, so with
 # seed 789 it holds sa_v2's weights: the chapter's masking walkthrough (section 3.5.1).
-SPEC_MASKING_WALK = ModuleSpec("causal", D_IN, D_OUT, CONTEXT_LENGTH, 0.0, 1, False, SEED_V2)
-SPEC_CAUSAL = ModuleSpec("causal", D_IN, D_OUT, CONTEXT_LENGTH, 0.0, 1, False, SEED_CAUSAL)
-SPEC_WRAPPER = ModuleSpec("wrapper", D_IN, D_OUT, CONTEXT_LENGTH, 0.0, 2, False, SEED_MULTIHEAD)
-SPEC_MHA = ModuleSpec("mha", D_IN, D_OUT, CONTEXT_LENGTH, 0.0, 2, False, SEED_MULTIHEAD)
+SPEC_MASKING_WALK = ModuleSpec("causal", D_IN, D_OUT, CONTEXT_LENGTH, DROPOUT, 1, False, SEED_V2)
+SPEC_CAUSAL = ModuleSpec("causal", D_IN, D_OUT, CONTEXT_LENGTH, DROPOUT, 1, False, SEED_CAUSAL)
+SPEC_WRAPPER = ModuleSpec(
+    "wrapper", D_IN, D_OUT, CONTEXT_LENGTH, DROPOUT, NUM_HEADS, False, SEED_MULTIHEAD
+)
+SPEC_MHA = ModuleSpec("mha", D_IN, D_OUT, CONTEXT_LENGTH, DROPOUT, NUM_HEADS, False, SEED_MULTIHEAD)
 # Exercise 3.2: the wrapper with d_out=1 per head and two heads gives a 2-wide output.
 SPEC_EXERCISE_3_2 = ModuleSpec("wrapper", D_IN, 1, CONTEXT_LENGTH, 0.0, 2, False, SEED_MULTIHEAD)
 EXERCISE_3_2_SHAPE = (2, 6, 2)

@@ -182,6 +182,7 @@ def trained_sizes(kind: str) -> dict[str, int | bool]:
 
 
 # --- presets ------------------------------------------------------------------------------
+# The chapter's arguments (book mode): attnviz/core/book.py makes them its one Settings.
 BOOK = dict(d_in=3, d_out=2, num_heads=2, context_length=6, dropout=0.0)
 GPT2_SMALL = dict(d_in=768, d_out=768, num_heads=12, context_length=1024)
 GPT2_XL = dict(d_in=1600, d_out=1600, num_heads=25, context_length=1024)

@@ -23,7 +23,6 @@ Nothing here imports Streamlit: the page caches :func:`benchmark` per shape (``u
 from __future__ import annotations
 
 import copy
-import math
 import statistics
 import threading
 import time
@@ -40,6 +39,7 @@ from attnviz.core.seeding import seeded
 from attnviz.core.settings import BOUNDS
 from attnviz.core.skeleton import masked_shell
 from attnviz.core.trace import ModuleSpec, MultiHeadTrace, causal_mask, trace_multihead_module
+from attnviz.models.speed import race
 from attnviz.server import gate
 from attnviz.teach import checks as C
 
@@ -61,12 +61,6 @@ LABELS = {
 }
 KEYS = tuple(LABELS)
 
-# Timing: each sample runs the forward ``number`` times, so a sample lasts at least this long
-# (timer resolution and one-off hiccups matter less), up to this many calls per sample. Calls
-# quicker than CHEAP_CALL_S are timed a few times to find that number.
-MIN_SAMPLE_S = 2e-3
-MAX_CALLS_PER_SAMPLE = 200
-CHEAP_CALL_S = 0.05
 # Within this margin two medians count as "no clear difference": the server is shared.
 SAME_MARGIN = 0.10
 
@@ -608,48 +602,6 @@ def _quartiles(samples: list[float]) -> tuple[float, float]:
     return q1, q3
 
 
-def _race(
-    forwards: dict[str, Callable[[torch.Tensor], torch.Tensor]],
-    x: torch.Tensor,
-    budget_s: float,
-    min_rounds: int,
-    max_rounds: int,
-) -> tuple[dict[str, list[float]], int, int]:
-    """Round-robin: each round times every implementation once, starting each round with the
-    next one, so a slow moment of the machine hits all of them alike. Each forward should have
-    run once already (verification does: allocations, kernel choice). Returns the per-call
-    seconds of every sample, the number of rounds and the calls per sample."""
-    keys = list(forwards)
-    one_call = {}
-    for key in keys:
-        calls = []
-        for _ in range(4):
-            start = time.perf_counter()
-            forwards[key](x)
-            calls.append(time.perf_counter() - start)
-            if calls[0] >= CHEAP_CALL_S:
-                break  # one call per sample anyway: a second look costs too much
-        one_call[key] = min(calls)  # the quickest, so one hiccup does not set the pace
-    quickest = max(min(one_call.values()), 1e-9)
-    number = min(MAX_CALLS_PER_SAMPLE, max(1, math.ceil(MIN_SAMPLE_S / quickest)))
-    samples: dict[str, list[float]] = {key: [] for key in keys}
-    rounds, start_all = 0, time.perf_counter()
-    hard_cap_s = 2 * budget_s  # a machine far slower than expected still stops
-    while rounds < max_rounds:
-        shift = rounds % len(keys)
-        for key in keys[shift:] + keys[:shift]:
-            forward = forwards[key]
-            start = time.perf_counter()
-            for _ in range(number):
-                forward(x)
-            samples[key].append((time.perf_counter() - start) / number)
-        rounds += 1
-        elapsed = time.perf_counter() - start_all
-        if (rounds >= min_rounds and elapsed >= budget_s) or elapsed >= hard_cap_s:
-            break
-    return samples, rounds, number
-
-
 def seconds_per_impl_for(shape: Shape) -> float:
     """The timing budget per implementation: a few seconds where one forward takes tens to
     hundreds of milliseconds (the book's shape), one second where it takes far less."""
@@ -702,7 +654,7 @@ def benchmark(
         rounds = number = 0
         if forwards:
             with torch.inference_mode():
-                samples, rounds, number = _race(
+                samples, rounds, number = race(
                     forwards, x, seconds_per_impl * len(forwards), min_rounds, max_rounds
                 )
             medians = {key: statistics.median(s) for key, s in samples.items()}

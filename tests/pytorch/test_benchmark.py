@@ -84,7 +84,7 @@ def test_the_timing_stays_within_its_budget():
 
 
 def test_benchmarks_of_different_shapes_run_one_at_a_time(monkeypatch):
-    spans, real_race = [], impl._race
+    spans, real_race = [], impl.race
 
     def recorded_race(*args):
         start = time.perf_counter()
@@ -93,7 +93,7 @@ def test_benchmarks_of_different_shapes_run_one_at_a_time(monkeypatch):
         spans.append((start, time.perf_counter()))
         return out
 
-    monkeypatch.setattr(impl, "_race", recorded_race)
+    monkeypatch.setattr(impl, "race", recorded_race)
     threads = [
         threading.Thread(target=impl.benchmark, args=(shape,), kwargs=QUICK)
         for shape in (SQUARE, (1, 5, 8, 8, 2, True))
@@ -172,3 +172,22 @@ def test_the_verdict_compares_nn_multiheadattention_with_and_without_weights():
     text = _result(weight_split=1.0, sdpa=1.0, torch_mha=3.0, torch_mha_no_weights=1.5).verdict()
     assert "nn.MultiheadAttention was 2.00× as fast when it did not have to return" in text
     assert "nn.MultiheadAttention" not in _result(weight_split=1.0, sdpa=1.0).verdict()
+
+
+def test_page_4_and_page_6_time_with_the_one_harness(monkeypatch):
+    """One timing harness (issue 35): page 6's benchmark and page 4's wrapper-against-split
+    both take their samples from attnviz.models.speed.race."""
+    from attnviz.models import speed
+
+    assert impl.race is speed.race
+    raced, real_race = [], speed.race
+
+    def recorded_race(calls, *args, **kwargs):
+        raced.append(sorted(calls))
+        return real_race(calls, *args, **kwargs)
+
+    monkeypatch.setattr(speed, "race", recorded_race)
+    monkeypatch.setattr(speed, "MAX_RUNS", 3)
+    result = speed.wrapper_against_split(1, 4, 8, 8, 2, 8, False)
+    assert raced == [sorted({"wrapper", "weight split", *speed.PARTS})]
+    assert result["runs"] == 3  # the race's rounds, here its most

@@ -35,13 +35,12 @@ from attnviz import figures as F
 from attnviz.classroom import poll_questions as C
 from attnviz.classroom import polls as P
 from attnviz.teach import questions as Q
-from ui import cache, charts, state
+from ui import cache, charts, state, url
 from ui.text import md_escape
 
 URL_PATH = "poll"
 PAGE_FILE = "pages/poll.py"
-JOIN, POLL, SECRET = "join", "poll", "secret"
-state.register_page_keys(JOIN, POLL, SECRET)  # the sidebar's link check leaves them to us
+JOIN, POLL, SECRET = url.JOIN, url.POLL, url.SECRET  # the sidebar's link check leaves them to us
 
 PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this long after it
 PHONE_REFRESH = 5.0  # seconds: a phone notices the next round, the spread or the reveal

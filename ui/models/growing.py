@@ -30,8 +30,7 @@ from attnviz.server import budget, gate
 from attnviz.server.turns import Turns
 from attnviz.teach.lessons import grow as G
 from attnviz.teach.lessons import heads as H
-from ui import cache, charts, state
-from ui.links import _whole as whole_number
+from ui import cache, charts, state, url
 from ui.memo import Memo
 
 GROW_PAGE = "pages/grow-induction-heads.py"
@@ -73,38 +72,14 @@ class Param:
     parse: Callable[[str], object]  # raises ValueError with the reason
 
 
-def _whole(low: int, high: int, every: int = 1) -> Callable[[str], int]:
-    def parse(raw: str) -> int:
-        value = whole_number(raw, low, high)
-        if (value - low) % every:
-            raise ValueError(f"not a multiple of {every}")
-        return value
-
-    return parse
-
-
-def _step(raw: str) -> int:
-    value = _whole(0, api.steps()[-1])(raw)
-    if value not in api.steps():
-        raise ValueError(f"no checkpoint there (every {api.steps()[1]} steps)")
-    return value
-
-
-def _bool(raw: str) -> bool:
-    if raw.lower() not in ("true", "false"):
-        raise ValueError("not true or false")
-    return raw.lower() == "true"
-
-
 PARAMS = (
-    Param("gstep", _step),
-    Param("gablate", _bool),
-    Param("ghead", _whole(0, 3)),
-    Param("gseed", _whole(*SEED_RANGE)),
-    Param("gsteps", _whole(*STEPS_RANGE, STEPS_STEP)),
+    Param(url.GSTEP, url.checkpoint(api.steps)),
+    Param(url.GABLATE, url.parse_bool),
+    Param(url.GHEAD, url.whole(0, 3)),
+    Param(url.GSEED, url.whole(*SEED_RANGE)),
+    Param(url.GSTEPS, url.whole(*STEPS_RANGE, STEPS_STEP)),
 )
 PARSERS = {p.url: p.parse for p in PARAMS}
-state.register_page_keys(*PARSERS)
 URL_WARNING_KEY = "_grow_url_warning"
 
 
@@ -122,7 +97,7 @@ def step_slider() -> int:
             "Training step (a checkpoint every 100 steps)",
             options=list(steps),
             value=steps[-1],
-            key="gstep",  # no format_func: the URL keeps an option as formatted
+            key=url.GSTEP,  # no format_func: the URL keeps an option as formatted
             bind="query-params",
         )
     )
@@ -182,7 +157,7 @@ def grow_controls() -> tuple[int, int, bool]:
             min_value=SEED_RANGE[0],
             max_value=SEED_RANGE[1],
             value=0,
-            key="gseed",
+            key=url.GSEED,
             bind="query-params",
             help="Fixes the initial weights and the training batches; seed 0 is the recorded run.",
         )
@@ -193,7 +168,7 @@ def grow_controls() -> tuple[int, int, bool]:
             max_value=STEPS_RANGE[1],
             value=STEPS_RANGE[1],
             step=STEPS_STEP,
-            key="gsteps",
+            key=url.GSTEPS,
             bind="query-params",
             help="Each step is one Adam update on 64 fresh sequences.",
         )

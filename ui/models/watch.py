@@ -1,9 +1,9 @@
 """Page 5's own controls and its training cache ("Watch attention learn").
 
 The page's controls are not the sidebar's: they live on the page, bound to the URL under their
-own short names (:data:`PARAMS`). Importing this module registers those names with
-:mod:`ui.state`, so app.py (which imports it before ``state.read_url()``) does not reject them
-as unknown; :func:`read_url` checks their values on the page itself, with the same reader.
+own short names (:data:`PARAMS`, declared in ui/url.py, so app.py's ``state.read_url()`` does
+not reject them as unknown); :func:`read_url` checks their values on the page itself, with the
+same reader.
 
 Training runs only when a student presses Train. Finished runs are kept in one process-wide
 memo (:data:`runs`) keyed by the run's frozen settings, so the page can show a run that already
@@ -13,7 +13,6 @@ one computation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,8 +21,7 @@ import streamlit as st
 from attnviz.models import toy_tasks as learn
 from attnviz.models.toy_tasks import LearnConfig, LearnResult
 from attnviz.server import budget
-from ui import state
-from ui.links import _whole as whole_number
+from ui import state, url
 from ui.memo import Memo
 
 RUN_ENTRIES = 64  # finished runs kept (126 kB each at the largest the page allows)
@@ -40,41 +38,20 @@ class Param:
     bounds: tuple[float, float] = (0, 0)  # (lowest, highest) of a whole-number parameter
 
 
-def _int_in(low: float, high: float) -> Callable[[str], int]:
-    return lambda raw: whole_number(raw, int(low), int(high))
-
-
-def _one_of(choices, kind=str):
-    def parse(raw: str):
-        try:
-            value = kind(raw.strip())
-        except ValueError:
-            raise ValueError("not a number") from None
-        for choice in choices:
-            if value == choice or (
-                kind is float and math.isclose(float(value), choice, rel_tol=1e-9)
-            ):
-                return choice
-        raise ValueError("not one of " + ", ".join(str(c) for c in choices))
-
-    return parse
-
-
-def _whole(url: str, default: int, bounds: tuple[float, float]) -> Param:
-    return Param(url, default, _int_in(*bounds), bounds)
+def _whole(name: str, default: int, bounds: tuple[float, float]) -> Param:
+    return Param(name, default, url.whole(*bounds), bounds)
 
 
 PARAMS: tuple[Param, ...] = (
-    Param("task", DEFAULTS.task, _one_of(tuple(learn.TASKS))),
-    _whole("k", DEFAULTS.k, learn.BOUNDS["k"]),
-    Param("lheads", DEFAULTS.num_heads, _one_of(learn.HEAD_CHOICES, int)),
-    Param("lr", DEFAULTS.lr, _one_of(learn.LR_CHOICES, float)),
-    _whole("steps", DEFAULTS.steps, STEPS_RANGE),
-    _whole("lseed", DEFAULTS.seed, SEED_RANGE),
+    Param(url.TASK, DEFAULTS.task, url.choice(tuple(learn.TASKS), strip=True)),
+    _whole(url.K, DEFAULTS.k, learn.BOUNDS["k"]),
+    Param(url.LHEADS, DEFAULTS.num_heads, url.choice(learn.HEAD_CHOICES)),
+    Param(url.LR, DEFAULTS.lr, url.choice(learn.LR_CHOICES)),
+    _whole(url.STEPS, DEFAULTS.steps, STEPS_RANGE),
+    _whole(url.LSEED, DEFAULTS.seed, SEED_RANGE),
 )
 PARAMS_BY_URL = {p.url: p for p in PARAMS}
-PAGE_KEYS = tuple(PARAMS_BY_URL)
-state.register_page_keys(*PAGE_KEYS)
+PAGE_KEYS = url.LEARN
 
 
 URL_WARNING_KEY = "_learn_url_warning"
@@ -117,17 +94,17 @@ def controls() -> tuple[LearnConfig, bool]:
                 list(learn.TASKS),
                 index=list(learn.TASKS).index(D.task),
                 captions=[learn.TASKS["shift"], learn.TASKS["marked"]],
-                key="task",
+                key=url.TASK,
                 bind="query-params",
             )
-            k = _whole_box("k", "k (how far back, shift task)", disabled=task != "shift")
+            k = _whole_box(url.K, "k (how far back, shift task)", disabled=task != "shift")
         with middle:
             heads = st.radio(
                 "Heads",
                 list(learn.HEAD_CHOICES),
                 index=list(learn.HEAD_CHOICES).index(D.num_heads),
                 horizontal=True,
-                key="lheads",
+                key=url.LHEADS,
                 bind="query-params",
                 help=f"d_out = {D.d_out} in total, split into heads of d_out / heads columns.",
             )
@@ -135,18 +112,18 @@ def controls() -> tuple[LearnConfig, bool]:
                 "Learning rate (Adam)",
                 options=list(learn.LR_CHOICES),
                 value=D.lr,
-                key="lr",
+                key=url.LR,
                 bind="query-params",
             )
         with right:
             steps = _whole_box(
-                "steps",
+                url.STEPS,
                 "Training steps",
                 step=10,
                 help=f"Each step is one Adam update on a fresh batch of {D.batch_size} sequences.",
             )
             seed = _whole_box(
-                "lseed",
+                url.LSEED,
                 "Seed",
                 help="Fixes the initial weights (torch.manual_seed, as the book) and the batches.",
             )
@@ -170,17 +147,17 @@ def controls() -> tuple[LearnConfig, bool]:
     return config, pressed
 
 
-def _whole_box(url: str, label: str, **more):
-    """A whole-number box for the page parameter ``url``: its bounds and default, bound to the
+def _whole_box(name: str, label: str, **more):
+    """A whole-number box for the page parameter ``name``: its bounds and default, bound to the
     URL under that name. ``more``: st.number_input's other arguments (step, help, disabled)."""
-    p = PARAMS_BY_URL[url]
+    p = PARAMS_BY_URL[name]
     low, high = p.bounds
     return st.number_input(
         label,
         min_value=int(low),
         max_value=int(high),
         value=int(p.default),
-        key=url,
+        key=name,
         bind="query-params",
         **more,
     )

@@ -21,7 +21,6 @@ the shared cache.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,22 +31,15 @@ from attnviz.core import trace as T
 from attnviz.teach import declared
 from attnviz.teach import derive as D
 from attnviz.teach.lessons import cell as CL
-from ui import state
+from ui import url
 from ui.numbers import plot
 from ui.text import md_escape
 
 if TYPE_CHECKING:
     from ui.teach.predict import Plan
 
-CELL_PARAM = "cell"
-state.register_page_keys(CELL_PARAM)
+CELL_PARAM = url.CELL
 GRID_MAX = 24  # tokens a side: past it the grid shows the page's token window (or the first 24)
-# [lab. | batch.] [h<head>] [b<example>] q<query> k<key>
-_SYNTAX = re.compile(
-    r"^(?:(?P<source>lab|batch)\.)?(?:h(?P<head>\d{1,3}))?(?:b(?P<batch>\d))?"
-    r"q(?P<query>\d{1,4})k(?P<key>\d{1,4})$"
-)
-
 _CSS = """
 :host { display: block; }
 .cells { overflow-x: auto; max-width: 100%; padding: 2px; }
@@ -98,16 +90,7 @@ class Cell:
 def parse_cell(raw: str) -> Cell:
     """A cell from its URL text (``q2k1``, ``h1q2k1``, ``lab.q2k1``, ``batch.b1q2k1``), or
     ValueError saying what is wrong with it."""
-    found = _SYNTAX.match(raw.strip())
-    if found is None:
-        raise ValueError("not a cell such as q2k1 (query 2, key 1) or h1q2k1 (head 1)")
-    return Cell(
-        found["source"] or "",
-        int(found["head"] or 0),
-        int(found["batch"] or 0),
-        int(found["query"]),
-        int(found["key"]),
-    )
+    return Cell(*url.parse_cell(raw))
 
 
 @dataclass(frozen=True)

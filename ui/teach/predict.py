@@ -48,26 +48,18 @@ from attnviz.teach import declared
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
 from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, chart_label, draw
-from ui import links, state
+from ui import links, url
 from ui.classroom import poll_views as poll
 from ui.text import md_escape
 
-PREDICT_KEY = "predict"
-MYSTERY_KEY = "mystery"
+PREDICT_KEY = url.PREDICT
+MYSTERY_KEY = url.MYSTERY
 PREDICT_LABEL = "Predict first"
 MYSTERY_LABEL = "Spot the bug"
 
 
-def _parse_bool(raw: str) -> bool:
-    word = raw.lower()
-    if word in ("true", "false"):
-        return word == "true"
-    raise ValueError("not true or false")
-
-
 # ``present.read_url`` checks these with its own (before any widget exists).
-PARSERS = {PREDICT_KEY: _parse_bool, MYSTERY_KEY: _parse_bool}
-state.register_page_keys(*PARSERS)
+PARSERS = {PREDICT_KEY: url.parse_bool, MYSTERY_KEY: url.parse_bool}
 
 # Session state: plain values and the engine's frozen answers, nothing stored elsewhere.
 _SEEDS = "_attnviz_predict_seeds"  # (what, page) -> the seed of the question or mystery shown

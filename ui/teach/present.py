@@ -15,13 +15,13 @@ import streamlit as st
 
 from attnviz import figures as F
 from attnviz.teach.panel import Panel
-from ui import state
+from ui import state, url
 from ui.charts import chart
 from ui.teach import predict
 from ui.text import md_escape
 
-PRESENT_KEY = "present"
-STEP_KEY = "step"
+PRESENT_KEY = url.PRESENT
+STEP_KEY = url.STEP
 MAX_STEP = 50  # no pass has more steps; a larger step= is named in the link warning
 URL_WARNING_KEY = "_attnviz_present_url_warning"
 TOGGLE_LABEL = "Presenter mode"
@@ -31,25 +31,8 @@ PASS_PAGES = frozenset(
 )
 
 
-def _parse_present(raw: str) -> bool:
-    word = raw.lower()
-    if word in ("true", "false"):
-        return word == "true"
-    raise ValueError("not true or false")
-
-
-def _parse_step(raw: str) -> int:
-    try:
-        step = int(raw.strip())
-    except ValueError:
-        raise ValueError("not a whole number") from None
-    if not 1 <= step <= MAX_STEP:
-        raise ValueError(f"outside 1–{MAX_STEP}")
-    return step
-
-
-PARSERS = {PRESENT_KEY: _parse_present, STEP_KEY: _parse_step}
-state.register_page_keys(*PARSERS)
+_parse_step = url.whole(1, MAX_STEP)
+PARSERS = {PRESENT_KEY: url.parse_bool, STEP_KEY: _parse_step}
 
 
 def read_url() -> None:
