@@ -1,0 +1,148 @@
+"""attnviz/server/warmup.py: the bookkeeping behind "ready means warm" (no server here; the
+live check is tests/deploy/test_readiness.py)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from attnviz.server import warmup
+
+PAGES = ("", "simplified-attention", "causal-attention")
+
+
+def test_each_page_is_claimed_once_in_order_and_ready_only_when_all_ran():
+    warm = warmup.Warmup(PAGES)
+    assert [warm.claim(), warm.claim()] == ["", "simplified-attention"]
+    warm.finish("", ok=True)
+    warm.finish("simplified-attention", ok=True)
+    assert not warm.ready and warm.seconds is None
+    assert warm.progress() == "warming up: 2 of 3 pages have run once"
+    assert warm.claim() == "causal-attention"
+    assert warm.claim() is None  # every page claimed: nothing more to run
+    assert not warm.ready  # claimed is not run
+    warm.finish("causal-attention", ok=True)
+    assert warm.ready and warm.settled and not warm.gave_up
+    assert warm.seconds is not None and warm.seconds >= 0
+    assert warm.claim() is None
+
+
+def test_a_page_that_raised_is_run_again_first_then_given_up_on():
+    warm = warmup.Warmup(PAGES, attempts=2)
+    assert warm.claim() == ""
+    warm.finish("", ok=False)
+    assert warm.claim() == ""  # back at the head of the queue
+    warm.finish("", ok=False)
+    assert warm.gave_up and warm.settled and not warm.ready
+    assert warm.claim() is None  # nothing is run any more: the server stays not ready
+    assert "gave up: home raised 2 times" in str(warm.not_ready())
+
+
+def test_finishing_a_page_not_claimed_changes_nothing():
+    warm = warmup.Warmup(PAGES)
+    warm.finish("causal-attention", ok=True)
+    warm.finish("nonsense", ok=True)
+    assert warm.progress() == "warming up: 0 of 3 pages have run once"
+
+
+def test_pages_are_kept_once_in_order_and_an_empty_list_is_refused():
+    assert warmup.Warmup(["a", "b", "a", ""]).pages == ("a", "b", "")
+    with pytest.raises(ValueError):
+        warmup.Warmup([])
+
+
+def test_claims_from_many_threads_hand_out_each_page_once():
+    pages = [f"p{i}" for i in range(200)]
+    warm = warmup.Warmup(pages)
+    got: list[str] = []
+    lock = threading.Lock()
+
+    def take():
+        while (page := warm.claim()) is not None:
+            with lock:
+                got.append(page)
+            warm.finish(page, ok=True)
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(got) == sorted(pages) and warm.ready
+
+
+def test_drive_asks_until_ready_one_request_per_page():
+    """Each request runs one page, as the health check's run does; the driver stops once the
+    server is ready."""
+    warm = warmup.Warmup(PAGES)
+    asked: list[str] = []
+
+    def fetch(url, timeout):
+        asked.append(url)
+        page = warm.claim()
+        if page is not None:
+            warm.finish(page, ok=True)
+        return 200 if warm.ready else 503
+
+    assert warmup.drive(warm, "http://x/_stcore/script-health-check", fetch=fetch) == 3
+    assert asked == ["http://x/_stcore/script-health-check"] * 3 and warm.ready
+
+
+def test_drive_asks_again_after_a_pause_when_unreachable_and_stops_at_its_deadline():
+    warm = warmup.Warmup(PAGES)
+    calls = []
+
+    def refused(url, timeout):
+        calls.append(timeout)
+        raise ConnectionRefusedError("not listening")
+
+    assert warmup.drive(warm, "u", fetch=refused, seconds=0.3, pause=0.05, request_seconds=9) >= 2
+    assert set(calls) == {9} and not warm.ready
+
+
+def test_drive_stops_when_the_warm_up_gave_up():
+    warm = warmup.Warmup(PAGES, attempts=1)
+
+    def failing(url, timeout):
+        page = warm.claim()
+        if page is not None:
+            warm.finish(page, ok=False)
+        return 503
+
+    assert warmup.drive(warm, "u", fetch=failing, seconds=5) == 1 and warm.gave_up
+
+
+def test_status_reads_the_http_status_without_a_proxy():
+    """The driver asks the server's own address straight, whatever proxy the environment
+    names (the tests' blackhole here), and reads a 503 as a status, not as an error."""
+    import http.server
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # the standard library calls it by this name
+            code = 200 if self.path.endswith("ready") else 503
+            self.send_response(code)
+            self.end_headers()
+            self.wfile.write(b"ok" if code == 200 else b"error")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        assert warmup._status(base + "/ready", 5) == 200
+        assert warmup._status(base + "/not", 5) == 503
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_begin_makes_one_warm_up_per_process(monkeypatch):
+    monkeypatch.setattr(warmup, "_current", None)
+    assert warmup.current() is None
+    first = warmup.begin(PAGES, "u", drive_it=False)
+    assert warmup.begin(("other",), "v", drive_it=False) is first
+    assert warmup.current() is first and first.pages == PAGES
