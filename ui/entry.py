@@ -107,6 +107,27 @@ def health_check_url() -> str:
     return f"{scheme}://{host}:{st.get_option('server.port')}{prefix}/_stcore/script-health-check"
 
 
+# After every page at its defaults, every page once more with the values a class changes first
+# moved off their defaults (a sentence of its own, the widths and heads, training mode and its
+# dropout, a seed), as a link would carry them: code that only such runs reach (training-mode
+# dropout, other head counts) is then loaded too. Each value inside the sidebar's bounds.
+CHANGED = "?changed"
+CHANGED_VALUES = {
+    "text": "Every student types a sentence of their own",
+    "d_out": "12",
+    "heads": "3",
+    "train": "true",
+    "dropout": "0.3",
+    "wseed": "7",
+}
+
+
+def warm_up_runs(url_paths: list[str]) -> list[str]:
+    """The health-check runs a fresh server makes before it is ready: every page at its
+    defaults, then every page with :data:`CHANGED_VALUES` (named ``<url_path>?changed``)."""
+    return [*url_paths, *(p + CHANGED for p in url_paths)]
+
+
 @dataclass(frozen=True)
 class HealthCheck:
     """A health-check run on a server that is not warm yet: ``page`` is the URL path of the
@@ -115,8 +136,12 @@ class HealthCheck:
     the one the run opens."""
 
     warm: warmup.Warmup
-    page: str | None
+    run: str | None  # the warm-up's name for this run: the page, maybe with CHANGED
     pages: list[Any]
+
+    @property
+    def page(self) -> str | None:
+        return None if self.run is None else self.run.removesuffix(CHANGED)
 
 
 def health_check(pages: list[Any]) -> HealthCheck | None:
@@ -131,14 +156,15 @@ def health_check(pages: list[Any]) -> HealthCheck | None:
     if not is_health_check_run():
         return None
     menu = [p for p in pages if p.visibility == "visible"]
-    warm = warmup.begin([p.url_path for p in menu], health_check_url())
+    warm = warmup.begin(warm_up_runs([p.url_path for p in menu]), health_check_url())
     if warm.ready:
         return None
-    page = warm.claim()
+    run = warm.claim()
+    page = None if run is None else run.removesuffix(CHANGED)
     if not page:  # the home page, or nothing left to claim: the app's own list
-        return HealthCheck(warm, page, pages)
+        return HealthCheck(warm, run, pages)
     first = next(p for p in menu if p.url_path == page)
-    return HealthCheck(warm, page, [first, *(p for p in pages if p is not first and p.url_path)])
+    return HealthCheck(warm, run, [first, *(p for p in pages if p is not first and p.url_path)])
 
 
 @contextmanager
@@ -150,6 +176,10 @@ def health_check_turn(check: HealthCheck | None) -> Iterator[None]:
     if check is None:
         yield
         return
+    if check.run is not None and check.run.endswith(CHANGED):
+        import streamlit as st
+
+        st.query_params.from_dict(CHANGED_VALUES)  # read by the frame as a link's values
     ok = False
     try:
         yield
@@ -160,7 +190,7 @@ def health_check_turn(check: HealthCheck | None) -> Iterator[None]:
         ok = True
         raise
     finally:
-        if check.page is not None:
-            check.warm.finish(check.page, ok)
+        if check.run is not None:
+            check.warm.finish(check.run, ok)
         if not check.warm.ready:
             raise check.warm.not_ready()  # in place of a stop, too: the check must answer 503

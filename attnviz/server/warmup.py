@@ -45,8 +45,9 @@ class NotReady(Exception):
 
 
 class Warmup:
-    """The pages a fresh server still has to run once (each named by its URL path, "" for the
-    home page), which are running now, and which have run."""
+    """The runs a fresh server still has to make once (each a page, named by its URL path, ""
+    for the home page, maybe with a mark of its own such as ``?changed``: ui/entry.py), which
+    are running now, and which have run."""
 
     def __init__(self, pages: Sequence[str], attempts: int = ATTEMPTS) -> None:
         if not pages:
@@ -84,7 +85,9 @@ class Warmup:
                 if self.ready and self.seconds is None:
                     self.seconds = time.monotonic() - self.started
                     _log.warning(
-                        "attnviz is warm: %d pages run in %.1f s", len(self.pages), self.seconds
+                        "attnviz is warm: %d page runs made in %.1f s",
+                        len(self.pages),
+                        self.seconds,
                     )
                 return
             self._errors[page] += 1
@@ -120,9 +123,11 @@ class Warmup:
         with self._lock:
             done, total = len(self._done), len(self.pages)
             failed = [p or "home" for p, n in self._errors.items() if n >= self.attempts]
+        # a run of the home page is named by its mark alone ("?changed")
+        failed = [p if not p.startswith("?") else "home" + p for p in failed]
         if failed:
             return f"the warm-up gave up: {', '.join(failed)} raised {self.attempts} times"
-        return f"warming up: {done} of {total} pages have run once"
+        return f"warming up: {done} of {total} page runs made"
 
     def not_ready(self) -> NotReady:
         return NotReady(f"attnviz is not ready yet ({self.progress()})")

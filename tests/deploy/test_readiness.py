@@ -82,10 +82,14 @@ def test_the_check_says_not_ready_until_every_page_has_run_then_ready(image_env,
     finally:
         hole.close()
     text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))  # rich's colours
-    pages = len(app_pages())
-    assert re.search(rf"attnviz is warm: {pages} pages run in [\d.]+ s", text), text[-3000:]
+    runs = 2 * len(app_pages())  # every page at its defaults, then with the class's changes
+    assert re.search(rf"attnviz is warm: {runs} page runs made in [\d.]+ s", text), text[-3000:]
     # Each check before ready said why, with how far the warm-up was.
-    assert re.search(rf"warming up: \d+ of {pages} pages have run once", text)
+    assert re.search(rf"warming up: \d+ of {runs} page runs made", text)
+    # Every traceback in the log is a check's NotReady (after a page that stopped itself, with
+    # Streamlit's StopException before it): no warm-up run raised anything else.
+    raised = set(re.findall(r"^\s*(\w+(?:Error|Exception))\b", text, re.M))
+    assert raised <= {"StopException"}, raised
     assert hole.snapshot() == [], "the server reached for the network"
 
 

@@ -18,7 +18,7 @@ def test_each_page_is_claimed_once_in_order_and_ready_only_when_all_ran():
     warm.finish("", ok=True)
     warm.finish("simplified-attention", ok=True)
     assert not warm.ready and warm.seconds is None
-    assert warm.progress() == "warming up: 2 of 3 pages have run once"
+    assert warm.progress() == "warming up: 2 of 3 page runs made"
     assert warm.claim() == "causal-attention"
     assert warm.claim() is None  # every page claimed: nothing more to run
     assert not warm.ready  # claimed is not run
@@ -43,7 +43,7 @@ def test_finishing_a_page_not_claimed_changes_nothing():
     warm = warmup.Warmup(PAGES)
     warm.finish("causal-attention", ok=True)
     warm.finish("nonsense", ok=True)
-    assert warm.progress() == "warming up: 0 of 3 pages have run once"
+    assert warm.progress() == "warming up: 0 of 3 page runs made"
 
 
 def test_pages_are_kept_once_in_order_and_an_empty_list_is_refused():
@@ -146,3 +146,14 @@ def test_begin_makes_one_warm_up_per_process(monkeypatch):
     first = warmup.begin(PAGES, "u", drive_it=False)
     assert warmup.begin(("other",), "v", drive_it=False) is first
     assert warmup.current() is first and first.pages == PAGES
+
+
+def test_a_fresh_server_runs_every_page_at_its_defaults_then_with_a_class_s_changes():
+    from ui import entry
+
+    runs = entry.warm_up_runs(["", "causal-attention"])
+    assert runs == ["", "causal-attention", "?changed", "causal-attention?changed"]
+    # The changed values are a valid link's: inside the sidebar's bounds, heads dividing d_out.
+    values = entry.CHANGED_VALUES
+    assert int(values["d_out"]) % int(values["heads"]) == 0
+    assert values["text"] and values["train"] == "true" and 0 < float(values["dropout"]) < 1
