@@ -119,8 +119,8 @@ def markdown(rounds: list[dict], ready: str, seed: int, wall: float, load_start:
         f"`{command}` (seed {seed}); {wall:.0f} s in all; {os.cpu_count()} cores shared with "
         f"other work (load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the "
         "end). Each round: attnviz and the trivial app started at once, each checked with the "
-        "same readiness check, then 50 students on each at the same time (five shared "
-        "sentences, six page runs each).",
+        f"same readiness check, then {rows[0]['sessions']} students on each at the same time "
+        f"({SHARED_SENTENCES} shared sentences, six page runs each).",
         "",
         *live.class_table(rows),
         "",
