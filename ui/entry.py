@@ -82,8 +82,8 @@ def guard(page_file: str) -> None:
 
 # --- ready means warm --------------------------------------------------------------------------
 def is_health_check_run() -> bool:
-    """Whether this run is Streamlit's script health check (``/_stcore/script-health-check``,
-    on where ``server.scriptHealthCheckEnabled`` is): the check runs app.py in a session of its
+    """Whether this run is Streamlit's script health check (its endpoint answers where
+    ``server.scriptHealthCheckEnabled`` is on): the check runs app.py in a session of its
     own that no browser opened, so its run has no request headers, where every student's run
     has those of its websocket. (AppTest's runs have none either; they are never the check.)"""
     import streamlit as st
@@ -104,7 +104,7 @@ def health_check_url() -> str:
     scheme = "https" if st.get_option("server.sslCertFile") else "http"
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     prefix = f"/{base}" if base else ""
-    return f"{scheme}://{host}:{st.get_option('server.port')}{prefix}/_stcore/script-health-check"
+    return f"{scheme}://{host}:{st.get_option('server.port')}{prefix}{warmup.ENDPOINT}"
 
 
 # After every page at its defaults, every page once more with the values a class changes first

@@ -32,6 +32,7 @@ import urllib.request
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 
+ENDPOINT = "/_stcore/script-health-check"  # Streamlit's script health check, under the base path
 ATTEMPTS = 3  # runs of one page that may raise before the warm-up gives up on the server
 DRIVE_SECONDS = 600.0  # the longest the server asks itself (then the probes go on alone)
 REQUEST_SECONDS = 75.0  # one check: Streamlit waits up to 60 s for its run

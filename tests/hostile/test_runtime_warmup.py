@@ -157,3 +157,27 @@ def test_a_fresh_server_runs_every_page_at_its_defaults_then_with_a_class_s_chan
     values = entry.CHANGED_VALUES
     assert int(values["d_out"]) % int(values["heads"]) == 0
     assert values["text"] and values["train"] == "true" and 0 < float(values["dropout"]) < 1
+
+
+@pytest.mark.parametrize(
+    ("address", "base", "cert", "url"),
+    [
+        ("", "", "", "http://127.0.0.1:8501/_stcore/script-health-check"),
+        ("0.0.0.0", "/class/", "", "http://127.0.0.1:8501/class/_stcore/script-health-check"),
+        ("::", "", "", "http://[::1]:8501/_stcore/script-health-check"),
+        ("10.0.0.5", "", "c.pem", "https://10.0.0.5:8501/_stcore/script-health-check"),
+    ],
+)
+def test_the_server_asks_its_own_check_at_its_own_address(monkeypatch, address, base, cert, url):
+    import streamlit as st
+
+    from ui import entry
+
+    options = {
+        "server.address": address,
+        "server.port": 8501,
+        "server.baseUrlPath": base,
+        "server.sslCertFile": cert,
+    }
+    monkeypatch.setattr(st, "get_option", options.__getitem__)
+    assert entry.health_check_url() == url
