@@ -32,9 +32,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from attnviz.server import warmup
+if TYPE_CHECKING:  # imported when first needed: importing attnviz loads torch, and a page's
+    # first line imports this module before app.py has drawn the navigation
+    from attnviz.server import warmup
 
 # Per script thread: each session's run has its own thread, so one session's frame never
 # covers another's page.
@@ -97,6 +99,8 @@ def health_check_url() -> str:
     """Where this server answers its script health check, from its own address."""
     import streamlit as st
 
+    from attnviz.server import warmup
+
     address = (st.get_option("server.address") or "").strip()
     host = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(address, address)
     if ":" in host and not host.startswith("["):
@@ -155,6 +159,8 @@ def health_check(pages: list[Any]) -> HealthCheck | None:
     home page still resolve), and st.navigation takes the first page as the default."""
     if not is_health_check_run():
         return None
+    from attnviz.server import warmup
+
     menu = [p for p in pages if p.visibility == "visible"]
     warm = warmup.begin(warm_up_runs([p.url_path for p in menu]), health_check_url())
     if warm.ready:
