@@ -181,3 +181,20 @@ def test_the_server_asks_its_own_check_at_its_own_address(monkeypatch, address, 
     }
     monkeypatch.setattr(st, "get_option", options.__getitem__)
     assert entry.health_check_url() == url
+
+
+def test_the_page_guard_s_module_loads_neither_torch_nor_the_warm_up():
+    """Every page's first line imports ui/entry.py, before app.py has drawn the navigation on a
+    fresh server's first visit: it must stay light (torch would keep the pages/ file names in
+    the sidebar for seconds, tests/deploy/test_cold_start.py)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, ui.entry; print(sorted(m for m in ('torch', 'attnviz') if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
