@@ -106,11 +106,16 @@ ENV ATTNVIZ_GPT2_DIR=${GPT2_DIR:+/opt/gpt2}
 # - browser server address set: headless on 0.0.0.0, Streamlit would otherwise look up the
 #   machine's external IP on the internet at every start. Set it to the class's host name at
 #   `docker run` (-e STREAMLIT_BROWSER_SERVER_ADDRESS=attnviz.example.edu) for the right URL.
-# The first visit to any lesson link is clean without a warm-up (ui/entry.py), so nothing here
-# depends on the health check having run.
+# - script health check on: /_stcore/script-health-check runs app.py once, and the app answers
+#   it 503 until every page has run once at its defaults (ui/entry.py): ready means warm, so
+#   students sent to a server only once it is ready find it as cheap as one that has taught for
+#   an hour. The HEALTHCHECK below, HAProxy's check and Kubernetes' readiness probe ask it.
+# The first visit to any lesson link is clean without a warm-up (ui/entry.py), so nothing else
+# here depends on the health check having run.
 ENV OMP_NUM_THREADS=1 \
     MKL_NUM_THREADS=1 \
     STREAMLIT_SERVER_HEADLESS=true \
+    STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED=true \
     STREAMLIT_CLIENT_SHOW_ERROR_DETAILS=type \
     STREAMLIT_SERVER_FILE_WATCHER_TYPE=none \
     STREAMLIT_BROWSER_SERVER_ADDRESS=localhost
@@ -132,11 +137,15 @@ RUN python -c "import sys; from attnviz.core.tokens import load_tokenizer; t = l
 
 EXPOSE 8501
 
-# Slim images have no curl: ask Streamlit's health endpoint with Python's urllib. Only options
-# every engine knows (no --start-interval, which older builders refuse). Kubernetes ignores
-# HEALTHCHECK and podman keeps it only in the docker format: see deploy/ for their probes.
-HEALTHCHECK --interval=30s --timeout=10s --start-period=60s --retries=3 \
-  CMD ["python", "-c", "import sys, urllib.request as u; sys.exit(0 if u.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=8).read() == b'ok' else 1)"]
+# Healthy means ready, and ready means warm: the script health check, which answers "ok" once
+# every page has run once (the first check starts the warm-up, about 10-20 s). Slim images have
+# no curl: Python's urllib asks it. Generous timeouts: Streamlit answers within 60 s whatever
+# happens (503 "timeout" past that), and a replica busy with a class must not count as dead.
+# Every 10 s: a check is one warm page run (~20 ms of CPU). Only options every engine knows (no
+# --start-interval, which older builders refuse). Kubernetes ignores HEALTHCHECK and podman
+# keeps it only in the docker format: see deploy/ for their probes, which ask the same check.
+HEALTHCHECK --interval=10s --timeout=70s --start-period=120s --retries=3 \
+  CMD ["python", "-c", "import sys, urllib.request as u; sys.exit(0 if u.urlopen('http://127.0.0.1:8501/_stcore/script-health-check', timeout=65).read() == b'ok' else 1)"]
 
 # The README's `streamlit run app.py`, listening on every interface of the container.
 ENTRYPOINT ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true"]

@@ -74,11 +74,16 @@ PAGES = st.session_state.get("_attnviz_pages") or st.session_state.setdefault(
     "_attnviz_pages", make_pages()
 )
 
+# The script health check's run on a server not yet warm runs one page it has not run yet
+# (None for every other run): ready means warm (ui/entry.py, attnviz/server/warmup.py).
+check = entry.health_check(PAGES)
+
 # The navigation comes before the heavy imports below (torch, Plotly): on a fresh server the
 # sidebar then shows these titles at once, not the pages/ file names while torch loads.
-navigation = st.navigation(PAGES)
+navigation = st.navigation(check.pages if check else PAGES)
+page_path = (check and check.page) or navigation.url_path
 
-from attnviz.server import budget, gate, runtime  # noqa: E402
+from attnviz.server import budget, gate, runtime, warmup  # noqa: E402
 from ui import cache, links, profiling, state, style  # noqa: E402
 from ui.teach import present  # noqa: E402
 from ui.text import md_escape  # noqa: E402
@@ -101,7 +106,7 @@ def frame() -> None:
         st.session_state[state.URL_WARNING_KEY] = url_warning
     present.read_url()  # `present` and `step`; then the toggle, and the stepper's text box
     links.read_url()  # the pages' view controls (colour, token window, query token, bug, ...)
-    config = state.sidebar(present.bar(navigation.url_path), page=navigation.url_path)
+    config = state.sidebar(present.bar(page_path), page=page_path)
     st.session_state["_attnviz_config"] = config
 
     status = cache.tokenizer().status
@@ -119,7 +124,7 @@ def frame() -> None:
     # A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
     # dragging every slider to its end at once queues instead of exhausting the server's memory.
     try:
-        with cache.page_run(), profiling.page_profile(), entry.app_frame(navigation.url_path):
+        with cache.page_run(), profiling.page_profile(), entry.app_frame(page_path):
             navigation.run()
     except budget.ServerBusy as busy:
         st.error(str(busy))
@@ -128,6 +133,10 @@ def frame() -> None:
 # One page run at a time in this process (attnviz/server/gate.py): under a class's clicks each run
 # then finishes in its own few tens of milliseconds instead of sharing the interpreter lock
 # with every other queued run; a run about to wait or to start long work gives its turn up.
-with gate.page_turn():
+with gate.page_turn(), entry.health_check_turn(check):
     frame()
-runtime.freeze_startup_heap()  # once, after the first page run has imported everything
+# Once, after the first page run has imported everything; where the health check warms the
+# server, after the warm-up's last page (its caches then are frozen with the imports).
+warm = warmup.current()
+if warm is None or warm.ready:
+    runtime.freeze_startup_heap()

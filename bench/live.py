@@ -168,11 +168,12 @@ def attnviz_server(
 
 
 @contextmanager
-def trivial_server(post_run_gc: bool = True):
+def trivial_server(post_run_gc: bool = True, extra_env: dict[str, str] | None = None):
     """The trivial app, a plain ``streamlit run`` in its own folder (Streamlit's defaults).
     ``post_run_gc=False``: without the full collection Streamlit runs after every script run,
     which is most of its page run's CPU and moves with the host (bench/pair-results.md); what is
-    left (Streamlit's run and one graph_objects heatmap) is the guard's yardstick."""
+    left (Streamlit's run and one graph_objects heatmap) is the guard's yardstick. ``extra_env``:
+    more environment on top (a ``STREAMLIT_*`` option, such as the script health check)."""
     hole = Blackhole()
     log = ROOT / "test-artifacts" / ("live-trivial.log" if post_run_gc else "live-trivial-nogc.log")
     command = streamlit_command(0, "app.py")
@@ -180,6 +181,7 @@ def trivial_server(post_run_gc: bool = True):
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
     if not post_run_gc:
         env[POST_RUN_GC_ENV] = "false"
+    env.update(extra_env or {})
     try:
         with running_app(
             command=command, env={**env, **proxy_env(hole)}, log_path=log, cwd=TRIVIAL

@@ -300,14 +300,17 @@ def student_changes(rng: random.Random, text: str) -> list[dict[str, str]]:
     return states
 
 
-def app_class_plan(sessions: int, seed: int) -> list[list[loadtest.Step]]:
-    """Per student: six page runs, a page each (rotated, so the class spreads over pages)."""
+def app_class_plan(sessions: int, seed: int, shared: int = 0) -> list[list[loadtest.Step]]:
+    """Per student: six page runs, a page each (rotated, so the class spreads over pages).
+    ``shared``: the class shares that many sentences (student i takes sentence i mod
+    ``shared``, as a class typing the sentences on the board does); 0: one each."""
     pages = class_pages()
     texts = Sentences(seed)
+    board = [texts() for _ in range(shared)]
     plans = []
     for i in range(sessions):
         rng = random.Random(seed * 7919 + i)
-        states = student_changes(rng, texts())
+        states = student_changes(rng, board[i % shared] if shared else texts())
         plans.append(
             [
                 app_text_step(pages[(i + j) % len(pages)], state, f"change {j + 1}")
@@ -379,8 +382,9 @@ async def _own_sentence_class(
 ) -> ClassResult:
     result = ClassResult(label, len(plans))
     # Warm-up, not measured: each server's first runs import and load what every later run
-    # uses (behind a balancer, each replica straight: ``warm_urls``).
-    for address in warm_urls or [url]:
+    # uses (behind a balancer, each replica straight: ``warm_urls``). None: the class finds
+    # the server as it is.
+    for address in (warm_urls or [url]) if warm_steps else []:
         warm = loadtest.Session(address, timeout)
         await warm.load_page()
         await warm.connect()
@@ -389,7 +393,8 @@ async def _own_sentence_class(
                 await warm.rerun(step)
         finally:
             await warm.close()
-    await settle(pids, 0.5)
+    if warm_steps:
+        await settle(pids, 0.5)
 
     sessions = [loadtest.Session(url, timeout) for _ in plans]
 
@@ -439,14 +444,20 @@ def own_sentence_class(
     trivial: bool = False,
     timeout: float = 300,
     warm_urls: list[str] | None = None,
+    warm: bool = True,
+    shared: int = 0,
 ) -> ClassResult:
     """``sessions`` students at once on the server at ``url`` (``pids``: its processes, all
     replicas behind a balancer, each warmed up straight at ``warm_urls``), each running its
-    six page runs back to back."""
+    six page runs back to back. ``warm=False``: no warm-up run first (the class arrives at the
+    server as it is); ``shared``: the class shares that many sentences (:func:`app_class_plan`;
+    the trivial app's students draw a new seed at every run either way)."""
     if trivial:
         plans = trivial_class_plan(sessions, seed)
         warm_steps = [trivial_page_step(i, 0) for i in range(CLASS_RUNS)]
     else:
-        plans = app_class_plan(sessions, seed)
+        plans = app_class_plan(sessions, seed, shared)
         warm_steps = [app_text_step(p, {}, "defaults") for p in class_pages()]
+    if not warm:
+        warm_steps = []
     return aio.run(_own_sentence_class(url, pids, label, plans, warm_steps, timeout, warm_urls))

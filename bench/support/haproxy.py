@@ -71,12 +71,17 @@ def precompressed_static() -> Path:
     return folder
 
 
-def _status(url: str) -> int:
+def _status(url: str, timeout: float = 5) -> int:
     try:
-        with _NO_PROXY.open(url, timeout=5) as response:
+        with _NO_PROXY.open(url, timeout=timeout) as response:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+# The config's health check: Streamlit's script health check, which attnviz answers 200 only
+# once warm (ui/entry.py; a server without the check turned on answers its app page, 200 too).
+READY = "/_stcore/script-health-check"
 
 
 def sticky_values(url: str, visits: int) -> list[str]:
@@ -112,6 +117,13 @@ def running_haproxy(
     port = free_port()
     static_gz = precompressed_static() if precompressed else None
     a, b = (r.split("://", 1)[-1] for r in (replica_a, replica_b))
+    # As Compose deploys it (the balancer starts once both replicas are healthy, and healthy is
+    # ready, which is warm): HAProxy 2.6 counts a server up from its start until its checks
+    # fail, so a replica still warming up would get students for the first seconds.
+    for replica in dict.fromkeys((a, b)):
+        wait_until(
+            lambda r=replica: _status(f"http://{r}{READY}", 75) == 200, 240, f"{replica} ready"
+        )
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
         proc = subprocess.Popen(
@@ -123,7 +135,7 @@ def running_haproxy(
         url = f"http://127.0.0.1:{port}"
         try:
             wait_until(lambda: _status(url + "/_stcore/health") == 200, 30, "HAProxy answers")
-            # Both server lines pass the health check (rise 2 x inter 3 s).
+            # Both server lines pass the health check (rise 1 x downinter 2 s, once warm).
             wait_until(lambda: set(sticky_values(url, 4)) == set(REPLICAS), 30, "both servers up")
             yield url
         finally:

