@@ -23,7 +23,7 @@ from attnviz.models.induction.passes import RULE, map_tokens
 from attnviz.models.induction.recorded import MEASURE_EVERY, recorded
 from attnviz.models.induction.train import HELD_OUT_SIZE, Measures, Progress
 from attnviz.teach.lessons.heads import article, name_claims, pattern_claim
-from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style
+from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style, token_panel
 
 
 def head_label(layer: int, head: int) -> str:
@@ -239,15 +239,7 @@ def _head_words(layer: int, head: int | None) -> str:
 
 
 def _stack(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
-    return Panel(
-        key,
-        weights,
-        tuple(labels),
-        tuple(labels),
-        title=title,
-        kind=CAUSAL_WEIGHTS,
-        style=Style(labelled=True),
-    )
+    return token_panel(key, weights, labels, title, kind=CAUSAL_WEIGHTS, style=Style(labelled=True))
 
 
 def _probe_keys(n: int, repeat: int) -> dict[str, tuple[int, ...]]:
