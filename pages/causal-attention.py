@@ -25,13 +25,7 @@ cfg = state.config()
 args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
-if mode.mystery and not cfg.present:
-    panels.prepared_or_stop(args)
-    predict.mystery_page("causal", args)
-    st.stop()
+mode = panels.pass_page_top(__file__, "causal", cfg, args)  # intro, Predict first, Spot the bug
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)  # the two texts' inputs: "Break it" and the closed batch part
 

@@ -24,8 +24,7 @@ cfg = state.config()
 args = cfg.trace_args("multihead")
 _, settings, book = args
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
+mode = panels.pass_page_top(__file__, "multihead", cfg, args)  # intro, Predict first, Spot the bug
 
 
 def lesson():
@@ -50,12 +49,6 @@ def lesson():
     return trace, found, plan
 
 
-if mode.mystery and not cfg.present:
-    if not book and settings.multihead_problem():
-        panels.causal_trace_or_stop("multihead", cfg, args)  # says why, and stops
-    panels.prepared_or_stop(args)
-    predict.mystery_page("multihead", args)
-    st.stop()
 if cfg.present:
     _, view, plan = lesson()
     present.show(view.steps, view.checks, plan=plan)

@@ -19,13 +19,8 @@ from ui.text import md_escape, token_legend
 cfg = state.config()
 args = cfg.trace_args("simplified")
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
+mode = panels.pass_page_top(__file__, "simplified", cfg, args)  # intro, Predict first, Spot the bug
 panels.prepared_or_stop(args)
-if mode.mystery and not cfg.present:
-    predict.mystery_page("simplified", args)
-    st.stop()
 if cfg.settings.training and not cfg.book:
     st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)

@@ -19,13 +19,8 @@ from ui.text import md_escape, token_legend
 cfg = state.config()
 args = cfg.trace_args("trainable")
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
+mode = panels.pass_page_top(__file__, "trainable", cfg, args)  # intro, Predict first, Spot the bug
 panels.prepared_or_stop(args)
-if mode.mystery and not cfg.present:
-    predict.mystery_page("trainable", args)
-    st.stop()
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.
 if cfg.present:
     version = "v1" if cfg.book else "v2"
