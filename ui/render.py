@@ -40,6 +40,32 @@ def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
     slides.use(args, variant=variant, head=head)
 
 
+def plan_or_present(page: str, key: tuple, numbers_of, mode, cfg, lesson, checks=None) -> Plan:
+    """This run's "Predict first" plan (:func:`ui.teach.predict.start`, on with ``mode``'s
+    switch), made before the page lays anything out. In presenter mode the ``lesson``'s steps
+    and live checks (its own, or ``checks``) are walked instead (:func:`ui.teach.present.show`,
+    the plan asking its questions at their steps), and the page stops there."""
+    from ui.teach import predict, present
+
+    steps = lesson.steps if cfg.present else None
+    plan = predict.start(page, key, numbers_of, on=mode.predict, steps=steps)
+    if cfg.present:
+        present.show(lesson.steps, lesson.checks if checks is None else checks, plan=plan)
+        st.stop()
+    return plan
+
+
+def pass_view_controls(args: tuple, num_tokens: int, *, variant: str = "v2") -> tuple[bool, View]:
+    """A pass page's controls above its panels: the exact-numbers toggle, then the colour
+    scale and token window for every panel below (:func:`ui.view.controls`); the run's
+    computation is named for the "Reproduce" snippets in between (:func:`drawn_from`)."""
+    from ui import view
+
+    numbers = show_numbers_toggle()
+    drawn_from(args, variant=variant)
+    return numbers, view.controls(num_tokens)
+
+
 def show_numbers_toggle(default: bool = False) -> bool:
     """One page-level view control: show each matrix's exact numbers under it. Off by default:
     small matrices already carry their values in the cells, and every table costs a rerun time.
