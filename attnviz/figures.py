@@ -1284,22 +1284,8 @@ def context_terms(
         f"Context row {query} = Σ<sub>j</sub> α<sub>{query},j</sub> {value}<sub>j</sub>: "
         "each term's size beside its weight"
     )
-    raw = tuple(str(lab) for lab in labels)
-    series = [
-        Series(f"weight α_{query},j", raw, _frozen(w)),
-        Series(f"size ‖α_{query},j {value}_j‖", raw, _frozen(size)),
-    ]
-    return _chart(
-        data,
-        series,
-        title,
-        kind="Bar chart",
-        point_axis="key",
-        height=340,
-        note=note,
-        barmode="group",
-        **axes,
-    )
+    pair = ((f"weight α_{query},j", w), (f"size ‖α_{query},j {value}_j‖", size))
+    return _bars_per_key(data, labels, pair, title, height=340, note=note, axes=axes)
 
 
 def row_change(before, after, labels, *, key: int, title: str, note: str = "") -> Chart:
@@ -1324,15 +1310,31 @@ def row_change(before, after, labels, *, key: int, title: str, note: str = "") -
     del axes["xaxis"]["title"]
     top = max(1.0, float(np.nanmax(np.concatenate([a, b]), initial=0.0)))
     axes["yaxis"]["range"] = [0, top * 1.05]
+    pair = (("weight now", b), ("after the change", a))
+    return _bars_per_key(data, labels, pair, title, height=320, note=note, axes=axes)
+
+
+def _bars_per_key(
+    data: list[dict],
+    labels,
+    pair: tuple[tuple[str, np.ndarray], ...],
+    title: str,
+    *,
+    height: int,
+    note: str,
+    axes: dict[str, Any],
+) -> Chart:
+    """Two bars per key (``data``), side by side; ``pair``: each bar's name and values, the
+    chart's numbers."""
     raw = tuple(str(lab) for lab in labels)
-    series = [Series("weight now", raw, _frozen(b)), Series("after the change", raw, _frozen(a))]
+    series = [Series(name, raw, _frozen(v)) for name, v in pair]
     return _chart(
         data,
         series,
         title,
         kind="Bar chart",
         point_axis="key",
-        height=320,
+        height=height,
         note=note,
         barmode="group",
         **axes,

@@ -16,22 +16,15 @@ from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as lessons
 from ui import cache, links, parts, sections, state
 from ui import render as panels
-from ui import view as page_view
 from ui.models import growing as induction
-from ui.teach import breakit, explain, predict, present
+from ui.teach import breakit, explain
 from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("causal")
 bargs = cfg.batch_args()
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
-if mode.mystery and not cfg.present:
-    panels.prepared_or_stop(args)
-    predict.mystery_page("causal", args)
-    st.stop()
+mode = panels.pass_page_top(__file__, "causal", cfg, args)  # intro, Predict first, Spot the bug
 trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)  # the two texts' inputs: "Break it" and the closed batch part
 
@@ -44,6 +37,10 @@ def lab_trace_now() -> T.CausalTrace | None:
     return cache.trace("causal", *args, "train")
 
 
+def question_numbers() -> Q.Numbers:
+    return Q.numbers_of("causal", trace, lab_trace_now(), cfg.book)
+
+
 def build() -> lessons.CausalLesson:  # the lab and the batch: built when their boxes open
     return lessons.causal_lesson(
         trace, None, None, batch.labels, settings=args[1], book=cfg.book, with_lab=False
@@ -51,23 +48,13 @@ def build() -> lessons.CausalLesson:  # the lab and the batch: built when their 
 
 
 L = cache.lesson_of(("causal", *args), build)
-plan = predict.start(  # the questions read the page's traces: the pass, and its dropout lab's
-    "causal",
-    args,
-    lambda: Q.numbers_of("causal", trace, lab_trace_now(), cfg.book),
-    on=mode.predict,
-    steps=L.steps if cfg.present else None,
+plan = panels.plan_or_present(  # the questions read the page's traces: the pass, and its lab's
+    "causal", args, question_numbers, mode, cfg, L, checks=[*L.route_checks, *L.checks]
 )
-if cfg.present:
-    present.show(L.steps, [*L.route_checks, *L.checks], plan=plan)
-    st.stop()
 
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
-numbers = panels.show_numbers_toggle()
-panels.drawn_from(args)  # for the "Reproduce" snippets
-panel_view = page_view.controls(
-    len(trace.labels)
-)  # colour scale and token window, for every panel below
+# the exact numbers, the colour scale and the token window, for every panel below
+numbers, panel_view = panels.pass_view_controls(args, len(trace.labels))
 st.code(L.constructor, language="python")
 if L.book_note:
     st.caption(L.book_note)

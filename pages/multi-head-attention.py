@@ -15,23 +15,21 @@ from attnviz.teach import questions as Q
 from attnviz.teach.lessons import multihead as ML
 from ui import cache, sections, state
 from ui import render as panels
-from ui import view as page_view
 from ui.models import growing as induction
-from ui.teach import breakit, explain, predict, present
+from ui.teach import breakit, explain
 from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("multihead")
 _, settings, book = args
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
+mode = panels.pass_page_top(__file__, "multihead", cfg, args)  # intro, Predict first, Spot the bug
 
 
 def lesson():
-    """The weight split's trace, its lesson and this run's "Predict first" plan (the page and
-    presenter mode share them). The checks read the cached eval-mode trace and its
-    references: building runs no forward."""
+    """The weight split's trace, its lesson and this run's "Predict first" plan; in presenter
+    mode, the lesson's steps, and the page stops (``panels.plan_or_present``). The checks
+    read the cached eval-mode trace and its references: building runs no forward."""
     trace = panels.causal_trace_or_stop("multihead", cfg, args)
 
     def build() -> ML.MultiHeadLesson:
@@ -40,26 +38,14 @@ def lesson():
         return ML.build(trace, wrapper, book, refs, checked)
 
     found = cache.lesson_of(("multihead", *args), build)
-    plan = predict.start(
-        "multihead",
-        args,
-        lambda: Q.numbers_of("multihead", trace),
-        on=mode.predict,
-        steps=found.steps if cfg.present else None,
+    plan = panels.plan_or_present(
+        "multihead", args, lambda: Q.numbers_of("multihead", trace), mode, cfg, found
     )
     return trace, found, plan
 
 
-if mode.mystery and not cfg.present:
-    if not book and settings.multihead_problem():
-        panels.causal_trace_or_stop("multihead", cfg, args)  # says why, and stops
-    panels.prepared_or_stop(args)
-    predict.mystery_page("multihead", args)
-    st.stop()
 if cfg.present:
-    _, view, plan = lesson()
-    present.show(view.steps, view.checks, plan=plan)
-    st.stop()
+    lesson()  # presenter mode: the stepper, and the page stops
 
 
 def apply_preset(values: dict) -> None:
@@ -101,11 +87,8 @@ with st.expander("Presets", key="presets", on_change="rerun") as presets_box:
 
 trace, view, plan = lesson()
 induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
-numbers = panels.show_numbers_toggle()
-panels.drawn_from(args)  # for the "Reproduce" snippets
-panel_view = page_view.controls(
-    len(trace.labels)
-)  # colour scale and token window, for every panel below
+# the exact numbers, the colour scale and the token window, for every panel below
+numbers, panel_view = panels.pass_view_controls(args, len(trace.labels))
 
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")

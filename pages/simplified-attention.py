@@ -12,38 +12,24 @@ from attnviz.teach import questions as Q
 from attnviz.teach.lessons import simplified as L
 from ui import cache, links, state
 from ui import render as panels
-from ui import view as page_view
-from ui.teach import breakit, explain, predict, present
+from ui.teach import breakit, explain
 from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("simplified")
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
+mode = panels.pass_page_top(__file__, "simplified", cfg, args)  # intro, Predict first, Spot the bug
 panels.prepared_or_stop(args)
-if mode.mystery and not cfg.present:
-    predict.mystery_page("simplified", args)
-    st.stop()
 if cfg.settings.training and not cfg.book:
     st.info(L.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
 lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
-plan = predict.start(  # what "Predict first" hides on this run, decided before the layout
-    "simplified",
-    args,
-    lambda: Q.numbers_of("simplified", trace),
-    on=mode.predict,
-    steps=lesson.steps if cfg.present else None,
+plan = panels.plan_or_present(  # what "Predict first" hides on this run; or presenter mode
+    "simplified", args, lambda: Q.numbers_of("simplified", trace), mode, cfg, lesson
 )
-if cfg.present:
-    present.show(lesson.steps, lesson.checks, plan=plan)
-    st.stop()
 labels, n = lesson.labels, lesson.num_tokens
-numbers = panels.show_numbers_toggle()
-panels.drawn_from(args)  # for the "Reproduce" snippets
-panel_view = page_view.controls(n)  # colour scale and token window, for every panel below
+# the exact numbers, the colour scale and the token window, for every panel below
+numbers, panel_view = panels.pass_view_controls(args, n)
 
 
 # --- one query ------------------------------------------------------------------------------

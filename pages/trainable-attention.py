@@ -11,21 +11,15 @@ from attnviz.teach import questions as Q
 from attnviz.teach.lessons import trainable as L
 from ui import cache, links, parts, sections, state
 from ui import render as panels
-from ui import view as page_view
 from ui.models import growing as induction
-from ui.teach import breakit, explain, predict, present
+from ui.teach import breakit, explain
 from ui.text import md_escape, token_legend
 
 cfg = state.config()
 args = cfg.trace_args("trainable")
 
-panels.page_top(__file__, present=cfg.present)  # title, paragraph, formula: ui/intros.toml
-mode = predict.controls(present=cfg.present)  # "Predict first" and "Spot the bug"
-
+mode = panels.pass_page_top(__file__, "trainable", cfg, args)  # intro, Predict first, Spot the bug
 panels.prepared_or_stop(args)
-if mode.mystery and not cfg.present:
-    predict.mystery_page("trainable", args)
-    st.stop()
 # Presenter mode walks the default module (the book's v1 in book mode) with no radio.
 if cfg.present:
     version = "v1" if cfg.book else "v2"
@@ -60,22 +54,12 @@ def full_lesson() -> L.TrainableLesson:
     )
 
 
-plan = predict.start(  # the questions read the module the page draws (v1 or v2)
-    "trainable",
-    (*args, version),
-    lambda: Q.numbers_of("trainable", trace),
-    on=mode.predict,
-    steps=lesson.steps if cfg.present else None,
+plan = panels.plan_or_present(  # the questions read the module the page draws (v1 or v2)
+    "trainable", (*args, version), lambda: Q.numbers_of("trainable", trace), mode, cfg, lesson
 )
-if cfg.present:
-    present.show(lesson.steps, lesson.checks, plan=plan)
-    st.stop()
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
-numbers = panels.show_numbers_toggle()
-panels.drawn_from(args, variant=version)  # for the "Reproduce" snippets
-panel_view = page_view.controls(
-    len(trace.labels)
-)  # colour scale and token window, for every panel below
+# the exact numbers, the colour scale and the token window, for every panel below
+numbers, panel_view = panels.pass_view_controls(args, len(trace.labels), variant=version)
 
 
 def show(name: str) -> None:

@@ -40,6 +40,32 @@ def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
     slides.use(args, variant=variant, head=head)
 
 
+def plan_or_present(page: str, key: tuple, numbers_of, mode, cfg, lesson, checks=None) -> Plan:
+    """This run's "Predict first" plan (:func:`ui.teach.predict.start`, on with ``mode``'s
+    switch), made before the page lays anything out. In presenter mode the ``lesson``'s steps
+    and live checks (its own, or ``checks``) are walked instead (:func:`ui.teach.present.show`,
+    the plan asking its questions at their steps), and the page stops there."""
+    from ui.teach import predict, present
+
+    steps = lesson.steps if cfg.present else None
+    plan = predict.start(page, key, numbers_of, on=mode.predict, steps=steps)
+    if cfg.present:
+        present.show(lesson.steps, lesson.checks if checks is None else checks, plan=plan)
+        st.stop()
+    return plan
+
+
+def pass_view_controls(args: tuple, num_tokens: int, *, variant: str = "v2") -> tuple[bool, View]:
+    """A pass page's controls above its panels: the exact-numbers toggle, then the colour
+    scale and token window for every panel below (:func:`ui.view.controls`); the run's
+    computation is named for the "Reproduce" snippets in between (:func:`drawn_from`)."""
+    from ui import view
+
+    numbers = show_numbers_toggle()
+    drawn_from(args, variant=variant)
+    return numbers, view.controls(num_tokens)
+
+
 def show_numbers_toggle(default: bool = False) -> bool:
     """One page-level view control: show each matrix's exact numbers under it. Off by default:
     small matrices already carry their values in the cells, and every table costs a rerun time.
@@ -219,6 +245,17 @@ def prepared_or_stop(args):
     return prep
 
 
+def heads_fit_or_stop(cfg, args) -> None:
+    """On the multi-head page: when num_heads does not divide d_out, say so and stop."""
+    problem = None if cfg.book else args[1].multihead_problem()  # the sizes the pass runs at
+    if problem:
+        st.error(
+            md_escape(problem)
+            + " Change d_out or num_heads in the sidebar; the other pages still work."
+        )
+        st.stop()
+
+
 def causal_trace_or_stop(kind: str, cfg, args):
     """The trace of a causal pass ("causal" or "multihead") for this page, or a stop with the
     reason: d_out that the heads do not divide, no text, or (a note) a text past the context."""
@@ -227,13 +264,7 @@ def causal_trace_or_stop(kind: str, cfg, args):
     from ui import cache
 
     if kind == "multihead":
-        problem = None if cfg.book else args[1].multihead_problem()  # the sizes the pass runs at
-        if problem:
-            st.error(
-                md_escape(problem)
-                + " Change d_out or num_heads in the sidebar; the other pages still work."
-            )
-            st.stop()
+        heads_fit_or_stop(cfg, args)
     prep = prepared_or_stop(args)
     context_length = book.CONTEXT_LENGTH if cfg.book else args[1].context_length
     _, context_note = lesson.within_context(prep, context_length)
@@ -281,6 +312,24 @@ def page_top(page_file: str, *, present: bool = False) -> None:
     st.write(intro["text"])
     if "formula" in intro:
         formula(intro["formula"])
+
+
+def pass_page_top(page_file: str, page: str, cfg, args):
+    """The top of pass page ``page``: :func:`page_top`, then the "Predict first" and "Spot
+    the bug" switches (their :class:`ui.teach.predict.Mode` is returned). With "Spot the bug"
+    on, outside presenter mode, the mystery takes the lesson's place and the page stops here
+    (or says first why the page cannot run)."""
+    from ui.teach import predict
+
+    page_top(page_file, present=cfg.present)
+    mode = predict.controls(present=cfg.present)
+    if mode.mystery and not cfg.present:
+        if page == "multihead":
+            heads_fit_or_stop(cfg, args)
+        prepared_or_stop(args)
+        predict.mystery_page(page, args)
+        st.stop()
+    return mode
 
 
 _FORMULA_BREAK = re.compile(r",?\s*\\q?quad\s*")

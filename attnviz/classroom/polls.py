@@ -482,6 +482,20 @@ class _Poll:
         value = self.answer.decode(self.sealed["key"])
         return value, self.answer.label(value)
 
+    def view_fields(self, with_key: bool) -> dict[str, Any]:
+        """What the student's and the presenter's views both hold: the question as asked and,
+        when ``with_key``, its key and the key's label."""
+        key, key_label = self.key() if with_key else (None, None)
+        return dict(
+            code=self.code,
+            state=self.state,
+            payload=self.question["payload"],
+            settings=self.question["settings"],
+            answer=self.answer,
+            key=key,
+            key_label=key_label,
+        )
+
     def misconception_answers(self) -> tuple[tuple[str, Any], ...]:
         return tuple(
             (name, self.answer.decode(text)) for name, text in self.sealed["misconceptions"].items()
@@ -689,19 +703,10 @@ class PollStore(ABC):
             tally = None
             if poll.state.shown:
                 tally = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
-            key = key_label = None
-            if poll.state.phase == "revealed":
-                key, key_label = poll.key()
             return StudentView(
-                code=poll.code,
-                state=poll.state,
-                payload=poll.question["payload"],
-                settings=poll.question["settings"],
-                answer=poll.answer,
+                **poll.view_fields(with_key=poll.state.phase == "revealed"),
                 your_answer=mine,
                 tally=tally,
-                key=key,
-                key_label=key_label,
             )
 
         return self._guarded(run)
@@ -750,22 +755,15 @@ class PollStore(ABC):
             if not poll.allows(secret):
                 return NOT_ALLOWED
             rounds = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
-            key = key_label = misconceptions = None
+            misconceptions = None
             if poll.revealed:
-                key, key_label = poll.key()
                 misconceptions = tuple(
                     (name, value, poll.answer.label(value))
                     for name, value in poll.misconception_answers()
                 )
             return PresenterView(
-                code=poll.code,
-                state=poll.state,
-                payload=poll.question["payload"],
-                settings=poll.question["settings"],
-                answer=poll.answer,
+                **poll.view_fields(with_key=poll.revealed),
                 rounds=rounds,
-                key=key,
-                key_label=key_label,
                 misconceptions=misconceptions,
             )
 

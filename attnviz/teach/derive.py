@@ -179,59 +179,58 @@ def _check_index(name: str, value: int, size: int) -> int:
     return value
 
 
+def _unmasked_head(
+    trace: T.SimplifiedTrace | T.TrainableTrace,
+    head: int,
+    batch: int,
+    module: str,
+    pass_kind: str,
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor,
+    scale: float = 1.0,
+) -> _Head:
+    """The one head of pass 1 or 2 (one batch row): no mask, no dropout; pass 1 (no scale)
+    reads the input rows as its queries, keys and values."""
+    _check_index("head", head, 1)
+    _check_index("batch row", batch, 1)
+    n = trace.num_tokens
+    no_mask = torch.zeros(n, n, dtype=torch.bool)
+    weights = trace.attn_weights
+    return _Head(
+        module,
+        pass_kind,
+        trace.labels,
+        queries,
+        keys,
+        values,
+        trace.attn_scores,
+        weights,
+        weights,
+        trace.context,
+        no_mask,
+        None,
+        scale,
+        0.0,
+        False,
+        pass_kind == "simplified",
+    )
+
+
 def _head(trace: T.Trace, head: int, batch: int, full: bool = True) -> _Head:
     """The tensors of one head of one batch row of ``trace`` (a wrapper: its head's trace).
     ``full=False`` (the line view) skips the scores before the mask and the dropout mask."""
     if isinstance(trace, T.WrapperTrace):
         h = _check_index("head", head, len(trace.heads))
         return _head(trace.heads[h], 0, batch, full)
-    n = trace.num_tokens
     if isinstance(trace, T.SimplifiedTrace):
-        _check_index("head", head, 1)
-        _check_index("batch row", batch, 1)
         x = trace.inputs
-        no_mask = torch.zeros(n, n, dtype=torch.bool)
-        return _Head(
-            "simplified_attention",
-            "simplified",
-            trace.labels,
-            x,
-            x,
-            x,
-            trace.attn_scores,
-            trace.attn_weights,
-            trace.attn_weights,
-            trace.context,
-            no_mask,
-            None,
-            1.0,
-            0.0,
-            False,
-            True,
-        )
+        return _unmasked_head(trace, head, batch, "simplified_attention", "simplified", x, x, x)
     scale = trace.d_k**0.5
     if isinstance(trace, T.TrainableTrace):
-        _check_index("head", head, 1)
-        _check_index("batch row", batch, 1)
         module = "SelfAttention_v1" if trace.spec.kind == "v1" else "SelfAttention_v2"
-        no_mask = torch.zeros(n, n, dtype=torch.bool)
-        return _Head(
-            module,
-            "trainable",
-            trace.labels,
-            trace.queries,
-            trace.keys,
-            trace.values,
-            trace.attn_scores,
-            trace.attn_weights,
-            trace.attn_weights,
-            trace.context,
-            no_mask,
-            None,
-            scale,
-            0.0,
-            False,
-            False,
+        return _unmasked_head(
+            trace, head, batch, module, "trainable", trace.queries, trace.keys, trace.values, scale
         )
     b = _check_index("batch row", batch, trace.inputs.shape[0])
     future = T.causal_mask(trace).bool()

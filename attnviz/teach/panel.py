@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -90,6 +90,14 @@ class Panel:
         """The panel drawn at the page's size (a new spec each time: pages draw through the
         shared cache instead, ``ui.charts``)."""
         return draw(self)
+
+
+def token_panel(
+    key: str, values: torch.Tensor, labels: Sequence[str], title: str, **fields
+) -> Panel:
+    """A matrix (or a stack of heads) over one text: its tokens label both the rows (the
+    queries) and the columns (the keys)."""
+    return Panel(key, values, tuple(labels), tuple(labels), title=title, **fields)
 
 
 def draw(panel: Panel, look: F.Look = F.NORMAL) -> F.Spec:

@@ -58,6 +58,7 @@ _SLACK = 1e-6  # float32 rounding at the edge of a tolerance
 
 SHARPER, FLATTER, UNCHANGED = "sharper", "flatter", "unchanged"
 
+
 # --- the kinds ----------------------------------------------------------------------------
 ARGMAX_KEY = "argmax_key"
 SKETCH_ROW = "sketch_row"
@@ -584,8 +585,38 @@ def _rows_apart(a, b) -> bool:
     return total_variation(a, b) > 2 * TV_TOLERANCE
 
 
-def _question(where: dict, **fields) -> Question:
-    return Question(**where, **fields)
+_TOLERANCE = {NUMBER: NUMBER_TOLERANCE, ROW: TV_TOLERANCE}  # every other format: exact
+
+
+def _question(n: Numbers, where: dict, answer_format: str, key: Answer, **fields) -> Question:
+    """The question of ``where["kind"]``: it hides the panel that holds what it asks about,
+    and is graded within its format's tolerance."""
+    return Question(
+        **where,
+        answer_format=answer_format,
+        key=key,
+        tolerance=_TOLERANCE.get(answer_format, 0.0),
+        hides=_hidden(n, where["kind"]),
+        **fields,
+    )
+
+
+def _row_question(
+    n: Numbers, where: dict, answer_format: str, key: Answer, prompt: str, h: int, q: int,
+    misconceptions: tuple[Misconception, ...],
+) -> Question:  # fmt: skip
+    """A question about row ``q`` (of head ``h``), answered over its keys: the tokens."""
+    return _question(
+        n,
+        where,
+        answer_format,
+        key,
+        prompt=prompt,
+        choices=n.labels,
+        query=q,
+        head=_head(n, h),
+        misconceptions=misconceptions,
+    )
 
 
 # --- the kinds ----------------------------------------------------------------------------
@@ -616,18 +647,7 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         f"Which key does query {n.labels[q]}{_head_words(n, h)} weigh most"
         f"{_before_dropout(n)}? Click a token."
     )
-    return _question(
-        where,
-        prompt=prompt,
-        answer_format=TOKEN,
-        key=int(winner[h, q]),
-        tolerance=0.0,
-        hides=_hidden(n, ARGMAX_KEY),
-        choices=n.labels,
-        query=q,
-        head=_head(n, h),
-        misconceptions=misconceptions,
-    )
+    return _row_question(n, where, TOKEN, int(winner[h, q]), prompt, h, q, misconceptions)
 
 
 def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
@@ -656,18 +676,7 @@ def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         f"Sketch row {n.labels[q]} of the attention weights{_head_words(n, h)}"
         f"{_before_dropout(n)}: one value per key{future}, each between 0 and 1."
     )
-    return _question(
-        where,
-        prompt=prompt,
-        answer_format=ROW,
-        key=_row(w[h, q]),
-        tolerance=TV_TOLERANCE,
-        hides=_hidden(n, SKETCH_ROW),
-        choices=n.labels,
-        query=q,
-        head=_head(n, h),
-        misconceptions=misconceptions,
-    )
+    return _row_question(n, where, ROW, _row(w[h, q]), prompt, h, q, misconceptions)
 
 
 def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | None:
@@ -688,12 +697,11 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         f"tokens form a {t}×{t} matrix. How many of its {t * t} entries are exactly 0?"
     )
     return _question(
+        n,
         where,
+        INTEGER,
+        key,
         prompt=prompt,
-        answer_format=INTEGER,
-        key=key,
-        tolerance=0.0,
-        hides=_hidden(n, MASKED_ZEROS),
         low=0,
         high=t * t,
         head=_head(n, h),
@@ -730,12 +738,11 @@ def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question |
         "dropout keeps it. What is it after dropout? Answer to 2 decimals."
     )
     return _question(
+        n,
         where,
+        NUMBER,
+        float(d[h, q, k]),
         prompt=prompt,
-        answer_format=NUMBER,
-        key=float(d[h, q, k]),
-        tolerance=NUMBER_TOLERANCE,
-        hides=_hidden(n, DROPOUT_SURVIVOR),
         low=0.0,
         high=1 / (1 - p),
         query=q,
@@ -762,12 +769,11 @@ def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | 
         "Answer to 2 decimals."
     )
     return _question(
+        n,
         where,
+        NUMBER,
+        float(sums[h, q]),
         prompt=prompt,
-        answer_format=NUMBER,
-        key=float(sums[h, q]),
-        tolerance=NUMBER_TOLERANCE,
-        hides=_hidden(n, DROPOUT_ROW_SUM),
         low=0.0,
         high=1 / (1 - p),
         query=q,
@@ -791,12 +797,11 @@ def _split_shape(n: Numbers, rng: random.Random, where: dict) -> Question | None
         "does queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) have?"
     )
     return _question(
+        n,
         where,
+        SHAPE,
+        key,
         prompt=prompt,
-        answer_format=SHAPE,
-        key=key,
-        tolerance=0.0,
-        hides=_hidden(n, SPLIT_SHAPE),
         misconceptions=(_misconception(NO_TRANSPOSE, (b, t, heads, head_dim)),),
     )
 
@@ -819,12 +824,11 @@ def _scaling_entropy(n: Numbers, rng: random.Random, where: dict) -> Question | 
     )
     wrong = FLATTER if key == SHARPER else SHARPER
     return _question(
+        n,
         where,
+        CHOICE,
+        key,
         prompt=prompt,
-        answer_format=CHOICE,
-        key=key,
-        tolerance=0.0,
-        hides=_hidden(n, SCALING_ENTROPY),
         choices=(SHARPER, FLATTER, UNCHANGED),
         query=q,
         misconceptions=(_misconception(SCALING_BACKWARDS, wrong),),
@@ -858,12 +862,11 @@ def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
             f"the raw score of query {lq} on key {lk}, queries[{q}] · keys[{k}] (before the 1/√d_k)"
         )
     return _question(
+        n,
         where,
+        NUMBER,
+        float(s[q, k]),
         prompt=f"What is {what}? Answer to 2 decimals.",
-        answer_format=NUMBER,
-        key=float(s[q, k]),
-        tolerance=NUMBER_TOLERANCE,
-        hides=_hidden(n, SCORE),
         low=float(low),
         high=float(high),
         query=q,

@@ -105,7 +105,29 @@ def _tap(name: str, index: str = "") -> str:
     return f'recorded["{name}"][0]{index}'
 
 
+def _recorded(name: str, title: str, index: str = "", pick: Pick = _ALL) -> Matrix:
+    """A matrix the module records with ``tap`` and the trace keeps, both under ``name``."""
+    return Matrix(name, title, _tap(name, index), _field(name, pick))
+
+
+def _recorded_by_head(name: str, title: str) -> Matrix:
+    """The same for the wrapper, whose heads each record their own ``name``."""
+    return Matrix(name, title, f'recorded["{name}"][{{h}}][0]', _wrapper_head(name))
+
+
 _HEADS = ".view(1, num_tokens, module.num_heads, module.head_dim).transpose(1, 2)"
+
+
+def _split_off(name: str) -> Matrix:
+    """Head h's share of the queries, keys or values (``name``): split off as the module does."""
+    return Matrix(
+        f"{name}_heads",
+        f"head {{h}}'s {name}",
+        f"{_tap(name)}{_HEADS}[0, {{h}}]",
+        _field(f"{name}_heads", _BH),
+    )
+
+
 _QK = f"{_tap('queries')} @ {_tap('keys')}.transpose(-2, -1)"
 _QK_HEADS = f"{_tap('queries')}{_HEADS} @ {_tap('keys')}{_HEADS}.transpose(-2, -1)"
 _DROP = f"dropout_mask({_tap('attn_weights')}, {_tap('weights_dropped')})"
@@ -122,8 +144,8 @@ def _table(*matrices: Matrix) -> dict[str, Matrix]:
 MATRICES: dict[str, dict[str, Matrix]] = {
     "simplified": _table(
         Matrix("inputs", "the inputs X", "inputs", _field("inputs")),
-        Matrix("attn_scores", "the scores X Xᵀ", _tap("attn_scores"), _field("attn_scores")),
-        Matrix("attn_weights", "the weights", _tap("attn_weights"), _field("attn_weights")),
+        _recorded("attn_scores", "the scores X Xᵀ"),
+        _recorded("attn_weights", "the weights"),
         Matrix("context", "the context vectors A X", "all_context_vecs", _field("context")),
     ),
     "trainable": _table(
@@ -131,24 +153,24 @@ MATRICES: dict[str, dict[str, Matrix]] = {
         Matrix("W_query", "W_query (as in x @ W)", "W_query", _weight("W_query")),
         Matrix("W_key", "W_key (as in x @ W)", "W_key", _weight("W_key")),
         Matrix("W_value", "W_value (as in x @ W)", "W_value", _weight("W_value")),
-        Matrix("queries", "the queries Q", _tap("queries"), _field("queries")),
-        Matrix("keys", "the keys K", _tap("keys"), _field("keys")),
-        Matrix("values", "the values V", _tap("values"), _field("values")),
-        Matrix("attn_scores", "the scores Q Kᵀ", _tap("attn_scores"), _field("attn_scores")),
+        _recorded("queries", "the queries Q"),
+        _recorded("keys", "the keys K"),
+        _recorded("values", "the values V"),
+        _recorded("attn_scores", "the scores Q Kᵀ"),
         Matrix(
             "scaled_scores",
             "the scaled scores Q Kᵀ / √d_k",
             f"{_tap('attn_scores')} / {_tap('keys')}.shape[-1] ** 0.5",
             _field("scaled_scores"),
         ),
-        Matrix("attn_weights", "the weights", _tap("attn_weights"), _field("attn_weights")),
+        _recorded("attn_weights", "the weights"),
         Matrix("context", "the context vectors A V", "context_vec", _field("context")),
     ),
     "causal": _table(
         Matrix("inputs", "the inputs X", "x[0]", _field("inputs", _B0)),
-        Matrix("queries", "the queries Q", _tap("queries", "[0]"), _field("queries", _B0)),
-        Matrix("keys", "the keys K", _tap("keys", "[0]"), _field("keys", _B0)),
-        Matrix("values", "the values V", _tap("values", "[0]"), _field("values", _B0)),
+        _recorded("queries", "the queries Q", "[0]", _B0),
+        _recorded("keys", "the keys K", "[0]", _B0),
+        _recorded("values", "the values V", "[0]", _B0),
         Matrix(
             "unmasked_scores",
             "the scores Q Kᵀ before the mask",
@@ -162,24 +184,14 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             "module.mask[:{k}, :{k}]",
             _mask_shown,
         ),
-        Matrix(
-            "attn_scores",
-            "the masked scores",
-            _tap("attn_scores", "[0]"),
-            _field("attn_scores", _B0),
-        ),
+        _recorded("attn_scores", "the masked scores", "[0]", _B0),
         Matrix(
             "scaled_scores",
             "the scaled masked scores",
             f"({_tap('attn_scores')} / {_tap('keys')}.shape[-1] ** 0.5)[0]",
             _field("scaled_scores", _B0),
         ),
-        Matrix(
-            "attn_weights",
-            "the weights (before dropout)",
-            _tap("attn_weights", "[0]"),
-            _field("attn_weights", _B0),
-        ),
+        _recorded("attn_weights", "the weights (before dropout)", "[0]", _B0),
         Matrix(
             "renormalized",
             "the weights by the other route (softmax, zero the future, renormalize)",
@@ -192,40 +204,15 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             f"{_DROP}[0]",
             _view(T.dropout_mask, _B0),
         ),
-        Matrix(
-            "weights_dropped",
-            "the weights the context used (after dropout)",
-            _tap("weights_dropped", "[0]"),
-            _field("weights_dropped", _B0),
-        ),
+        _recorded("weights_dropped", "the weights the context used (after dropout)", "[0]", _B0),
         Matrix("context", "the context vectors", "context_vec[0]", _field("context", _B0)),
     ),
     "multihead": _table(
         Matrix("inputs", "the inputs X", "x[0]", _field("inputs", _B0)),
-        Matrix(
-            "queries",
-            "the queries of every head, side by side",
-            _tap("queries", "[0]"),
-            _field("queries", _B0),
-        ),
-        Matrix(
-            "queries_heads",
-            "head {h}'s queries",
-            f"{_tap('queries')}{_HEADS}[0, {{h}}]",
-            _field("queries_heads", _BH),
-        ),
-        Matrix(
-            "keys_heads",
-            "head {h}'s keys",
-            f"{_tap('keys')}{_HEADS}[0, {{h}}]",
-            _field("keys_heads", _BH),
-        ),
-        Matrix(
-            "values_heads",
-            "head {h}'s values",
-            f"{_tap('values')}{_HEADS}[0, {{h}}]",
-            _field("values_heads", _BH),
-        ),
+        _recorded("queries", "the queries of every head, side by side", "[0]", _B0),
+        _split_off("queries"),
+        _split_off("keys"),
+        _split_off("values"),
         Matrix(
             "unmasked_scores",
             "head {h}'s scores before the mask",
@@ -233,69 +220,34 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             _view(T.unmasked_scores, _BH),
         ),
         Matrix("mask", "the mask (1: a future key)", _MASK, _view(T.causal_mask, _ALL)),
-        Matrix(
-            "attn_scores",
-            "head {h}'s masked scores",
-            _tap("attn_scores", "[0, {h}]"),
-            _field("attn_scores", _BH),
-        ),
+        _recorded("attn_scores", "head {h}'s masked scores", "[0, {h}]", _BH),
         Matrix(
             "scaled_scores",
             "head {h}'s scaled masked scores",
             f"({_tap('attn_scores')} / module.head_dim ** 0.5)[0, {{h}}]",
             _field("scaled_scores", _BH),
         ),
-        Matrix(
-            "attn_weights",
-            "head {h}'s weights (before dropout)",
-            _tap("attn_weights", "[0, {h}]"),
-            _field("attn_weights", _BH),
-        ),
+        _recorded("attn_weights", "head {h}'s weights (before dropout)", "[0, {h}]", _BH),
         Matrix(
             "dropout_mask",
             "head {h}'s dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
             f"{_DROP}[0, {{h}}]",
             _view(T.dropout_mask, _BH),
         ),
-        Matrix(
+        _recorded(
             "weights_dropped",
             "head {h}'s weights the context used (after dropout)",
-            _tap("weights_dropped", "[0, {h}]"),
-            _field("weights_dropped", _BH),
+            "[0, {h}]",
+            _BH,
         ),
-        Matrix(
-            "context_heads",
-            "head {h}'s context vectors",
-            _tap("context_heads", "[0, {h}]"),
-            _field("context_heads", _BH),
-        ),
-        Matrix(
-            "context",
-            "the heads' contexts merged, before out_proj",
-            _tap("context", "[0]"),
-            _field("context", _B0),
-        ),
+        _recorded("context_heads", "head {h}'s context vectors", "[0, {h}]", _BH),
+        _recorded("context", "the heads' contexts merged, before out_proj", "[0]", _B0),
         Matrix("output", "the output, out_proj(context)", "context_vec[0]", _field("output", _B0)),
     ),
     "wrapper": _table(
-        Matrix(
-            "attn_scores",
-            "head {h}'s masked scores",
-            'recorded["attn_scores"][{h}][0]',
-            _wrapper_head("attn_scores"),
-        ),
-        Matrix(
-            "attn_weights",
-            "head {h}'s weights (before dropout)",
-            'recorded["attn_weights"][{h}][0]',
-            _wrapper_head("attn_weights"),
-        ),
-        Matrix(
-            "weights_dropped",
-            "head {h}'s weights the context used (after dropout)",
-            'recorded["weights_dropped"][{h}][0]',
-            _wrapper_head("weights_dropped"),
-        ),
+        _recorded_by_head("attn_scores", "head {h}'s masked scores"),
+        _recorded_by_head("attn_weights", "head {h}'s weights (before dropout)"),
+        _recorded_by_head("weights_dropped", "head {h}'s weights the context used (after dropout)"),
         Matrix(
             "context",
             "head {h}'s context vectors",

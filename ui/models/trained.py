@@ -23,7 +23,7 @@ from attnviz.core.tokens import Tokens, get_tokenizer, tokenize
 from attnviz.models import detectors as D
 from attnviz.models import gpt2 as P
 from attnviz.server import budget, gate
-from attnviz.teach.panel import CAUSAL_WEIGHTS, Panel, Style
+from attnviz.teach.panel import CAUSAL_WEIGHTS, Panel, Style, token_panel
 from ui import cache
 from ui.memo import Memo
 
@@ -189,14 +189,8 @@ def _grid(folder, ids, wanted, selected):
 def head_panel(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
     """One head's causal weights as a panel (numbers too many for the cells at GPT-2's width:
     the hover and the "Numbers and CSV" box give them)."""
-    return Panel(
-        key,
-        weights,
-        tuple(labels),
-        tuple(labels),
-        title=title,
-        kind=CAUSAL_WEIGHTS,
-        style=Style(annotate=False),
+    return token_panel(
+        key, weights, labels, title, kind=CAUSAL_WEIGHTS, style=Style(annotate=False)
     )
 
 

@@ -568,6 +568,14 @@ class Plan:
                 return q
         return None
 
+    def notice_if_hidden(self, keys: Iterable[str]) -> bool:
+        """Whether a waiting question hides any of ``keys``; if so, a hidden notice is drawn
+        where they would stand."""
+        waiting = self.conceals(keys)
+        if waiting is not None:
+            self.placeholder(waiting)
+        return waiting is not None
+
     def hidden_keys(self) -> set[str]:
         return {key for q in self.pending() for key in q.conceals}
 
@@ -585,11 +593,7 @@ class Plan:
                 return self.answered(q, panel, numbers=numbers)
             self.answered(q, None, numbers=numbers)
             return False
-        waiting = self.conceals({panel.key})
-        if waiting is not None:
-            self.placeholder(waiting)
-            return True
-        return False
+        return self.notice_if_hidden({panel.key})
 
     def slot(self, name: str) -> bool:
         """Whether the page may draw section ``name`` (declared with the panels whose numbers
@@ -603,11 +607,7 @@ class Plan:
                 return False
             self.answered(q, None, numbers=False)
             return True
-        waiting = self.conceals(declared.shown_by(name))
-        if waiting is not None:
-            self.placeholder(waiting)
-            return False
-        return True
+        return not self.notice_if_hidden(declared.shown_by(name))
 
     def opens(self, box: str) -> bool:
         """Whether a question of this run is asked (or was answered) in the closed part ``box``
@@ -650,11 +650,7 @@ class Plan:
                 return True
             self.answered(q, step, numbers=False, look=F.PROJECTOR)
             return True
-        waiting = self.conceals({step.key})
-        if waiting is not None:
-            self.placeholder(waiting)
-            return True
-        return False
+        return self.notice_if_hidden({step.key})
 
     # --- drawing ---
     def ask(self, q: Q.Question, *, present: bool = False) -> None:

@@ -37,6 +37,7 @@ from attnviz.teach.panel import (
     Panel,
     Style,
     in_steps,
+    token_panel,
 )
 
 SUMS_SHOWN = 24  # row sums listed in the lab's caption
@@ -252,12 +253,11 @@ def _routes(tr: T.CausalTrace, training: bool):
     )
     route2 = weights_panel("p3_route2", tr.attn_weights[0], labels, causal=True, fill=before)
     ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
-    uniform = Panel(
+    uniform = token_panel(
         "p3_uniform",
         ratio,
-        tuple(labels),
-        tuple(labels),
-        title=f"Each weight relative to uniform{after}",
+        labels,
+        f"Each weight relative to uniform{after}",
         formula=r"a_{ij} \cdot (i + 1)",
         sentence="1 is an even share of the keys a row can see; 2 is twice that.",
         style=Style(colour="relative", value_name=F.RATIO_NAME),

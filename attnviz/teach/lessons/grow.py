@@ -23,7 +23,7 @@ from attnviz.models.induction.passes import RULE, map_tokens
 from attnviz.models.induction.recorded import MEASURE_EVERY, recorded
 from attnviz.models.induction.train import HELD_OUT_SIZE, Measures, Progress
 from attnviz.teach.lessons.heads import article, name_claims, pattern_claim
-from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style
+from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style, token_panel
 
 
 def head_label(layer: int, head: int) -> str:
@@ -129,6 +129,24 @@ def _head_series(curves: api.Curves, score: str) -> dict[str, np.ndarray]:
     }
 
 
+def _score_lines(
+    name: str, series: dict[str, np.ndarray], x, step: int, beside: dict[str, np.ndarray]
+) -> F.Chart:
+    """One score of every head against the steps, from 0 to 1, ``step`` marked."""
+    return F.lines(
+        x,
+        series,
+        title=f"{name} score of every head",
+        x_name="step",
+        y_name="score",
+        markers=False,
+        y_range=(0.0, 1.0),
+        mark_x=step,
+        mark_label=f"step {_steps_words(step)}",
+        beside=len(beside),
+    )
+
+
 def run_view(step: int) -> RunView:
     """The reference run at checkpoint ``step`` (one of :func:`attnviz.models.induction.api.steps`)."""
     if step not in api.steps():
@@ -154,30 +172,9 @@ def run_view(step: int) -> RunView:
     induction_series = _head_series(curves, "induction")
     induction_series["control (best)"] = control.scores["induction"][:, -1].max(-1)
     previous_series = _head_series(curves, "previous")
-    previous = F.lines(  # drawn beside the induction scores: the same room for the legend
-        x,
-        previous_series,
-        title="Previous-token score of every head",
-        x_name="step",
-        y_name="score",
-        markers=False,
-        y_range=(0.0, 1.0),
-        mark_x=step,
-        mark_label=mark,
-        beside=len(induction_series),
-    )
-    induction = F.lines(
-        x,
-        induction_series,
-        title="Induction score of every head",
-        x_name="step",
-        y_name="score",
-        markers=False,
-        y_range=(0.0, 1.0),
-        mark_x=step,
-        mark_label=mark,
-        beside=len(previous_series),
-    )
+    # The two charts are drawn side by side: each keeps room for the other's legend.
+    previous = _score_lines("Previous-token", previous_series, x, step, beside=induction_series)
+    induction = _score_lines("Induction", induction_series, x, step, beside=previous_series)
     last = m.scores["induction"].shape[0] - 1
     metrics = (
         ("Step", f"{_steps_words(step)} of {_steps_words(curves.steps[-1])}"),
@@ -239,15 +236,7 @@ def _head_words(layer: int, head: int | None) -> str:
 
 
 def _stack(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
-    return Panel(
-        key,
-        weights,
-        tuple(labels),
-        tuple(labels),
-        title=title,
-        kind=CAUSAL_WEIGHTS,
-        style=Style(labelled=True),
-    )
+    return token_panel(key, weights, labels, title, kind=CAUSAL_WEIGHTS, style=Style(labelled=True))
 
 
 def _probe_keys(n: int, repeat: int) -> dict[str, tuple[int, ...]]:

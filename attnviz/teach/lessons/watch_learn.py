@@ -17,7 +17,7 @@ import torch
 
 from attnviz import figures as F
 from attnviz.models import toy_tasks as learn
-from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style
+from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style, token_panel
 
 SHARP = 0.9  # a head "found" the pattern when this share of its attention is on the right key
 NEARLY_EVEN = 0.1  # step-0 rows within this of an even share are called "nearly uniform"
@@ -90,12 +90,11 @@ def task_view(cfg: learn.LearnConfig) -> TaskView:
 
 def _panel(key: str, weights: torch.Tensor, labels, title: str, **style) -> Panel:
     """One head's causal weights after training (or the expected pattern), as a panel."""
-    return Panel(
+    return token_panel(
         key,
         weights,
-        tuple(labels),
-        tuple(labels),
-        title=title,
+        labels,
+        title,
         formula=r"A_h",
         sentence=title,
         kind=CAUSAL_WEIGHTS if "value_name" not in style else "",
