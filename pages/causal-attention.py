@@ -54,7 +54,7 @@ plan = panels.plan_or_present(  # the questions read the page's traces: the pass
 
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
-numbers, panel_view = panels.pass_view_controls(args, len(trace.labels))
+numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels))
 st.code(L.constructor, language="python")
 if L.book_note:
     st.caption(L.book_note)

@@ -88,7 +88,7 @@ with st.expander("Presets", key="presets", on_change="rerun") as presets_box:
 trace, view, plan = lesson()
 induction.weights_note(cfg, "multihead", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
-numbers, panel_view = panels.pass_view_controls(args, len(trace.labels))
+numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels))
 
 # --- all heads ---------------------------------------------------------------------------------
 st.header("All heads")
@@ -101,7 +101,7 @@ panels.claims(view.claims_for(view.grid.key), plan=plan)
 
 st.subheader("One head in detail")
 h = panels.pick_head(view.num_heads, key="head")
-panels.drawn_from(args, head=h)
+panels.drawn_from(plan, args, head=h)
 head = cache.lesson_of(("multihead head", *args, h), lambda: ML.head_view(trace, h))
 qkv = ("queries_heads", "keys_heads", "values_heads")
 panels.beside(

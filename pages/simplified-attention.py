@@ -29,7 +29,7 @@ plan = panels.plan_or_present(  # what "Predict first" hides on this run; or pre
 )
 labels, n = lesson.labels, lesson.num_tokens
 # the exact numbers, the colour scale and the token window, for every panel below
-numbers, panel_view = panels.pass_view_controls(args, n)
+numbers, panel_view = panels.pass_view_controls(plan, args, n)
 
 
 # --- one query ------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ plan = panels.plan_or_present(  # the questions read the module the page draws (
 )
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
-numbers, panel_view = panels.pass_view_controls(args, len(trace.labels), variant=version)
+numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels), variant=version)
 
 
 def show(name: str) -> None:

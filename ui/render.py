@@ -29,15 +29,16 @@ from ui.text import md_escape
 
 if TYPE_CHECKING:
     from ui.teach.predict import Plan
+    from ui.teach.slides import PageContext
 
 
-def drawn_from(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
-    """Say which computation this run's panels come from (the text, settings and book flag of
-    the page's cache, page 2's module, page 4's head), for their "Reproduce" snippets
-    (:func:`ui.teach.slides.use`). Pages 1–4 call it before drawing their panels."""
+def drawn_from(plan: Plan, args: tuple, *, variant: str = "v2", head: int = 0) -> None:
+    """Write on the page's ``plan`` which computation the panels drawn after this come from
+    (the text, settings and book flag of the page's cache, page 2's module, page 4's head), for
+    their "Reproduce" snippets (:func:`ui.teach.slides.box`)."""
     from ui.teach import slides
 
-    slides.use(args, variant=variant, head=head)
+    plan.source = slides.PageContext(tuple(args), variant, head)
 
 
 def plan_or_present(page: str, key: tuple, numbers_of, mode, cfg, lesson, checks=None) -> Plan:
@@ -55,14 +56,16 @@ def plan_or_present(page: str, key: tuple, numbers_of, mode, cfg, lesson, checks
     return plan
 
 
-def pass_view_controls(args: tuple, num_tokens: int, *, variant: str = "v2") -> tuple[bool, View]:
+def pass_view_controls(
+    plan: Plan, args: tuple, num_tokens: int, *, variant: str = "v2"
+) -> tuple[bool, View]:
     """A pass page's controls above its panels: the exact-numbers toggle, then the colour
     scale and token window for every panel below (:func:`ui.view.controls`); the run's
-    computation is named for the "Reproduce" snippets in between (:func:`drawn_from`)."""
+    computation is written on ``plan`` for the "Reproduce" snippets (:func:`drawn_from`)."""
     from ui import view
 
     numbers = show_numbers_toggle()
-    drawn_from(args, variant=variant)
+    drawn_from(plan, args, variant=variant)
     return numbers, view.controls(num_tokens)
 
 
@@ -85,11 +88,14 @@ def notes(messages) -> None:
         st.info(md_escape(message))
 
 
-def matrix(panel: Panel, *, numbers: bool, viewed: bool = False) -> None:
+def matrix(
+    panel: Panel, *, numbers: bool, viewed: bool = False, source: PageContext | None = None
+) -> None:
     """A panel's figure and, under it, its caption and its exact numbers and CSV (see
     :func:`ui.numbers.numbers_box`); a (heads, rows, cols) stack's CSV holds every head. The
     opened box also holds the figure's downloads for slides, its LaTeX and its snippet
-    (:func:`ui.teach.slides.box`; ``viewed``: the panel is the page's view of a larger one)."""
+    (:func:`ui.teach.slides.box`; ``viewed``: the panel is the page's view of a larger one;
+    ``source``: the computation it comes from, for its "Reproduce" script)."""
     from ui.teach import slides
 
     key = f"fig_{panel.key}"
@@ -102,7 +108,7 @@ def matrix(panel: Panel, *, numbers: bool, viewed: bool = False) -> None:
         panel.cols,
         key=panel.key,
         numbers=numbers,
-        extras=lambda: slides.box(panel, chart_key=key, viewed=viewed),
+        extras=lambda: slides.box(panel, chart_key=key, viewed=viewed, context=source),
     )
 
 
@@ -123,7 +129,8 @@ def show(panel: Panel, *, numbers: bool, view: View = View(), plan: Plan | None 
         if heads != (panel.heads or tuple(range(panel.values.shape[0]))):
             view = replace(view, heads=heads)
     shown = cache.panel_view(panel, view) if not view.is_default else None
-    matrix(shown or panel, numbers=numbers, viewed=shown is not None)
+    source = plan.source if plan is not None else None
+    matrix(shown or panel, numbers=numbers, viewed=shown is not None, source=source)
 
 
 _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = {

@@ -37,7 +37,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -51,6 +51,9 @@ from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, cha
 from ui import links, url
 from ui.classroom import poll_views as poll
 from ui.text import md_escape
+
+if TYPE_CHECKING:
+    from ui.teach.slides import PageContext
 
 PREDICT_KEY = url.PREDICT
 MYSTERY_KEY = url.MYSTERY
@@ -549,6 +552,9 @@ class Plan:
     numbers: Q.Numbers | None
     steps: tuple[str, ...] = ()  # presenter mode: every step's panel key, in order
     asked: set[str] = field(default_factory=set)  # question ids drawn in this run
+    # the computation the panels drawn next come from, for their "Reproduce" scripts
+    # (ui.render.drawn_from; None: no script)
+    source: PageContext | None = None
 
     @property
     def questions(self) -> list[Q.Question]:

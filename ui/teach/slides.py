@@ -17,7 +17,6 @@ draws (:func:`use`): the reproduce snippet needs the text, the settings and the 
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,15 +52,6 @@ class PageContext:
     head: int = 0
 
 
-_run = threading.local()
-
-
-def use(args: tuple, *, variant: str = "v2", head: int = 0) -> None:
-    """Say, for this run, which computation the page's panels come from (pages 1–4 call this
-    before drawing them)."""
-    _run.context = PageContext(tuple(args), variant, head)
-
-
 def downloads(chart_key: str, name: str) -> None:
     """The SVG and PNG buttons for the chart drawn with ``chart_key``."""
     _export(key=f"export_{chart_key}", data={"chart": chart_key, "name": name}, height="content")
@@ -82,12 +72,12 @@ def latex(panel: Panel) -> None:
     st.code(text, language="latex")
 
 
-def reproduce_box(panel: Panel, viewed: bool) -> None:
-    """The Python script that prints the panel's matrix, for the page's text and settings."""
+def reproduce_box(panel: Panel, viewed: bool, context: PageContext | None) -> None:
+    """The Python script that prints the panel's matrix, for the page's text and settings
+    (``context``: the computation the page drew it from; None: no script)."""
     from ui import cache
 
     source = reproduce.PANELS.get(panel.key)
-    context: PageContext | None = getattr(_run, "context", None)
     if source is None or context is None:
         return
     text, settings, book = context.args[:3]
@@ -123,8 +113,11 @@ def reproduce_box(panel: Panel, viewed: bool) -> None:
     st.code(snippet, language="python")
 
 
-def box(panel: Panel, *, chart_key: str, viewed: bool = False) -> None:
-    """What a matrix's opened box holds for slides (after its table and CSV)."""
+def box(
+    panel: Panel, *, chart_key: str, viewed: bool = False, context: PageContext | None = None
+) -> None:
+    """What a matrix's opened box holds for slides (after its table and CSV); ``context``: the
+    computation the page drew the panel from, for its "Reproduce" script."""
     downloads(chart_key, panel.key)
     latex(panel)
-    reproduce_box(panel, viewed)
+    reproduce_box(panel, viewed, context)
