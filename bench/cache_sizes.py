@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from attnviz import figures as F  # noqa: E402
+from attnviz import figures  # noqa: E402
 from attnviz.core.settings import Settings  # noqa: E402
 from attnviz.server import budget  # noqa: E402
 from attnviz.teach import prepare as lesson  # noqa: E402
@@ -57,11 +57,11 @@ def sizes(label: str, s: Settings, text: str) -> dict:
     import torch
 
     square = torch.rand(t, t, generator=torch.Generator().manual_seed(0))
-    fig = F.heatmap(square, prep.labels, prep.labels, title="w")
+    fig = figures.heatmap(square, prep.labels, prep.labels, title="w")
     row = {"settings": label, "tokens": t}
     row |= {f"{k} trace MB": round(budget.size_of(v) / MB, 3) for k, v in traces.items()}
     row["heatmap MB"] = round(budget.size_of(fig) / MB, 3)
-    row["heatmap JSON MB"] = round(F.figure_bytes(fig) / MB, 3)
+    row["heatmap JSON MB"] = round(figures.figure_bytes(fig) / MB, 3)
     row["predicted request MB"] = round(budget.predicted_bytes(s, t) / MB, 1)
     return row
 

@@ -28,7 +28,7 @@ import torch
 
 from attnviz.core import inputs
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.tokens import tokenize
 
 TEXTS = (
@@ -79,8 +79,8 @@ def mixes(x: torch.Tensor) -> bool:
 
 def scaling_move(x: torch.Tensor, d_out: int, seed: int = SEED) -> float:
     """max |softmax(QKᵀ) - softmax(QKᵀ/√d_k)| for ``SelfAttention_v2(d_in, d_out)``."""
-    spec = T.ModuleSpec("v2", x.shape[-1], d_out, seed=seed)
-    tr = T.trace_trainable(spec, x, tuple(str(i) for i in range(x.shape[0])))
+    spec = tracing.ModuleSpec("v2", x.shape[-1], d_out, seed=seed)
+    tr = tracing.trace_trainable(spec, x, tuple(str(i) for i in range(x.shape[0])))
     unscaled = M.softmax_rows(tr["attn_scores"])
     return float((unscaled - tr["attn_weights"]).abs().max())
 

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from attnviz.models import toy_tasks as L
+from attnviz.models import toy_tasks
 
 
 def main() -> None:
@@ -23,18 +23,18 @@ def main() -> None:
     threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     torch.set_num_threads(threads)
     started = time.perf_counter()
-    L.train(L.LearnConfig(steps=1))
+    toy_tasks.train(toy_tasks.LearnConfig(steps=1))
     print(
         f"threads={threads}; first run in the process (1 step): "
         f"{time.perf_counter() - started:.2f} s"
     )
-    defaults = L.LearnConfig()
+    defaults = toy_tasks.LearnConfig()
     print(
         f"defaults: lr={defaults.lr}, steps={defaults.steps}, heads={defaults.num_heads}, "
         f"batch={defaults.batch_size}, d_out={defaults.d_out}"
     )
-    for task in L.TASKS:
-        results = [L.train(L.LearnConfig(task=task, seed=s)) for s in range(seeds)]
+    for task in toy_tasks.TASKS:
+        results = [toy_tasks.train(toy_tasks.LearnConfig(task=task, seed=s)) for s in range(seeds)]
         seconds = [r.seconds for r in results]
         print(
             f"{task:>6}: accuracy min {min(r.held_out_accuracy for r in results):.4f}, "

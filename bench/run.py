@@ -230,12 +230,14 @@ def _wait_charts(page) -> None:
 
 def learn_default_run(repeats: int = 3) -> dict:
     """Wall time of the "Watch attention learn" page's default training run, per task."""
-    from attnviz.models import toy_tasks as L
+    from attnviz.models import toy_tasks
 
-    L.train(L.LearnConfig(steps=1))  # the optimizer's first use imports more of torch
+    toy_tasks.train(
+        toy_tasks.LearnConfig(steps=1)
+    )  # the optimizer's first use imports more of torch
     out = {}
-    for task in L.TASKS:
-        runs = [L.train(L.LearnConfig(task=task)) for _ in range(repeats)]
+    for task in toy_tasks.TASKS:
+        runs = [toy_tasks.train(toy_tasks.LearnConfig(task=task)) for _ in range(repeats)]
         out[task] = {
             "median_s": statistics.median(r.seconds for r in runs),
             "accuracy": runs[0].held_out_accuracy,

@@ -10,7 +10,7 @@ import functools
 import streamlit as st
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.teach import prepare as lesson
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as lessons
@@ -29,7 +29,7 @@ trace = panels.causal_trace_or_stop("causal", cfg, args)
 batch = cache.batch(*bargs)  # the two texts' inputs: "Break it" and the closed batch part
 
 
-def lab_trace_now() -> T.CausalTrace | None:
+def lab_trace_now() -> tracing.CausalTrace | None:
     """The pass in training mode at the sidebar's rate and seed, for the dropout lab (None in
     book mode or at dropout 0): computed only when the lab is opened or a question asks it."""
     if cfg.book or args[1].dropout == 0:

@@ -12,19 +12,19 @@ from attnviz.teach.lessons import grow as G
 from attnviz.teach.prepare import EMPTY_MESSAGE
 from ui import render as panels
 from ui import state
-from ui.models import growing as I
+from ui.models import growing
 from ui.text import md_escape
 
 cfg = state.config()
 panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
-warning = I.read_url()
+warning = growing.read_url()
 if warning:
     st.warning(warning)
 st.caption(
     "This page's model has its own sizes: of the sidebar, only the text applies here "
     "(in book mode, the book's sentence)."
 )
-tokens = I.tokens_of(cfg.text, cfg.settings.max_tokens)
+tokens = growing.tokens_of(cfg.text, cfg.settings.max_tokens)
 if len(tokens) == 0:  # as on every page drawn from the text: one message, nothing drawn
     st.info(EMPTY_MESSAGE)
     st.stop()
@@ -38,8 +38,8 @@ def bullets(lines) -> None:
 # --- the recorded run ------------------------------------------------------------------------
 st.header("The recorded run")
 st.write(G.recorded_words() + " Nothing trains when you move the slider.")
-step = I.step_slider()
-run = I.run_view(step)
+step = growing.step_slider()
+run = growing.run_view(step)
 for column, (label, value) in zip(st.columns(len(run.metrics)), run.metrics, strict=True):
     column.metric(label, value)
 st.write(run.phase)
@@ -60,7 +60,7 @@ st.write(run.layer0)
 
 # --- the heads on your text ---------------------------------------------------------------
 st.header("The heads on your text")
-maps = I.maps_view(tokens, step)
+maps = growing.maps_view(tokens, step)
 st.write(md_escape(maps.layout))
 numbers = panels.show_numbers_toggle()
 
@@ -88,9 +88,9 @@ if st.toggle("Ablate a head", key="gablate", bind="query-params"):
             bind="query-params",
         )
     )
-    ablation = I.ablation_view(step)
+    ablation = growing.ablation_view(step)
     st.write(ablation.sentences[head])
-    panels.plot(I.ablation_chart(ablation, head), key="p8_ablation", numbers=False)
+    panels.plot(growing.ablation_chart(ablation, head), key="p8_ablation", numbers=False)
     st.caption(md_escape(" ".join(s for i, s in enumerate(ablation.sentences) if i != head)))
 
 # --- grow your own -------------------------------------------------------------------------------
@@ -100,18 +100,18 @@ st.write(
     "once a second. One model grows at a time on this server; if another is growing, you are "
     "told your place in the queue. Cancel, or leaving the page, stops the run."
 )
-seed, grow_steps, pressed = I.grow_controls()
-done = I.finished_run(seed, grow_steps)
+seed, grow_steps, pressed = growing.grow_controls()
+done = growing.finished_run(seed, grow_steps)
 if pressed and done is None:
-    done = I.grow_live(seed, grow_steps)
+    done = growing.grow_live(seed, grow_steps)
 elif pressed:
     st.caption("Already grown with this seed and step count on this server: shown from there.")
 if done is None:
     st.info("Press Grow to train (nothing trains until you do).", icon=":material/play_arrow:")
 else:
-    grown = I.grown_view(seed, done)
+    grown = growing.grown_view(seed, done)
     st.write(grown.summary)
-    note = I.live_note(seed, grow_steps)
+    note = growing.live_note(seed, grow_steps)
     if note:
         st.caption(note)
     panels.plot(grown.curves, key="p8_grown", numbers=False)

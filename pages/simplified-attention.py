@@ -7,9 +7,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import streamlit as st
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.teach import questions as Q
-from attnviz.teach.lessons import simplified as L
+from attnviz.teach.lessons import simplified
 from ui import cache, links, state
 from ui import render as panels
 from ui.teach import breakit, explain
@@ -21,9 +21,11 @@ args = cfg.trace_args("simplified")
 mode = panels.pass_page_top(__file__, "simplified", cfg, args)  # intro, Predict first, Spot the bug
 panels.prepared_or_stop(args)
 if cfg.settings.training and not cfg.book:
-    st.info(L.TRAINING_NOTE)
+    st.info(simplified.TRAINING_NOTE)
 trace = cache.trace("simplified", *args)
-lesson = cache.lesson_of(("simplified", *args), lambda: L.simplified_lesson(trace, cfg.book))
+lesson = cache.lesson_of(
+    ("simplified", *args), lambda: simplified.simplified_lesson(trace, cfg.book)
+)
 plan = panels.plan_or_present(  # what "Predict first" hides on this run; or presenter mode
     "simplified", args, lambda: Q.numbers_of("simplified", trace), mode, cfg, lesson
 )
@@ -44,7 +46,7 @@ query = st.selectbox(
     bind="query-params",
 )
 st.write(
-    f"The query is `inputs[{query}]`, the book's {L.book_name('x', query)} (rows count from 0 "
+    f"The query is `inputs[{query}]`, the book's {simplified.book_name('x', query)} (rows count from 0 "
     "here, from 1 in the book). Its score with each token is a dot product; the highest "
     "scores go to the tokens whose vectors point the same way."
 )
@@ -76,7 +78,7 @@ with c2:
     )
 view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
-    lambda: L.query_view(trace, query, stretch, shift, cfg.book),
+    lambda: simplified.query_view(trace, query, stretch, shift, cfg.book),
 )
 if plan.slot("p1_query_walk"):  # this query's row of scores and of weights
     panels.plot(view.scores_figure, key="p1_query_scores", numbers=numbers, container=scores_chart)
@@ -86,7 +88,7 @@ if plan.slot("p1_query_walk"):  # this query's row of scores and of weights
 
 st.subheader("The context vector")
 st.write(
-    f"z for query {query} (`context[{query}]`, the book's {L.book_name('z', query)}) is the "
+    f"z for query {query} (`context[{query}]`, the book's {simplified.book_name('z', query)}) is the "
     "weighted sum of all input vectors, each scaled by its weight."
 )
 panels.show(view.context_walk, numbers=numbers, view=panel_view, plan=plan)
@@ -115,10 +117,10 @@ explain.block({"": source}, explain.heatmaps("simplified", {""}), window=panel_v
 st.header("Loops against one matrix product")
 st.write(
     f"The chapter first fills Ω with two nested loops of `torch.dot`, then replaces them with "
-    f"`inputs @ inputs.T`. The loop runs on at most {T.LOOP_TOKEN_CAP} tokens here."
+    f"`inputs @ inputs.T`. The loop runs on at most {tracing.LOOP_TOKEN_CAP} tokens here."
 )
 if st.button(f"Time the loop and the matrix product on {lesson.loop_tokens} tokens", key="p1_time"):
-    st.session_state["p1_timing"] = (args, L.time_loop(trace))
+    st.session_state["p1_timing"] = (args, simplified.time_loop(trace))
 # A timing belongs to the inputs it was measured on: after the text or d_in change, it is gone.
 timing = st.session_state.get("p1_timing")
 if timing is not None and timing[0] == args:
@@ -126,7 +128,11 @@ if timing is not None and timing[0] == args:
 
 panels.badges(lesson.checks, plan=plan)
 panels.source(
-    M.simplified_attention, T.sum_normalize, T.naive_softmax, T.loop_scores, T.trace_simplified
+    M.simplified_attention,
+    tracing.sum_normalize,
+    tracing.naive_softmax,
+    tracing.loop_scores,
+    tracing.trace_simplified,
 )
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from attnviz.core import modules as M
 from attnviz.teach import questions as Q
-from attnviz.teach.lessons import trainable as L
+from attnviz.teach.lessons import trainable
 from ui import cache, links, parts, sections, state
 from ui import render as panels
 from ui.models import growing as induction
@@ -38,19 +38,20 @@ else:
 trace = cache.trace("trainable", *args, version)
 lesson = cache.lesson_of(
     ("trainable", *args, version, "main"),
-    lambda: L.trainable_lesson(trace, None, None, cfg.book),
+    lambda: trainable.trainable_lesson(trace, None, None, cfg.book),
 )
 
 
-def full_lesson() -> L.TrainableLesson:
+def full_lesson() -> trainable.TrainableLesson:
     """The lesson with the other version and the wider trace (why-scale, v1 against v2)."""
     other = cache.trace("trainable", *args, "v1" if version == "v2" else "v2")
-    wide_settings = L.wide_settings(args[1], cfg.book)
+    wide_settings = trainable.wide_settings(args[1], cfg.book)
     wide = (
         cache.trace("trainable", args[0], wide_settings, False, version) if wide_settings else None
     )
     return cache.lesson_of(
-        ("trainable", *args, version), lambda: L.trainable_lesson(trace, other, wide, cfg.book)
+        ("trainable", *args, version),
+        lambda: trainable.trainable_lesson(trace, other, wide, cfg.book),
     )
 
 
@@ -74,7 +75,7 @@ if cfg.book:
         "SelfAttention_v2 after torch.manual_seed(789), with d_in=3, d_out=2."
     )
 elif cfg.settings.training:
-    st.info(L.TRAINING_NOTE)
+    st.info(trainable.TRAINING_NOTE)
 
 st.header("The three projections")
 for group in (("W_query", "W_key", "W_value"), ("queries", "keys", "values")):

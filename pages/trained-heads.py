@@ -10,8 +10,8 @@ import functools
 import pandas as pd
 import streamlit as st
 
-from attnviz.models import gpt2 as P
-from attnviz.teach import bugs as B
+from attnviz.models import gpt2
+from attnviz.teach import bugs
 from attnviz.teach.panel import View
 from attnviz.teach.prepare import EMPTY_MESSAGE
 from ui import cache, state
@@ -80,8 +80,8 @@ try:
         n = min(len(tokens), config.context_length)
         ids = tuple(tokens.ids[:n])
         view = trained.view(folder, ids)
-except P.WeightsError as err:
-    st.error(f"The weights in `{P.ENV}` could not be used: {md_escape(str(err))}")
+except gpt2.WeightsError as err:
+    st.error(f"The weights in `{gpt2.ENV}` could not be used: {md_escape(str(err))}")
     st.stop()
 labels = tokens.labels[:n]
 if n < len(tokens):
@@ -97,13 +97,13 @@ st.caption(
 st.subheader("Every head at a glance")
 rows = [
     {"type": name, "criterion (queries 1 … T−1)": rule, "heads": int(view.types[name].sum())}
-    for name, rule in P.HEAD_TYPES.items()
+    for name, rule in gpt2.HEAD_TYPES.items()
 ]
 st.dataframe(pd.DataFrame(rows), hide_index=True)
 picked = st.pills(
-    "Show only heads of these types", list(P.HEAD_TYPES), selection_mode="multi", key="t_types"
+    "Show only heads of these types", list(gpt2.HEAD_TYPES), selection_mode="multi", key="t_types"
 )
-wanted = tuple(t for t in P.HEAD_TYPES if t in (picked or []))
+wanted = tuple(t for t in gpt2.HEAD_TYPES if t in (picked or []))
 shown = trained.shown_heads(view, wanted)
 choices = [(layer, head) for layer in range(L) for head in range(H) if shown[layer, head]]
 if not choices:
@@ -180,11 +180,11 @@ st.write(
     "output back to the vector it read (the residual connection); a feed-forward network follows "
     f"the same way. Each of the {L} blocks does this once. Shapes for your {n} tokens:"
 )
-st.dataframe(pd.DataFrame(P.block_shapes(config, n)), hide_index=True)
+st.dataframe(pd.DataFrame(gpt2.block_shapes(config, n)), hide_index=True)
 st.write(
     "GPT-2 stores W_query, W_key and W_value side by side in one matrix, c_attn, as a Conv1D "
     "whose weight is (input, output); nn.Linear keeps (output, input). Loading is Exercise 3.1's "
     "transposition, after a split in three:"
 )
-st.code(B.source_of(P.split_c_attn), language="python")
-panels.source(P.TransformerBlock.forward, P.attention_with_weights, title="The block's code")
+st.code(bugs.source_of(gpt2.split_c_attn), language="python")
+panels.source(gpt2.TransformerBlock.forward, gpt2.attention_with_weights, title="The block's code")

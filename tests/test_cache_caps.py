@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 from attnviz.models import implementations as impl
 from attnviz.server import budget
 from attnviz.teach.lessons import multihead as ML
@@ -18,7 +18,10 @@ from ui.models import watch as learn
 
 ROOT = Path(__file__).resolve().parents[1]
 UI_MODULES = (cache, comparison, learn, trained)
-GPT2_CACHES = {"gpt2 attention": P.ATTENTION_CACHE_BYTES, "gpt2 figures": P.FIGURE_CACHE_BYTES}
+GPT2_CACHES = {
+    "gpt2 attention": gpt2.ATTENTION_CACHE_BYTES,
+    "gpt2 figures": gpt2.FIGURE_CACHE_BYTES,
+}
 
 
 def app_memos() -> dict[str, Memo]:

@@ -250,7 +250,7 @@ def test_timings_and_loads_give_the_turn_up(one_turn, monkeypatch, tmp_path):
     """Work that takes seconds on a page (page 1's loop timing, page 4's and page 6's timings,
     loading GPT-2) lets the next page run go first."""
     from attnviz.models import gpt2 as pretrained
-    from attnviz.models import implementations as I
+    from attnviz.models import implementations as impl
     from attnviz.models import speed
     from attnviz.teach import prepare as lesson
     from attnviz.teach.lessons import simplified
@@ -265,7 +265,7 @@ def test_timings_and_loads_give_the_turn_up(one_turn, monkeypatch, tmp_path):
         speed.wrapper_against_split(1, 4, 8, 8, 2, 8, False)
         held.append(one_turn.holds())
     with one_turn.page_turn():
-        I.benchmark((1, 4, 8, 8, 2, False), seconds_per_impl=0.001, min_rounds=1, max_rounds=1)
+        impl.benchmark((1, 4, 8, 8, 2, False), seconds_per_impl=0.001, min_rounds=1, max_rounds=1)
         held.append(one_turn.holds())
     monkeypatch.setattr(pretrained, "_build", lambda folder: folder)
     pretrained.clear_loaded()

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import streamlit as st
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach.panel import Panel, chart_label, draw
 
 # No Plotly toolbar: its eight buttons per chart were Tab stops (the keyboard reached the first
@@ -26,7 +26,7 @@ PLOT_CONFIG_JSON = json.dumps(PLOT_CONFIG)
 DEFAULT_HEIGHT = 450
 
 
-def _encoded(spec: F.Spec, label: str) -> tuple[str, int, str]:
+def _encoded(spec: figures.Spec, label: str) -> tuple[str, int, str]:
     """(the spec's JSON, its height in px, its accessible label)."""
     height = spec.get("layout", {}).get("height")
     return (
@@ -36,7 +36,9 @@ def _encoded(spec: F.Spec, label: str) -> tuple[str, int, str]:
     )
 
 
-def encoded(item: Panel | F.Chart, look: F.Look = F.NORMAL) -> tuple[str, int, str]:
+def encoded(
+    item: Panel | figures.Chart, look: figures.Look = figures.NORMAL
+) -> tuple[str, int, str]:
     """The JSON, height and label of ``item`` drawn at ``look``: built once per item (its
     serial number, never reused) and look, and shared by every session."""
     from ui import cache
@@ -48,7 +50,9 @@ def encoded(item: Panel | F.Chart, look: F.Look = F.NORMAL) -> tuple[str, int, s
     return cache.derived.get(key, lambda: _encoded(item.spec, item.label))
 
 
-def chart(item: Panel | F.Chart, *, key: str | None = None, container=None, look=F.NORMAL) -> None:
+def chart(
+    item: Panel | figures.Chart, *, key: str | None = None, container=None, look=figures.NORMAL
+) -> None:
     """Draw a panel's figure or a chart as ``st.plotly_chart(spec, width="stretch",
     config=PLOT_CONFIG, alt=label)`` would (full width, no toolbar, a text label naming what it
     shows and its shape), from JSON made once (:func:`encoded`). ``container``: a column or
@@ -58,7 +62,7 @@ def chart(item: Panel | F.Chart, *, key: str | None = None, container=None, look
     send_plotly_spec(target, spec, PLOT_CONFIG_JSON, height, key, label)
 
 
-def encode(spec: F.Spec, label: str) -> tuple[str, int, str]:
+def encode(spec: figures.Spec, label: str) -> tuple[str, int, str]:
     """The JSON, height and label of a spec made for one run (a class's live tally), for
     :func:`send`: not kept in the shared cache, which holds what many sessions draw again."""
     return _encoded(spec, label)

@@ -24,7 +24,7 @@ import streamlit as st
 import streamlit.components.v2 as components
 
 from attnviz.core.settings import BOUNDS
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from ui import sections, state, url
 from ui.text import md_escape
 
@@ -60,7 +60,7 @@ def head_name(h: int) -> str:
 
 
 def _bug_titles(pass_kind: str) -> tuple[str, ...]:
-    return (NO_BUG, *(bug.title for bug in B.bugs_for(pass_kind)))
+    return (NO_BUG, *(bug.title for bug in bugs.bugs_for(pass_kind)))
 
 
 _HEAD_TOP = int(BOUNDS["num_heads"][1]) - 1

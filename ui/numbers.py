@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from ui.charts import chart
 
 
@@ -62,7 +62,7 @@ def csv_bytes(z, rows, cols) -> bytes:
 
 # A table sends every cell to the browser: at most what a figure may draw (F.MAX_SIDE per side),
 # and for a stack of heads at most this many cells (the heads grid's own budget).
-TABLE_MAX_CELLS = 4 * F.MAX_SIDE * F.MAX_SIDE
+TABLE_MAX_CELLS = 4 * figures.MAX_SIDE * figures.MAX_SIDE
 
 
 def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
@@ -71,7 +71,7 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
     note saying what was left out, empty when nothing was."""
     array = z.detach().to(torch.float32).numpy() if isinstance(z, torch.Tensor) else np.asarray(z)
     if array.ndim == 3:
-        parts = [F.crop(a, list(rows), list(cols)) for a in array]
+        parts = [figures.crop(a, list(rows), list(cols)) for a in array]
         _, r, c, note = parts[0]
         per_head = max(1, len(r) * len(c))
         heads = max(1, min(array.shape[0], TABLE_MAX_CELLS // per_head))
@@ -80,7 +80,7 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
         if heads < array.shape[0]:
             notes.insert(0, f"heads 0–{heads - 1} of {array.shape[0]}")
         return kept, r, c, ", ".join(notes)
-    return F.crop(array, list(rows), list(cols))
+    return figures.crop(array, list(rows), list(cols))
 
 
 # How a numbers table writes a value: 4 decimals (as the book prints them, and as the hover
@@ -187,7 +187,7 @@ def _slides_box(key: str, extras: Callable[[], None] | None) -> None:
 
 
 # --- bar and line charts: the numbers they draw ------------------------------------------------
-def series_frame(item: F.Chart) -> pd.DataFrame:
+def series_frame(item: figures.Chart) -> pd.DataFrame:
     """The exact values a bar or line chart draws (``Chart.series``): one row per point (its
     raw label on the category axis, its x on a line chart), one column per series. Series
     with different points are aligned on their labels."""
@@ -224,7 +224,7 @@ def series_table(frame: pd.DataFrame, key: str) -> None:
     )
 
 
-def plot(item: F.Chart, *, key: str, numbers: bool, container=None) -> None:
+def plot(item: figures.Chart, *, key: str, numbers: bool, container=None) -> None:
     from ui.teach import slides
 
     """A bar or line chart and, like a matrix, its exact numbers: under the chart when

@@ -20,8 +20,8 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
+from attnviz.teach import bugs
+from attnviz.teach import checks as live_checks
 from attnviz.teach.panel import Panel, View
 from ui.charts import chart
 from ui.numbers import numbers_box, plot
@@ -141,7 +141,7 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 }
 
 
-def badge_text(result: C.CheckResult, plan: Plan | None = None) -> str:
+def badge_text(result: live_checks.CheckResult, plan: Plan | None = None) -> str:
     """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
     the next line, in small type, its numbers; while a "Predict first" question of ``plan``
     waits, a note instead of the numbers (the largest weight ... can give an answer away)."""
@@ -154,7 +154,7 @@ def badge_text(result: C.CheckResult, plan: Plan | None = None) -> str:
     return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
 
 
-def badge(*results: C.CheckResult, plan: Plan | None = None) -> None:
+def badge(*results: live_checks.CheckResult, plan: Plan | None = None) -> None:
     """Live checks: each a coloured badge and its numbers, one paragraph each, all in one
     element."""
     st.markdown("\n\n".join(badge_text(r, plan) for r in results))
@@ -182,7 +182,7 @@ def source(*functions, title: str = "The engine's code for this") -> None:
     with st.expander(title, key="engine_code", on_change="rerun") as box:
         if box.open:
             for fn in functions:
-                st.code(B.source_of(fn), language="python")
+                st.code(bugs.source_of(fn), language="python")
 
 
 def printout(label: str, tensor: torch.Tensor) -> None:

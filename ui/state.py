@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from attnviz.core import book as B
+from attnviz.core import book as BK
 from attnviz.core.inputs import BOOK_TEXT
 from attnviz.core.settings import BOUNDS, PASS_FIELDS, WEIGHTS, Settings, trained_sizes
 from ui import url
@@ -437,7 +437,7 @@ _AS_TYPE: dict[str, Callable[[Any], Any]] = {"int": int, "float": float, "bool":
 
 
 # Book mode: the values every page uses, as one Config (the sidebar shows them in a panel).
-BOOK_CONFIG = Config(B.SETTINGS, BOOK_TEXT, BOOK_TEXT, True)
+BOOK_CONFIG = Config(BK.SETTINGS, BOOK_TEXT, BOOK_TEXT, True)
 BOOK_PANEL_TITLE = "Book mode: the chapter's arguments"
 
 
@@ -446,12 +446,12 @@ def book_lines() -> tuple[str, ...]:
     return (
         "inputs: the chapter's 6×3 tensor, one row per word of “Your journey starts with one "
         "step”; the batch is two copies of it",
-        f"d_in = {B.D_IN}, d_out = {B.D_OUT}, context_length = {B.CONTEXT_LENGTH}, "
-        f"num_heads = {B.NUM_HEADS}, qkv_bias = False",
-        f"seed {B.SEED_V1}: SelfAttention_v1, CausalAttention and both multi-head modules; "
-        f"seed {B.SEED_V2}: SelfAttention_v2 and the masking walkthrough",
-        f"dropout = {B.SPEC_CAUSAL.dropout:.1f} in the modules (eval mode); "
-        f"{B.DROPOUT_EXAMPLE_P:.1f} with seed {B.SEED_DROPOUT} in the dropout example "
+        f"d_in = {BK.D_IN}, d_out = {BK.D_OUT}, context_length = {BK.CONTEXT_LENGTH}, "
+        f"num_heads = {BK.NUM_HEADS}, qkv_bias = False",
+        f"seed {BK.SEED_V1}: SelfAttention_v1, CausalAttention and both multi-head modules; "
+        f"seed {BK.SEED_V2}: SelfAttention_v2 and the masking walkthrough",
+        f"dropout = {BK.SPEC_CAUSAL.dropout:.1f} in the modules (eval mode); "
+        f"{BK.DROPOUT_EXAMPLE_P:.1f} with seed {BK.SEED_DROPOUT} in the dropout example "
         "(section 3.5.2)",
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach.panel import Panel, View, heads_that_fit
 from ui import links
 
@@ -21,7 +21,7 @@ WINDOW_KEY = links.TOKENS
 SCALES = links.SCALES
 # Up to this many tokens every token already has its own labelled row (figures.py says why):
 # a window is offered only past it.
-WINDOW_FROM = F.LABEL_EVERY_TOKEN_UP_TO
+WINDOW_FROM = figures.LABEL_EVERY_TOKEN_UP_TO
 
 
 def controls(num_tokens: int) -> View:

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.classroom.polls import (
     AnswerFormat,
     Choice,
@@ -262,7 +262,7 @@ def tally_chart(
     rounds: Sequence[RoundTally],
     key: Any = None,
     labels: Sequence[str] = (),
-) -> F.Chart | None:
+) -> figures.Chart | None:
     """The class's answers as bars: one bar per option (or value) and round; a sketch: the
     class's mean row beside its spread (after the reveal, the true row too). ``key``: the
     right answer, after the reveal (its bar is highlighted). ``labels``: a sketch's keys."""
@@ -277,7 +277,7 @@ def tally_chart(
         if key is not None:
             total = sum(key)
             series["true row"] = [v / total for v in key]
-        return F.grouped_bars(
+        return figures.grouped_bars(
             series,
             names,
             title=f"Round {last.round}: the class's sketch ({last.answered} answers)",
@@ -296,7 +296,7 @@ def tally_chart(
         # The heading above the chart already says the round and how many answered.
         what = "value" if isinstance(form, Number) else "option"
         title = f"Answers per {what}" + ("; the answer in yellow" if highlight is not None else "")
-        return F.bars(
+        return figures.bars(
             [counts.get(v, 0) for v in values],
             values,
             title=title,
@@ -305,7 +305,7 @@ def tally_chart(
             counts=True,
         )
     series = {f"round {t.round}": [dict(t.counts).get(v, 0) for v in values] for t in rounds}
-    return F.grouped_bars(
+    return figures.grouped_bars(
         series, values, title="Answers, round by round", value_name="answers", counts=True
     )
 
@@ -326,7 +326,7 @@ def _hidden_matrix(q: Q.Question, n: Q.Numbers) -> tuple[torch.Tensor, str, str,
     return n.weights[h], "weights", "weight", None
 
 
-def reveal_figure(q: Q.Question, n: Q.Numbers) -> Panel | F.Chart | None:
+def reveal_figure(q: Q.Question, n: Q.Numbers) -> Panel | figures.Chart | None:
     """The true figure, drawn after the reveal: the matrix the question hid with the asked
     row outlined (a score, a weight, a row after dropout, a count of zeros), the asked row
     with and without 1/√d_k (the scaling question), or None (a shape: its answer is words)."""
@@ -336,7 +336,7 @@ def reveal_figure(q: Q.Question, n: Q.Numbers) -> Panel | F.Chart | None:
     if q.kind == Q.SCALING_ENTROPY:
         assert q.query is not None
         row = q.query
-        return F.grouped_bars(
+        return figures.grouped_bars(
             {
                 "softmax(scores / √d_k)": n.weights[0][row],
                 "softmax(scores)": torch.softmax(n.raw[0][row], dim=-1),

@@ -623,7 +623,7 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
     ``thumbs``: (layers, heads, s, s) pooled weights; ``shown``: a boolean (layers, heads)
     array, heads left blank when False (the filter); ``selected``: (layer, head) outlined.
     """
-    from attnviz import figures as F
+    from attnviz import figures
 
     L, H, s, _ = thumbs.shape
     gap = 1 if s > 2 else 0
@@ -643,17 +643,17 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
     centres = [i * step + (s - 1) / 2 for i in range(max(L, H))]
     trace = {
         "type": "heatmap",
-        "z": F.packed(z),
-        "customdata": F.packed(np.stack([layer_of, head_of], axis=-1)),
-        "colorscale": F.SEQUENTIAL,
+        "z": figures.packed(z),
+        "customdata": figures.packed(np.stack([layer_of, head_of], axis=-1)),
+        "colorscale": figures.SEQUENTIAL,
         "zmin": 0.0,
         "zmax": 1.0,
         "hovertemplate": "layer %{customdata[0]}, head %{customdata[1]}<br>"
         "pooled weight %{z:.3f}<extra></extra>",
         "colorbar": {
             "title": {"text": "weight"},
-            "thickness": F.COLOURBAR_THICKNESS,
-            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+            "thickness": figures.COLOURBAR_THICKNESS,
+            "tickfont": {"size": figures.TICK_SIZE, "color": figures.AXIS_COLOUR},
         },
     }
     shapes = []
@@ -678,7 +678,7 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
             "showgrid": False,
             "zeroline": False,
             "automargin": True,
-            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+            "tickfont": {"size": figures.TICK_SIZE, "color": figures.AXIS_COLOUR},
         },
         "yaxis": {
             "tickvals": centres[:L],
@@ -687,12 +687,12 @@ def grid_figure(thumbs: torch.Tensor, shown: np.ndarray, *, title: str, selected
             "showgrid": False,
             "zeroline": False,
             "automargin": True,
-            "tickfont": {"size": F.TICK_SIZE, "color": F.AXIS_COLOUR},
+            "tickfont": {"size": figures.TICK_SIZE, "color": figures.AXIS_COLOUR},
         },
     }
     spec = {
         "data": [trace],
-        "layout": F.base_layout(title, height=640, shapes=shapes, **axes),
+        "layout": figures.base_layout(title, height=640, shapes=shapes, **axes),
     }
-    label = f"Heatmap: {F.one_line(title)}, {L} layers × {H} heads of {s} × {s}"
-    return F.Chart(spec, label, (), "")
+    label = f"Heatmap: {figures.one_line(title)}, {L} layers × {H} heads of {s} × {s}"
+    return figures.Chart(spec, label, (), "")

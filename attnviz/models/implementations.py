@@ -41,7 +41,7 @@ from attnviz.core.skeleton import masked_shell
 from attnviz.core.trace import ModuleSpec, MultiHeadTrace, causal_mask, trace_multihead_module
 from attnviz.models.speed import race
 from attnviz.server import gate
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 
 # (batch, tokens, d_in, d_out, num_heads, qkv_bias): a plain, hashable key for the caches.
 Shape = tuple[int, int, int, int, int, bool]
@@ -80,7 +80,7 @@ class WrapperThenOutProj(nn.Module):
 
     def __init__(self, mha: M.MultiHeadAttention):
         super().__init__()
-        self.wrapper = C.wrapper_from_mha(mha)  # its heads hold views of the MHA's rows
+        self.wrapper = live_checks.wrapper_from_mha(mha)  # its heads hold views of the MHA's rows
         self.out_proj = copy.deepcopy(mha.out_proj)  # a copy draws nothing from the RNG
 
     def forward(self, x):
@@ -183,9 +183,9 @@ class TorchMHA(nn.Module):
 
     def __init__(self, mha: M.MultiHeadAttention, need_weights: bool):
         super().__init__()
-        ref = C.torch_mha_from(mha)
+        ref = live_checks.torch_mha_from(mha)
         if ref is None:
-            raise ValueError(C.torch_mha_na(mha))
+            raise ValueError(live_checks.torch_mha_na(mha))
         self.mha, self.need_weights = ref, need_weights
         self.register_buffer("future", _future_mask(mha.mask.shape[0]))
 
@@ -214,7 +214,7 @@ class Variant:
 def build_variants(mha: M.MultiHeadAttention) -> tuple[Variant, ...]:
     """Every implementation, built from ``mha``'s weights, in eval mode."""
     mha = mha.eval()
-    na = C.torch_mha_na(mha)
+    na = live_checks.torch_mha_na(mha)
     modules = {
         "wrapper": WrapperThenOutProj(mha),
         "weight_split": mha,
@@ -236,13 +236,13 @@ def verify(
     x: torch.Tensor,
     title: str = "Same output as our MultiHeadAttention",
     reference: tuple[torch.Tensor, float] | None = None,
-) -> C.CheckResult:
+) -> live_checks.CheckResult:
     """``variant(x)`` against the engine's ``MultiHeadAttention`` on ``x`` (eval mode), within
     the engine's tolerance (:func:`attnviz.teach.checks.same_output_as_mha`). ``reference``:
     ``checks.mha_reference(mha, x)``, computed once when many variants are verified."""
     with torch.inference_mode():
         actual = variant(x)
-    return C.same_output_as_mha(mha, x, actual, title, reference)
+    return live_checks.same_output_as_mha(mha, x, actual, title, reference)
 
 
 # --- references: the independent computations the checks compare a trace with -------------
@@ -278,7 +278,7 @@ def module_of(trace: MultiHeadTrace) -> M.MultiHeadAttention:
     )
     for name, _ in list(module.named_parameters()):
         owner, _, attr = name.rpartition(".")
-        setattr(module.get_submodule(owner), attr, C.shared(trace.params[name]))
+        setattr(module.get_submodule(owner), attr, live_checks.shared(trace.params[name]))
     module.mask = trace.mask
     return module.eval()
 
@@ -291,16 +291,16 @@ def references(trace: MultiHeadTrace) -> References:
     mha = module_of(trace)
     x = trace.inputs
     with torch.inference_mode():
-        sdpa_context = C.sdpa_reference(
+        sdpa_context = live_checks.sdpa_reference(
             trace.queries_heads, trace.keys_heads, trace.values_heads, causal=True
         )
-        looped = C.heads_looped(
+        looped = live_checks.heads_looped(
             trace.queries, trace.keys, trace.values, trace.num_heads, causal_mask(trace).bool()
         )
         sdpa_output = SDPA(mha).eval()(x)
-        wrapper_context = C.wrapper_from_mha(mha)(x)
-        future = mha(C.changed_future(x)[0]) if trace.num_tokens >= 2 else None
-    theirs = C.torch_mha_forward(mha, x)
+        wrapper_context = live_checks.wrapper_from_mha(mha)(x)
+        future = mha(live_checks.changed_future(x)[0]) if trace.num_tokens >= 2 else None
+    theirs = live_checks.torch_mha_forward(mha, x)
     return References(
         spec=trace.spec,
         sdpa_context=sdpa_context,
@@ -310,7 +310,7 @@ def references(trace: MultiHeadTrace) -> References:
         future_changed=future,
         torch_output=None if theirs is None else theirs[0],
         torch_weights=None if theirs is None else theirs[1],
-        torch_na=C.torch_mha_na(mha),
+        torch_na=live_checks.torch_mha_na(mha),
     )
 
 
@@ -321,40 +321,42 @@ def _belong(trace: MultiHeadTrace, refs: References) -> None:
         raise ValueError("the checks read the eval-mode trace")
 
 
-def _not_applicable(name: str, refs: References) -> C.CheckResult:
-    title = C.TITLES[name]
-    return C.CheckResult(name, title, "n/a", None, None, None, refs.torch_na or "")
+def _not_applicable(name: str, refs: References) -> live_checks.CheckResult:
+    title = live_checks.TITLES[name]
+    return live_checks.CheckResult(name, title, "n/a", None, None, None, refs.torch_na or "")
 
 
-def torch_mha_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def torch_mha_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """Our output against nn.MultiheadAttention's, from an eval-mode trace and its references."""
     _belong(trace, refs)
     if refs.torch_output is None:
         return _not_applicable("matches_torch_mha", refs)
-    return C.output_matches_torch_mha(
+    return live_checks.output_matches_torch_mha(
         trace.output, refs.torch_output, output_scale(trace), trace.spec.d_out
     )
 
 
 def output_scale(trace: MultiHeadTrace) -> float:
     """:func:`attnviz.teach.checks.mha_output_scale` of a traced forward."""
-    return C.mha_output_scale(trace.scaled_scores, trace.values, trace.params["out_proj.weight"])
+    return live_checks.mha_output_scale(
+        trace.scaled_scores, trace.values, trace.params["out_proj.weight"]
+    )
 
 
-def torch_weights_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def torch_weights_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """Our per-head weights against nn.MultiheadAttention's (n/a when it cannot hold ours)."""
     _belong(trace, refs)
     if refs.torch_weights is None:
         return _not_applicable("torch_mha_weights_match", refs)
-    return C.weights_match_torch_mha(
+    return live_checks.weights_match_torch_mha(
         trace.attn_weights, refs.torch_weights, trace.scaled_scores, trace.head_dim
     )
 
 
-def sdpa_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def sdpa_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """Our per-head context against PyTorch's SDPA on the same q, k, v (causal)."""
     _belong(trace, refs)
-    return C.matches_sdpa(
+    return live_checks.matches_sdpa(
         trace.queries_heads,
         trace.keys_heads,
         trace.values_heads,
@@ -364,18 +366,18 @@ def sdpa_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
     )
 
 
-def future_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def future_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """No future leak: our outputs on the input and on the input with its later half changed."""
     _belong(trace, refs)
     if refs.future_changed is None:
-        return C.ONE_TOKEN_NO_FUTURE
-    return C.future_unmoved(trace.output, refs.future_changed)
+        return live_checks.ONE_TOKEN_NO_FUTURE
+    return live_checks.future_unmoved(trace.output, refs.future_changed)
 
 
-def loop_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def loop_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """The batched heads against head-by-head attention on the same columns."""
     _belong(trace, refs)
-    return C.heads_equal_loop(
+    return live_checks.heads_equal_loop(
         trace.queries,
         trace.keys,
         trace.values,
@@ -386,10 +388,10 @@ def loop_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
     )
 
 
-def wrapper_check(trace: MultiHeadTrace, refs: References) -> C.CheckResult:
+def wrapper_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """The wrapper built from the split's rows against the split's merged context."""
     _belong(trace, refs)
-    return C.wrapper_matches_split(
+    return live_checks.wrapper_matches_split(
         refs.wrapper_context, trace.context, trace.scaled_scores, trace.values, trace.num_heads
     )
 
@@ -405,8 +407,10 @@ class SideBySide:
     ours_weights: torch.Tensor  # (b, H, T, T)
     torch_weights: torch.Tensor | None  # (b, H, T, T): average_attn_weights=False
     not_applicable: str | None  # why nn.MultiheadAttention cannot hold these weights
-    checks: tuple[C.CheckResult, ...]  # split-head SDPA, SDPA module, nn.MultiheadAttention
-    weights_check: C.CheckResult
+    checks: tuple[
+        live_checks.CheckResult, ...
+    ]  # split-head SDPA, SDPA module, nn.MultiheadAttention
+    weights_check: live_checks.CheckResult
 
 
 def side_from(trace: MultiHeadTrace, refs: References) -> SideBySide:
@@ -422,7 +426,7 @@ def side_from(trace: MultiHeadTrace, refs: References) -> SideBySide:
         not_applicable=refs.torch_na,
         checks=(
             sdpa_check(trace, refs),
-            C.same_output(
+            live_checks.same_output(
                 refs.sdpa_output,
                 trace.output,
                 output_scale(trace),
@@ -457,7 +461,7 @@ class Timing:
     high_s: float | None = None
     ratio: float | None = None  # median / the fastest median
     samples: int = 0
-    check: C.CheckResult | None = None
+    check: live_checks.CheckResult | None = None
     reason: str = ""
 
     @property
@@ -638,7 +642,7 @@ def benchmark(
         assert isinstance(mha, M.MultiHeadAttention)
         x = torch.randn(batch, tokens, d_in, generator=torch.Generator().manual_seed(seed))
         variants = build_variants(mha)
-        reference = C.mha_reference(mha, x)
+        reference = live_checks.mha_reference(mha, x)
         results: dict[str, Timing] = {}
         forwards: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}
         for v in variants:

@@ -25,7 +25,7 @@ import torch.nn as nn
 from attnviz.core import modules as M
 from attnviz.core.seeding import seeded
 from attnviz.core.trace import ModuleSpec, record
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 
 
 # --- the bugs -----------------------------------------------------------------------------
@@ -370,7 +370,7 @@ class Shown:
 @dataclass(frozen=True)
 class BugOutcome:
     bug: Bug
-    check: C.CheckResult | None  # the named check on the buggy computation
+    check: live_checks.CheckResult | None  # the named check on the buggy computation
     error: str | None  # the exact error, when the bug raises
     why: str | None  # why the shapes clash, when it raises
     wrong: PassRun | None  # the buggy run
@@ -468,13 +468,13 @@ def run_bug(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> BugOut
     return BugOutcome(bug, check, None, None, wrong, right)
 
 
-def _guarded_check(bug, module, x, spec, forward, tensors) -> C.CheckResult:
+def _guarded_check(bug, module, x, spec, forward, tensors) -> live_checks.CheckResult:
     """The bug's named check; if the check itself cannot run, a failing result saying why."""
     try:
         return _named_check(bug, module, x, spec, forward, tensors)
     except (RuntimeError, ValueError, IndexError) as err:
-        title = C.TITLES.get(bug.check, bug.check)
-        return C.CheckResult(
+        title = live_checks.TITLES.get(bug.check, bug.check)
+        return live_checks.CheckResult(
             bug.check,
             title,
             "fail",
@@ -485,7 +485,9 @@ def _guarded_check(bug, module, x, spec, forward, tensors) -> C.CheckResult:
         )
 
 
-def _slipped(bug: Bug, check: C.CheckResult, wrong: PassRun, right: PassRun) -> C.CheckResult:
+def _slipped(
+    bug: Bug, check: live_checks.CheckResult, wrong: PassRun, right: PassRun
+) -> live_checks.CheckResult:
     """The named check passed on the buggy code at settings that do not hide the bug: say so,
     with how much the bug changed, instead of a green pass."""
     fields = _slip_fields(wrong, right)
@@ -574,12 +576,12 @@ def _why_global_transpose(b: int, T: int, d: int) -> str:
     )
 
 
-def _named_check(bug, module, x, spec, forward, wrong) -> C.CheckResult:
+def _named_check(bug, module, x, spec, forward, wrong) -> live_checks.CheckResult:
     name = bug.check
     if name == "rows_sum_to_one":
-        return C.rows_sum_to_one(wrong.attn_weights)
+        return live_checks.rows_sum_to_one(wrong.attn_weights)
     if name == "weights_are_softmax":
-        return C.weights_are_softmax(wrong.scaled_scores, wrong.attn_weights)
+        return live_checks.weights_are_softmax(wrong.scaled_scores, wrong.attn_weights)
     if name == "matches_sdpa":
         if bug.pass_kind == "multihead":
             b, n, _ = x.shape
@@ -587,11 +589,13 @@ def _named_check(bug, module, x, spec, forward, wrong) -> C.CheckResult:
                 t.view(b, n, module.num_heads, module.head_dim).transpose(1, 2)
                 for t in (wrong.queries, wrong.keys, wrong.values)
             )
-            return C.matches_sdpa(q, k, v, wrong.context_heads, causal=True)
-        return C.matches_sdpa(wrong.queries, wrong.keys, wrong.values, wrong.output, causal=False)
+            return live_checks.matches_sdpa(q, k, v, wrong.context_heads, causal=True)
+        return live_checks.matches_sdpa(
+            wrong.queries, wrong.keys, wrong.values, wrong.output, causal=False
+        )
     if name == "heads_equal_loop":
         mask = module.mask.bool()[: x.shape[-2], : x.shape[-2]]
-        return C.heads_equal_loop(
+        return live_checks.heads_equal_loop(
             wrong.queries,
             wrong.keys,
             wrong.values,
@@ -600,19 +604,21 @@ def _named_check(bug, module, x, spec, forward, wrong) -> C.CheckResult:
             mask,
         )
     if name == "no_future_leak":
-        return C.no_future_leak(lambda inp: forward(module, inp), x)
+        return live_checks.no_future_leak(lambda inp: forward(module, inp), x)
     if name == "eval_ignores_dropout":
 
         def build(p):
             return replace(spec, dropout=p).build()
 
-        return C.eval_ignores_dropout(forward, build, x, spec.dropout)
+        return live_checks.eval_ignores_dropout(forward, build, x, spec.dropout)
     if name == "batch_rows_independent":
-        return C.batch_rows_independent(lambda inp: forward(module, inp), x)
+        return live_checks.batch_rows_independent(lambda inp: forward(module, inp), x)
     raise ValueError(name)
 
 
-def correct_check(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> C.CheckResult:
+def correct_check(
+    bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None
+) -> live_checks.CheckResult:
     """The same named check on the correct code (for the 'right' badge beside the wrong one)."""
     module = spec.build().eval() if spec is not None else None
     forward = forward_of(None, bug.pass_kind)
@@ -623,7 +629,7 @@ def correct_check(bug: Bug, x: torch.Tensor, spec: ModuleSpec | None = None) -> 
 
 def outcome(
     bug_key: str, x: torch.Tensor, spec: ModuleSpec | None = None
-) -> tuple[BugOutcome, C.CheckResult]:
+) -> tuple[BugOutcome, live_checks.CheckResult]:
     """What the break-it block shows for one bug: its run on ``x`` (and the module ``spec``
     builds) with the matrices and sentences that show its effect and the verdict at these
     settings, and the same named check on the correct code."""

@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 
 Tensor = torch.Tensor
 
@@ -180,7 +180,7 @@ def _check_index(name: str, value: int, size: int) -> int:
 
 
 def _unmasked_head(
-    trace: T.SimplifiedTrace | T.TrainableTrace,
+    trace: tracing.SimplifiedTrace | tracing.TrainableTrace,
     head: int,
     batch: int,
     module: str,
@@ -217,24 +217,24 @@ def _unmasked_head(
     )
 
 
-def _head(trace: T.Trace, head: int, batch: int, full: bool = True) -> _Head:
+def _head(trace: tracing.Trace, head: int, batch: int, full: bool = True) -> _Head:
     """The tensors of one head of one batch row of ``trace`` (a wrapper: its head's trace).
     ``full=False`` (the line view) skips the scores before the mask and the dropout mask."""
-    if isinstance(trace, T.WrapperTrace):
+    if isinstance(trace, tracing.WrapperTrace):
         h = _check_index("head", head, len(trace.heads))
         return _head(trace.heads[h], 0, batch, full)
-    if isinstance(trace, T.SimplifiedTrace):
+    if isinstance(trace, tracing.SimplifiedTrace):
         x = trace.inputs
         return _unmasked_head(trace, head, batch, "simplified_attention", "simplified", x, x, x)
     scale = trace.d_k**0.5
-    if isinstance(trace, T.TrainableTrace):
+    if isinstance(trace, tracing.TrainableTrace):
         module = "SelfAttention_v1" if trace.spec.kind == "v1" else "SelfAttention_v2"
         return _unmasked_head(
             trace, head, batch, module, "trainable", trace.queries, trace.keys, trace.values, scale
         )
     b = _check_index("batch row", batch, trace.inputs.shape[0])
-    future = T.causal_mask(trace).bool()
-    if isinstance(trace, T.MultiHeadTrace):
+    future = tracing.causal_mask(trace).bool()
+    if isinstance(trace, tracing.MultiHeadTrace):
         h = _check_index("head", head, trace.num_heads)
         part: tuple[slice, ...] = (slice(b, b + 1), slice(h, h + 1))  # keeps (1, 1, T, d)
         queries, keys, values = trace.queries_heads, trace.keys_heads, trace.values_heads
@@ -395,7 +395,9 @@ def _f(v: float) -> str:
     return f"{v:.4f}".replace("-", "−")
 
 
-def derivation(trace: T.Trace, query: int, key: int, head: int = 0, batch: int = 0) -> Derivation:
+def derivation(
+    trace: tracing.Trace, query: int, key: int, head: int = 0, batch: int = 0
+) -> Derivation:
     """Every number behind ``attn_weights[batch, head, query, key]`` of ``trace``.
 
     Works for every pass: pass 1 (q = k = v = the input rows, no scaling), pass 2 (v1 or v2),
@@ -423,9 +425,9 @@ def derivation(trace: T.Trace, query: int, key: int, head: int = 0, batch: int =
         if hv.kept is not None:
             factors = hv.kept[i].to(torch.float64) / (1 - hv.dropout)
     unit = hv.module
-    if isinstance(trace, T.MultiHeadTrace):
+    if isinstance(trace, tracing.MultiHeadTrace):
         unit = f"MultiHeadAttention, head {head}"
-    elif isinstance(trace, T.WrapperTrace):
+    elif isinstance(trace, tracing.WrapperTrace):
         unit = f"MultiHeadAttentionWrapper, head {head} (a CausalAttention)"
     d = Derivation(
         module=hv.module,
@@ -726,7 +728,7 @@ def line_view(
 
 
 def weights_of(
-    trace: T.Trace, head: int = 0, batch: int = 0, after_dropout: bool = False
+    trace: tracing.Trace, head: int = 0, batch: int = 0, after_dropout: bool = False
 ) -> tuple[Tensor, tuple[str, ...]]:
     """One head's (T, T) weights of one batch row of ``trace`` and its token labels: the
     softmax (``after_dropout``: what the context used), as :func:`derivation` reads them."""
@@ -735,12 +737,12 @@ def weights_of(
 
 
 def line_view_of(
-    trace: T.Trace, query: int, head: int = 0, batch: int = 0, after_dropout: bool = True
+    trace: tracing.Trace, query: int, head: int = 0, batch: int = 0, after_dropout: bool = True
 ) -> LineView:
     """The line view of a trace's weights: ``after_dropout`` picks the weights the context used
     (training mode) rather than the softmax before dropout; for a multi-head trace, of ``head``."""
     hv = _head(trace, head, batch, full=False)
     weights = hv.used if after_dropout else hv.weights
-    multi = isinstance(trace, (T.MultiHeadTrace, T.WrapperTrace))
+    multi = isinstance(trace, (tracing.MultiHeadTrace, tracing.WrapperTrace))
     causal = hv.pass_kind in ("causal", "multihead")
     return line_view(weights, hv.labels, query, head if multi else None, causal=causal)

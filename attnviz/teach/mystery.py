@@ -28,8 +28,7 @@ from attnviz.core import modules as M
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
 from attnviz.core.trace import ModuleSpec, record
-from attnviz.teach import bugs as B
-from attnviz.teach import prepare as L
+from attnviz.teach import bugs, prepare
 from attnviz.teach.checks import CheckResult
 
 Tensor = torch.Tensor
@@ -165,20 +164,20 @@ def _stage(page: str, text: str, settings: Settings, book: bool) -> _Stage | Non
         raise ValueError(f"unknown page {page!r}")
     if page == "multihead" and not book and s.multihead_problem():
         return None
-    prep = L.prepare(text, s, book)
+    prep = prepare.prepare(text, s, book)
     if prep.empty:
         return None
     if page in ("causal", "multihead"):
-        prep, _ = L.within_context(prep, s.context_length)
+        prep, _ = prepare.within_context(prep, s.context_length)
     spec: ModuleSpec | None
     if page == "simplified":
         spec = None
     elif page == "trainable":
-        spec = BK.SPEC_V2 if book else L.spec_trainable(s)
+        spec = BK.SPEC_V2 if book else prepare.spec_trainable(s)
     elif page == "causal":
-        spec = BK.SPEC_MASKING_WALK if book else L.spec_causal(s)
+        spec = BK.SPEC_MASKING_WALK if book else prepare.spec_causal(s)
     else:
-        spec = BK.SPEC_MHA if book else L.spec_multihead(s)
+        spec = BK.SPEC_MHA if book else prepare.spec_multihead(s)
     x = prep.x if page in ("causal", "multihead") else prep.x[0]
     training = s.training and not book and page in ("causal", "multihead")
     return _Stage(page, prep.labels, x, spec, training, s.seed_dropout)
@@ -204,14 +203,14 @@ def _setup(st: _Stage) -> Setup:
 
 
 # --- running the pass, with or without the bug ---------------------------------------------
-def _run(st: _Stage, bug: B.Bug | None) -> Exhibit:
+def _run(st: _Stage, bug: bugs.Bug | None) -> Exhibit:
     """Run the page's pass (the bug's one-line edit when ``bug`` is given) as the page runs
     it, and collect what the page shows."""
     module = st.spec.build() if st.spec is not None else None
     if module is not None:
         module.train(st.training)  # a private module: switching its mode is safe
     in_route1 = bug is not None and bug.where == "route1"
-    forward = B.forward_of(None if in_route1 else bug, st.page, st.spec)
+    forward = bugs.forward_of(None if in_route1 else bug, st.page, st.spec)
     labels, setup = st.labels, _setup(st)
     first = st.x if st.x.dim() == 2 else st.x[0]
     try:
@@ -289,7 +288,7 @@ def candidates(page: str, text: str, settings: Settings, book: bool = False) -> 
         return ()
     right = _run(st, None)
     found = [NONE]
-    for bug in B.bugs_for(page):
+    for bug in bugs.bugs_for(page):
         if bug.hidden_at(st.x, st.spec) is not None:
             continue
         if change(_run(st, bug), right) >= VISIBLE:
@@ -299,10 +298,10 @@ def candidates(page: str, text: str, settings: Settings, book: bool = False) -> 
 
 def choices_for(page: str) -> tuple[Choice, ...]:
     """Every bug of the page's pass, in the gallery's order, then "no bug"."""
-    return (*(Choice(b.key, b.title) for b in B.bugs_for(page)), Choice(NONE, NONE_TITLE))
+    return (*(Choice(b.key, b.title) for b in bugs.bugs_for(page)), Choice(NONE, NONE_TITLE))
 
 
-def _reveal(st: _Stage, bug: B.Bug | None) -> Reveal:
+def _reveal(st: _Stage, bug: bugs.Bug | None) -> Reveal:
     if bug is None:
         return Reveal(
             NONE,
@@ -313,7 +312,7 @@ def _reveal(st: _Stage, bug: B.Bug | None) -> Reveal:
             None,
             "No bug: this was the engine's own code, and every number on the page is right.",
         )
-    ran = B.run_bug(bug, st.x, st.spec)  # its named check, in eval mode where checks hold
+    ran = bugs.run_bug(bug, st.x, st.spec)  # its named check, in eval mode where checks hold
     if ran.error:
         caught = f"PyTorch refuses to run it: {ran.error}"
     elif ran.check is not None and ran.check.status == "fail":
@@ -341,7 +340,7 @@ def stage(
     st = _stage(page, text, settings, book)
     if st is None:
         return None
-    bug = None if answer == NONE else B.BUGS_BY_KEY[answer]
+    bug = None if answer == NONE else bugs.BUGS_BY_KEY[answer]
     if bug is not None and bug.pass_kind != page:
         raise ValueError(f"{answer!r} is not a bug of the {page} pass")
     return Mystery(

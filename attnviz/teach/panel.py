@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.models import detectors as D
 
 # Every panel gets its own number when it is made, never reused in a process: caches of a
@@ -86,7 +86,7 @@ class Panel:
         return self.kind
 
     @property
-    def figure(self) -> F.Spec:
+    def figure(self) -> figures.Spec:
         """The panel drawn at the page's size (a new spec each time: pages draw through the
         shared cache instead, ``ui.charts``)."""
         return draw(self)
@@ -100,13 +100,13 @@ def token_panel(
     return Panel(key, values, tuple(labels), tuple(labels), title=title, **fields)
 
 
-def draw(panel: Panel, look: F.Look = F.NORMAL) -> F.Spec:
+def draw(panel: Panel, look: figures.Look = figures.NORMAL) -> figures.Spec:
     """The plotly.js spec of ``panel``, built from its data in one pass: a heatmap for a
     matrix, a heads grid for a stack of heads."""
     s = panel.style
     if panel.values.dim() == 3:
         heads = panel.heads if panel.heads is not None else tuple(range(panel.values.shape[0]))
-        return F.heads_grid(
+        return figures.heads_grid(
             panel.values[list(heads)],
             panel.rows,
             title=title_of(panel),
@@ -119,7 +119,7 @@ def draw(panel: Panel, look: F.Look = F.NORMAL) -> F.Spec:
             names=(s.row_name, s.col_name, s.value_name),
             look=look,
         )
-    return F.heatmap(
+    return figures.heatmap(
         panel.values,
         panel.rows,
         panel.cols,
@@ -150,12 +150,12 @@ def chart_label(panel: Panel) -> str:
     """A text label for a panel's figure, from its data: what it is, its title and its shape,
     e.g. "Heatmap: Attention weights A, 6 × 6 (query by key)", or "Heatmap: Attention weights
     of all 2 heads, 2 heads of 6 × 6 (query by key)". Screen readers announce it."""
-    rows, cols = min(len(panel.rows), F.MAX_SIDE), min(len(panel.cols), F.MAX_SIDE)
+    rows, cols = min(len(panel.rows), figures.MAX_SIDE), min(len(panel.cols), figures.MAX_SIDE)
     size = f"{rows} × {cols}"
     if panel.values.dim() == 3:
         drawn = panel.values.shape[0] if panel.heads is None else len(panel.heads)
         size = f"{drawn} heads of {size}"
-    title = re.sub(r"<[^>]+>", "", F.one_line(title_of(panel))).strip() or "chart"
+    title = re.sub(r"<[^>]+>", "", figures.one_line(title_of(panel))).strip() or "chart"
     label = f"Heatmap: {title}, {size}"
     if panel.values.dim() == 2:
         label += f" ({panel.style.row_name} by {panel.style.col_name})"
@@ -437,8 +437,10 @@ def viewed(panel: Panel, view: View) -> Panel | None:
     values = panel.values
     style = panel.style
     if relative:
-        values = torch.from_numpy(F.ratio_to_uniform(values, causal=panel.kind == CAUSAL_WEIGHTS))
-        style = replace(style, colour="relative", zmax=None, value_name=F.RATIO_NAME)
+        values = torch.from_numpy(
+            figures.ratio_to_uniform(values, causal=panel.kind == CAUSAL_WEIGHTS)
+        )
+        style = replace(style, colour="relative", zmax=None, value_name=figures.RATIO_NAME)
     r0, r1 = rows_span or (0, len(panel.rows) - 1)
     c0, c1 = cols_span or (0, len(panel.cols) - 1)
     values = values[..., r0 : r1 + 1, c0 : c1 + 1].contiguous().clone()
@@ -476,7 +478,7 @@ def heads_words(heads: tuple[int, ...] | None, total: int) -> str:
 
 def heads_that_fit(rows: int, cols: int) -> int:
     """How many (rows, cols) heads one heads grid may draw (F.GRID_CELL_BUDGET), at least 1."""
-    return max(1, F.GRID_CELL_BUDGET // max(1, rows * cols))
+    return max(1, figures.GRID_CELL_BUDGET // max(1, rows * cols))
 
 
 # --- a panel's declaration: what every feature needs to know about it -------------------------

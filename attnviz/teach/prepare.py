@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attnviz.core import book
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import BOOK_LABELS, book_inputs, embed
 from attnviz.core.settings import Settings
 from attnviz.core.tokens import Tokens, tokenize
@@ -79,12 +79,12 @@ def trained_inputs(tokens: Tokens, messages: tuple[str, ...] = ()) -> Prepared:
     )
 
 
-def trained_from(s: Settings) -> T.Trained | None:
+def trained_from(s: Settings) -> tracing.Trained | None:
     """Where the weights come from: the grown model's last checkpoint with trained weights,
     else None (the seed draws them)."""
     if not s.trained:
         return None
-    return T.Trained(
+    return tracing.Trained(
         recorded().reference.steps[-1], TRAINED_LAYER, TRAINED_HEAD, passes.module_state
     )
 
@@ -113,8 +113,8 @@ def _seed(s: Settings) -> int | None:
     return None if s.trained else s.seed_weights
 
 
-def spec_trainable(s: Settings, version: str = "v2") -> T.ModuleSpec:
-    return T.ModuleSpec(
+def spec_trainable(s: Settings, version: str = "v2") -> tracing.ModuleSpec:
+    return tracing.ModuleSpec(
         version,
         s.d_in,
         s.d_out,
@@ -124,9 +124,9 @@ def spec_trainable(s: Settings, version: str = "v2") -> T.ModuleSpec:
     )
 
 
-def _masked_spec(kind: str, s: Settings, num_heads: int) -> T.ModuleSpec:
+def _masked_spec(kind: str, s: Settings, num_heads: int) -> tracing.ModuleSpec:
     """The spec of a causal module (``kind`` "causal" or "mha") at the settings ``s``."""
-    return T.ModuleSpec(
+    return tracing.ModuleSpec(
         kind,
         s.d_in,
         s.d_out,
@@ -139,49 +139,51 @@ def _masked_spec(kind: str, s: Settings, num_heads: int) -> T.ModuleSpec:
     )
 
 
-def spec_causal(s: Settings) -> T.ModuleSpec:
+def spec_causal(s: Settings) -> tracing.ModuleSpec:
     return _masked_spec("causal", s, 1)
 
 
-def spec_multihead(s: Settings) -> T.ModuleSpec:
+def spec_multihead(s: Settings) -> tracing.ModuleSpec:
     return _masked_spec("mha", s, s.num_heads)
 
 
-def spec_wrapper(s: Settings) -> T.ModuleSpec:
+def spec_wrapper(s: Settings) -> tracing.ModuleSpec:
     """The wrapper built with ``d_out // num_heads`` per head, so its output is d_out wide."""
     return spec_multihead(s).as_wrapper()
 
 
 # --- traces for one prepared text ---------------------------------------------------------
-def simplified(prep: Prepared) -> T.SimplifiedTrace:
-    return T.trace_simplified(prep.x[0], prep.labels)
+def simplified(prep: Prepared) -> tracing.SimplifiedTrace:
+    return tracing.trace_simplified(prep.x[0], prep.labels)
 
 
-def trainable(prep: Prepared, s: Settings, version: str = "v2") -> T.TrainableTrace:
+def trainable(prep: Prepared, s: Settings, version: str = "v2") -> tracing.TrainableTrace:
     if prep.book:
         spec = book.SPEC_V1 if version == "v1" else book.SPEC_V2
     else:
         spec = spec_trainable(s, version)
-    return T.trace_trainable(spec, prep.x[0], prep.labels)
+    return tracing.trace_trainable(spec, prep.x[0], prep.labels)
 
 
-def causal(prep: Prepared, s: Settings) -> T.CausalTrace:
+def causal(prep: Prepared, s: Settings) -> tracing.CausalTrace:
     """Book mode: the chapter's masking walkthrough (sa_v2's weights, seed 789, dropout 0)."""
     if prep.book:
-        return T.trace_causal(book.SPEC_MASKING_WALK, prep.x, prep.labels)
-    return T.trace_causal(spec_causal(s), prep.x, prep.labels, s.training, s.seed_dropout)
+        return tracing.trace_causal(book.SPEC_MASKING_WALK, prep.x, prep.labels)
+    return tracing.trace_causal(spec_causal(s), prep.x, prep.labels, s.training, s.seed_dropout)
 
 
-def multihead(prep: Prepared, s: Settings) -> T.MultiHeadTrace:
+def multihead(prep: Prepared, s: Settings) -> tracing.MultiHeadTrace:
     if prep.book:
-        return T.trace_multihead(book.SPEC_MHA, prep.x, prep.labels)
-    return T.trace_multihead(spec_multihead(s), prep.x, prep.labels, s.training, s.seed_dropout)
+        return tracing.trace_multihead(book.SPEC_MHA, prep.x, prep.labels)
+    return tracing.trace_multihead(
+        spec_multihead(s), prep.x, prep.labels, s.training, s.seed_dropout
+    )
 
 
-def wrapper(prep: Prepared, s: Settings) -> T.WrapperTrace:
+def wrapper(prep: Prepared, s: Settings) -> tracing.WrapperTrace:
     if prep.book:
-        return T.trace_wrapper(book.SPEC_WRAPPER, prep.x, prep.labels)
-    return T.trace_wrapper(spec_wrapper(s), prep.x, prep.labels, s.training, s.seed_dropout)
+        return tracing.trace_wrapper(book.SPEC_WRAPPER, prep.x, prep.labels)
+    return tracing.trace_wrapper(spec_wrapper(s), prep.x, prep.labels, s.training, s.seed_dropout)
 
 
 @dataclass(frozen=True)
@@ -217,15 +219,15 @@ def prepare_batch(
     return PreparedBatch((a.labels[:n], b.labels[:n]), x, tuple(messages))
 
 
-def causal_batch_spec(s: Settings, use_book: bool = False) -> T.ModuleSpec:
+def causal_batch_spec(s: Settings, use_book: bool = False) -> tracing.ModuleSpec:
     """The module pass 3 runs the batch through; book mode: the chapter's CausalAttention
     (seed 123, dropout 0)."""
     return book.SPEC_CAUSAL if use_book else spec_causal(s)
 
 
-def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> T.CausalTrace:
+def causal_batch(batch: PreparedBatch, s: Settings, use_book: bool = False) -> tracing.CausalTrace:
     """Pass 3 on the batch (:func:`causal_batch_spec`'s module)."""
     spec = causal_batch_spec(s, use_book)
     if use_book:
-        return T.trace_causal(spec, batch.x, batch.labels[0])
-    return T.trace_causal(spec, batch.x, batch.labels[0], s.training, s.seed_dropout)
+        return tracing.trace_causal(spec, batch.x, batch.labels[0])
+    return tracing.trace_causal(spec, batch.x, batch.labels[0], s.training, s.seed_dropout)

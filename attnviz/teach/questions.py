@@ -29,12 +29,11 @@ from typing import Any
 import torch
 
 from attnviz.core import book as BK
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
-from attnviz.teach import declared
+from attnviz.teach import declared, prepare
 from attnviz.teach import panel as P
-from attnviz.teach import prepare as L
 
 Tensor = torch.Tensor
 Answer = int | float | str | tuple[int, ...] | tuple[float, ...]
@@ -266,23 +265,23 @@ def traces_for(page: str, text: str, settings: Settings, book: bool):
     s = settings
     if page == "multihead" and s.multihead_problem() and not book:
         return None, None
-    prep = L.prepare(text, s, book)
+    prep = prepare.prepare(text, s, book)
     if prep.empty:
         return None, None
     if page in ("causal", "multihead"):
-        prep, _ = L.within_context(prep, s.context_length)
+        prep, _ = prepare.within_context(prep, s.context_length)
     if page == "simplified":
-        return L.simplified(prep), None
+        return prepare.simplified(prep), None
     if page == "trainable":
-        return L.trainable(prep, s, "v2"), None
+        return prepare.trainable(prep, s, "v2"), None
     if page == "causal":
-        main = L.causal(prep, s)
+        main = prepare.causal(prep, s)
         if book or s.dropout == 0:
             return main, None
-        lab = main if s.training else L.causal(prep, s.with_changes(training=True))
+        lab = main if s.training else prepare.causal(prep, s.with_changes(training=True))
         return main, lab
     if page == "multihead":
-        return L.multihead(prep, s), None
+        return prepare.multihead(prep, s), None
     raise ValueError(f"unknown page {page!r}")
 
 
@@ -299,7 +298,7 @@ def numbers_of(page: str, main, lab=None, book: bool = False) -> Numbers:
                 page, main.labels, main.attn_scores[None], main.attn_weights[None],
                 main.d_k**0.5, False, False, 0.0, None,
             )  # fmt: skip
-        raw = T.unmasked_scores(main)[0]
+        raw = tracing.unmasked_scores(main)[0]
         weights = main.attn_weights[0]
         if page == "causal":
             raw, weights = raw[None], weights[None]

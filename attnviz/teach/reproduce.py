@@ -33,10 +33,10 @@ import torch
 
 from attnviz.core import book as BK
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import _BOOK_ROWS, BOOK_WORDS
 from attnviz.core.settings import Settings
-from attnviz.teach import prepare as L
+from attnviz.teach import prepare
 
 Tensor = torch.Tensor
 
@@ -54,7 +54,7 @@ class Matrix:
     # a 2-D tensor in the snippet: {h} is the head, {lo}:{hi} its columns (the wrapper's
     # output), {k} the mask rows the page draws
     expr: str
-    of: Callable[[T.Trace, int], Tensor]  # the same matrix from the page's trace, head h
+    of: Callable[[tracing.Trace, int], Tensor]  # the same matrix from the page's trace, head h
 
     def code(self, head: int, width: int = 0, shown: int = 0) -> str:
         return self.expr.format(h=head, lo=head * width, hi=(head + 1) * width, k=shown)
@@ -71,17 +71,17 @@ _B0: Pick = lambda t, h: t[0]  # noqa: E731  batch row 0
 _BH: Pick = lambda t, h: t[0, h]  # noqa: E731  batch row 0, head h
 
 
-def _field(name: str, pick: Pick = _ALL) -> Callable[[T.Trace, int], Tensor]:
+def _field(name: str, pick: Pick = _ALL) -> Callable[[tracing.Trace, int], Tensor]:
     """The trace's field ``name``, picked (batch row, head)."""
     return lambda tr, h: pick(getattr(tr, name), h)
 
 
-def _view(fn: Callable[[Any], Tensor], pick: Pick) -> Callable[[T.Trace, int], Tensor]:
+def _view(fn: Callable[[Any], Tensor], pick: Pick) -> Callable[[tracing.Trace, int], Tensor]:
     """A view computed on demand from the trace (attnviz.core.trace), picked (batch row, head)."""
     return lambda tr, h: pick(fn(tr), h)
 
 
-def _weight(name: str) -> Callable[[T.Trace, int], Tensor]:
+def _weight(name: str) -> Callable[[tracing.Trace, int], Tensor]:
     """W as used in x @ W, (d_in, d_out), whichever way the module stores it."""
 
     def of(tr: Any, _h: int) -> Tensor:
@@ -97,7 +97,7 @@ def _mask_shown(tr: Any, _h: int) -> Tensor:
     return tr.mask[:k, :k]
 
 
-def _wrapper_head(name: str) -> Callable[[T.Trace, int], Tensor]:
+def _wrapper_head(name: str) -> Callable[[tracing.Trace, int], Tensor]:
     return lambda tr, h: getattr(tr.heads[h], name)[0]  # type: ignore[union-attr]
 
 
@@ -175,9 +175,9 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             "unmasked_scores",
             "the scores Q Kᵀ before the mask",
             f"({_QK})[0]",
-            _view(T.unmasked_scores, _B0),
+            _view(tracing.unmasked_scores, _B0),
         ),
-        Matrix("mask", "the mask (1: a future key)", _MASK, _view(T.causal_mask, _ALL)),
+        Matrix("mask", "the mask (1: a future key)", _MASK, _view(tracing.causal_mask, _ALL)),
         Matrix(
             "mask_buffer",
             "the mask buffer as the page draws it (rows past the text unused)",
@@ -196,13 +196,13 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             "renormalized",
             "the weights by the other route (softmax, zero the future, renormalize)",
             f"{_ROUTE_1}[0]",
-            _view(T.renormalized_weights, _B0),
+            _view(tracing.renormalized_weights, _B0),
         ),
         Matrix(
             "dropout_mask",
             "the dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
             f"{_DROP}[0]",
-            _view(T.dropout_mask, _B0),
+            _view(tracing.dropout_mask, _B0),
         ),
         _recorded("weights_dropped", "the weights the context used (after dropout)", "[0]", _B0),
         Matrix("context", "the context vectors", "context_vec[0]", _field("context", _B0)),
@@ -217,9 +217,9 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             "unmasked_scores",
             "head {h}'s scores before the mask",
             f"({_QK_HEADS})[0, {{h}}]",
-            _view(T.unmasked_scores, _BH),
+            _view(tracing.unmasked_scores, _BH),
         ),
-        Matrix("mask", "the mask (1: a future key)", _MASK, _view(T.causal_mask, _ALL)),
+        Matrix("mask", "the mask (1: a future key)", _MASK, _view(tracing.causal_mask, _ALL)),
         _recorded("attn_scores", "head {h}'s masked scores", "[0, {h}]", _BH),
         Matrix(
             "scaled_scores",
@@ -232,7 +232,7 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             "dropout_mask",
             "head {h}'s dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
             f"{_DROP}[0, {{h}}]",
-            _view(T.dropout_mask, _BH),
+            _view(tracing.dropout_mask, _BH),
         ),
         _recorded(
             "weights_dropped",
@@ -270,37 +270,39 @@ PAGE_TITLES = {
 
 
 # --- the page's trace, and the module behind it --------------------------------------------------
-def page_input(page: str, prep: L.Prepared, s: Settings) -> L.Prepared:
+def page_input(page: str, prep: prepare.Prepared, s: Settings) -> prepare.Prepared:
     """The text as the page uses it: the causal pages cut it to the context length."""
     if page in ("causal", "multihead", "wrapper"):
-        return L.within_context(prep, s.context_length)[0]
+        return prepare.within_context(prep, s.context_length)[0]
     return prep
 
 
-def page_trace(page: str, prep: L.Prepared, s: Settings, variant: str = "v2") -> T.Trace:
+def page_trace(
+    page: str, prep: prepare.Prepared, s: Settings, variant: str = "v2"
+) -> tracing.Trace:
     """The trace a page draws (as :mod:`ui.cache` computes it), for comparing with a snippet."""
     prep = page_input(page, prep, s)
     if page == "simplified":
-        return L.simplified(prep)
+        return prepare.simplified(prep)
     if page == "trainable":
-        return L.trainable(prep, s, variant)
+        return prepare.trainable(prep, s, variant)
     if page == "causal":
-        return L.causal(prep, s)
+        return prepare.causal(prep, s)
     if page == "multihead":
-        return L.multihead(prep, s)
+        return prepare.multihead(prep, s)
     if page == "wrapper":
-        return L.wrapper(prep, s)
+        return prepare.wrapper(prep, s)
     raise ReproduceError(f"There is no page {page!r} to reproduce.")
 
 
 @dataclass(frozen=True)
 class _Run:
-    spec: T.ModuleSpec | None  # None: pass 1, no module
+    spec: tracing.ModuleSpec | None  # None: pass 1, no module
     training: bool
     dropout_seed: int | None
 
 
-def _run_of(page: str, prep: L.Prepared, s: Settings, variant: str) -> _Run:
+def _run_of(page: str, prep: prepare.Prepared, s: Settings, variant: str) -> _Run:
     """The module, mode and dropout seed the page's trace came from (as lesson.py picks them)."""
     if page == "simplified":
         return _Run(None, False, None)
@@ -308,7 +310,7 @@ def _run_of(page: str, prep: L.Prepared, s: Settings, variant: str) -> _Run:
         if prep.book:
             spec = BK.SPEC_V1 if variant == "v1" else BK.SPEC_V2
         else:
-            spec = L.spec_trainable(s, variant)
+            spec = prepare.spec_trainable(s, variant)
         return _Run(spec, False, None)
     if prep.book:
         book_spec = {
@@ -317,9 +319,11 @@ def _run_of(page: str, prep: L.Prepared, s: Settings, variant: str) -> _Run:
             "wrapper": BK.SPEC_WRAPPER,
         }[page]
         return _Run(book_spec, False, None)
-    spec = {"causal": L.spec_causal, "multihead": L.spec_multihead, "wrapper": L.spec_wrapper}[
-        page
-    ](s)
+    spec = {
+        "causal": prepare.spec_causal,
+        "multihead": prepare.spec_multihead,
+        "wrapper": prepare.spec_wrapper,
+    }[page](s)
     return _Run(spec, s.training, s.seed_dropout)
 
 
@@ -395,7 +399,7 @@ def _book_input() -> str:
     )
 
 
-def _typed_input(prep: L.Prepared, s: Settings, text: str | None) -> str:
+def _typed_input(prep: prepare.Prepared, s: Settings, text: str | None) -> str:
     tokens = prep.tokens
     assert tokens is not None
     ids = list(tokens.ids[: prep.num_tokens])
@@ -449,7 +453,7 @@ def _module_block(run: _Run) -> str:
 def snippet(
     page: str,
     matrix: str,
-    prep: L.Prepared,
+    prep: prepare.Prepared,
     settings: Settings,
     head: int = 0,
     variant: str = "v2",
@@ -532,7 +536,12 @@ def snippet(
 
 
 def expected(
-    page: str, matrix: str, prep: L.Prepared, settings: Settings, head: int = 0, variant: str = "v2"
+    page: str,
+    matrix: str,
+    prep: prepare.Prepared,
+    settings: Settings,
+    head: int = 0,
+    variant: str = "v2",
 ) -> Tensor:
     """The matrix the page draws from its trace: what :func:`snippet` prints."""
     tr = page_trace(page, prep, settings, variant)
@@ -570,7 +579,7 @@ def _panels() -> dict[str, PanelSource]:
 PANELS: dict[str, PanelSource] = _panels()
 
 
-def _panel_settings(key: str, prep: L.Prepared, settings: Settings) -> PanelSource:
+def _panel_settings(key: str, prep: prepare.Prepared, settings: Settings) -> PanelSource:
     source = PANELS.get(key)
     if source is None:
         raise ReproduceError(f"The panel {key!r} has no reproduce snippet.")
@@ -583,7 +592,7 @@ def _panel_settings(key: str, prep: L.Prepared, settings: Settings) -> PanelSour
 
 def panel_snippet(
     key: str,
-    prep: L.Prepared,
+    prep: prepare.Prepared,
     settings: Settings,
     head: int = 0,
     variant: str = "v2",
@@ -597,7 +606,7 @@ def panel_snippet(
 
 
 def panel_expected(
-    key: str, prep: L.Prepared, settings: Settings, head: int = 0, variant: str = "v2"
+    key: str, prep: prepare.Prepared, settings: Settings, head: int = 0, variant: str = "v2"
 ) -> Tensor:
     """What :func:`panel_snippet` prints, from the page's trace."""
     source = _panel_settings(key, prep, settings)

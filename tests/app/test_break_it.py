@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from ui.teach.breakit import NONE
 
 from .conftest import (
@@ -37,25 +37,27 @@ CHECK_TITLES = {
 # At the default settings these two cannot run at all.
 RAISES_AT_DEFAULTS = {"unsliced_mask", "global_transpose"}
 ERROR = "With this bug the pass does not run. PyTorch raises:"
-ALL_BUGS = [(kind, bug.key) for kind in PASS_PAGES for bug in B.bugs_for(kind)]
+ALL_BUGS = [(kind, bug.key) for kind in PASS_PAGES for bug in bugs.bugs_for(kind)]
 
 
 def effect_of(kind: str, key: str, settings=None) -> tuple:
     """The matrices bugs.outcome shows for this bug on the page's default inputs."""
     from attnviz.core.settings import Settings
-    from attnviz.teach import prepare as L
+    from attnviz.teach import prepare
 
     s = settings or Settings()
     text, text2 = BOOK_TEXT, "Every effort moves you forward"
-    prep = L.prepare(text, s, use_book=False)
+    prep = prepare.prepare(text, s, use_book=False)
     trace = {
-        "simplified": lambda: L.simplified(prep),
-        "trainable": lambda: L.trainable(prep, s),
-        "causal": lambda: L.causal_batch(L.prepare_batch(text, text2, s, False), s, False),
-        "multihead": lambda: L.multihead(prep, s),
+        "simplified": lambda: prepare.simplified(prep),
+        "trainable": lambda: prepare.trainable(prep, s),
+        "causal": lambda: prepare.causal_batch(
+            prepare.prepare_batch(text, text2, s, False), s, False
+        ),
+        "multihead": lambda: prepare.multihead(prep, s),
     }[kind]()
     spec = None if kind == "simplified" else trace.spec
-    return B.outcome(key, trace.inputs, spec)[0].shown
+    return bugs.outcome(key, trace.inputs, spec)[0].shown
 
 
 def table_rows(at, kind: str) -> list[list[str]]:
@@ -83,14 +85,14 @@ def test_every_pass_page_lists_its_bugs_and_starts_with_none():
     for kind in PASS_PAGES:
         go(at, kind)
         box = at.selectbox(key=f"bug_{kind}")
-        assert box.options == [NONE, *(bug.title for bug in B.bugs_for(kind))]
+        assert box.options == [NONE, *(bug.title for bug in bugs.bugs_for(kind))]
         assert box.value == NONE
         assert [c for c in at.code if c.language == "diff"] == []
 
 
 @pytest.mark.parametrize(("kind", "key"), ALL_BUGS, ids=[key for _, key in ALL_BUGS])
 def test_a_bug_shows_a_one_line_diff_and_what_it_breaks(kind, key):
-    bug = B.BUGS_BY_KEY[key]
+    bug = bugs.BUGS_BY_KEY[key]
     at = turn_on(open_app(page=kind), kind, bug.title)
     body = diff_body(at)
     removed = [ln for ln in body if ln.startswith("-")]
@@ -134,7 +136,7 @@ def test_a_bug_shows_a_one_line_diff_and_what_it_breaks(kind, key):
 
 @pytest.mark.parametrize("kind", PASS_PAGES)
 def test_turning_the_bug_off_again_removes_its_diff(kind):
-    bug = B.bugs_for(kind)[0]
+    bug = bugs.bugs_for(kind)[0]
     at = turn_on(open_app(page=kind), kind, bug.title)
     assert len([c for c in at.code if c.language == "diff"]) == 1
     turn_on(at, kind, NONE)
@@ -143,7 +145,7 @@ def test_turning_the_bug_off_again_removes_its_diff(kind):
 
 
 def test_dropout_left_on_is_invisible_in_book_mode_where_dropout_is_0():
-    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    bug = bugs.BUGS_BY_KEY["dropout_in_eval"]
     at = turn_on(open_app({"book": "true"}, page="causal"), "causal", bug.title)
     (warning,) = values(at.warning)
     assert warning == (
@@ -160,7 +162,7 @@ def test_unsliced_mask_is_invisible_when_the_text_fills_the_context():
     # Both batch texts have at least 6 tokens, so the batch has T = 6 = context_length.
     six = "one two three four five six"
     at = open_app({"text": six, "text2": six + " seven", "ctx": "6"}, page="causal")
-    bug = B.BUGS_BY_KEY["unsliced_mask"]
+    bug = bugs.BUGS_BY_KEY["unsliced_mask"]
     turn_on(at, "causal", bug.title)
     (warning,) = values(at.warning)
     assert warning == (
@@ -175,7 +177,7 @@ def test_unsliced_mask_is_invisible_when_the_text_fills_the_context():
 def test_unsliced_mask_raises_once_the_context_is_longer_than_the_text():
     six = "one two three four five six"
     at = open_app({"text": six, "text2": six, "ctx": "7"}, page="causal")
-    turn_on(at, "causal", B.BUGS_BY_KEY["unsliced_mask"].title)
+    turn_on(at, "causal", bugs.BUGS_BY_KEY["unsliced_mask"].title)
     assert ERROR in values(at.error)
     (error,) = [c.value for c in at.code if "RuntimeError" in c.value]
     assert "(6)" in error and "(7)" in error
@@ -185,15 +187,15 @@ def test_unsliced_mask_raises_once_the_context_is_longer_than_the_text():
 def test_the_table_names_each_bugs_badge_by_the_title_the_page_shows(kind):
     at = open_app(page=kind)
     rows = table_rows(at, kind)
-    assert [row[0] for row in rows] == [bug.title for bug in B.bugs_for(kind)]
-    assert [row[1] for row in rows] == [CHECK_TITLES[bug.check] for bug in B.bugs_for(kind)]
+    assert [row[0] for row in rows] == [bug.title for bug in bugs.bugs_for(kind)]
+    assert [row[1] for row in rows] == [CHECK_TITLES[bug.check] for bug in bugs.bugs_for(kind)]
     assert not any("_" in row[1] for row in rows)  # no code names
     # At the defaults no setting hides any of them.
     assert [row[3] for row in rows] == ["no"] * len(rows)
 
 
 def test_dropout_left_on_shows_two_runs_that_differ_beside_the_correct_weights():
-    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    bug = bugs.BUGS_BY_KEY["dropout_in_eval"]
     at = turn_on(open_app(page="causal"), "causal", bug.title)
     run1 = spec_array(chart(at, "With the bug, run 1")["data"][0]["z"]).astype(float)
     run2 = spec_array(chart(at, "With the bug, run 2")["data"][0]["z"]).astype(float)
@@ -209,7 +211,7 @@ def test_dropout_left_on_shows_two_runs_that_differ_beside_the_correct_weights()
 
 
 def test_divide_by_sum_draws_its_negative_weights_on_a_diverging_scale():
-    bug = B.BUGS_BY_KEY["divide_by_sum"]
+    bug = bugs.BUGS_BY_KEY["divide_by_sum"]
     at = turn_on(open_app(page="simplified"), "simplified", bug.title)
     trace = chart(at, "With the bug: weights")["data"][0]
     z = spec_array(trace["z"]).astype(float)
@@ -220,7 +222,7 @@ def test_divide_by_sum_draws_its_negative_weights_on_a_diverging_scale():
 
 
 def test_no_scaling_shows_the_d_out_128_case_beside_and_says_what_each_shows():
-    bug = B.BUGS_BY_KEY["no_scaling"]
+    bug = bugs.BUGS_BY_KEY["no_scaling"]
     at = turn_on(open_app(page="trainable"), "trainable", bug.title)
     for title in (
         "With the bug: weights",

@@ -16,8 +16,8 @@ import re
 import numpy as np
 import pytest
 
-from attnviz import figures as F
-from attnviz.teach import derive as D
+from attnviz import figures
+from attnviz.teach import derive
 
 from .conftest import exceptions, open_app, spec_array, values
 from .test_content_late import chart_by_key, chart_keys, z_of
@@ -79,7 +79,7 @@ def check_adds_up(at, cell: str, heatmap: str, head: int | None = None) -> dict:
     z = z_of(drawn, head if head is not None else 0)
     row = np.nan_to_num(z[query], nan=0.0)
     np.testing.assert_allclose(weights, row, atol=1e-6)  # the heatmap's own row
-    assert bars["marker"]["color"][key] == F.MARKED
+    assert bars["marker"]["color"][key] == figures.MARKED
     table = terms_table(at, cell).to_numpy(dtype=np.float64)
     np.testing.assert_allclose(table[:-2].sum(axis=0), table[-2], atol=1e-9)
     np.testing.assert_allclose(table[-2], table[-1], atol=2e-6)  # Σ α v = the context row
@@ -130,7 +130,7 @@ def test_book_mode_derives_the_chapters_printed_numbers():
     assert head.startswith("# attnviz/core/modules.py, simplified_attention, line ")
     assert text.startswith("attn_scores = inputs @ inputs.T")
     number = int(head.rsplit(" ", 1)[1])  # the line named is the line shown
-    assert D.modules_file().read_text().splitlines()[number - 1].strip() == text
+    assert derive.modules_file().read_text().splitlines()[number - 1].strip() == text
 
 
 def test_training_mode_shows_dropouts_factor_and_the_weights_the_context_used():

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.settings import Settings
 from attnviz.core.tokens import tokenize
 from attnviz.teach import prepare as lesson
@@ -89,7 +89,7 @@ def test_the_relative_scale_draws_each_weight_times_the_keys_its_row_sees(page):
             np.testing.assert_allclose(after, expected.astype(np.float32), rtol=1e-6)
         assert "relative to an even share" in chart_title(now[key])
         hover = [t["hovertemplate"] for t in now[key]["data"] if t["type"] == "heatmap"]
-        assert all(f"{F.RATIO_NAME} %{{z:.4f}}" in h for h in hover)
+        assert all(f"{figures.RATIO_NAME} %{{z:.4f}}" in h for h in hover)
     # scores are not weights: the switch leaves them as they were
     assert now[other] == default[other]
     set_view(at)
@@ -101,7 +101,7 @@ def test_a_window_of_tokens_10_to_20_zooms_every_token_axis_and_labels_each_toke
     set_view(at, window=(10, 20))
     assert not exceptions(at)
     now = specs(at)
-    shown = F.axis_labels(LABELS[10:21])
+    shown = figures.axis_labels(LABELS[10:21])
     for key in [*full, *causal, tokens_by_tokens]:
         spec = now[key]
         for z in heat_z(spec):
@@ -152,7 +152,7 @@ def test_short_texts_get_the_colour_switch_but_no_window():
 def test_the_heads_grid_labels_every_token_of_a_short_text():
     at = open_app({"heads": "4"}, page="multihead")
     spec = specs(at)["p4_grid"]
-    labels = F.axis_labels(tokenize("Your journey starts with one step").labels)
+    labels = figures.axis_labels(tokenize("Your journey starts with one step").labels)
     layout = spec["layout"]
     xs = [layout[k] for k in sorted(layout) if k.startswith("xaxis")]
     ys = [layout[k] for k in sorted(layout) if k.startswith("yaxis")]
@@ -166,7 +166,7 @@ def test_past_its_budget_the_heads_grid_draws_exactly_the_heads_picked():
     text = text_of(n)
     at = open_app({"text": text, "d_out": "16", "heads": "8", "ctx": "256"}, page="multihead")
     assert not exceptions(at)
-    fit = F.GRID_CELL_BUDGET // (n * n)
+    fit = figures.GRID_CELL_BUDGET // (n * n)
     assert fit == 4
     assert (
         f"8 heads × 256×256 = 524,288 cells is past this page's figure budget (262,144), which "
@@ -191,7 +191,7 @@ def test_past_its_budget_the_heads_grid_draws_exactly_the_heads_picked():
     at.slider(key="tokens").set_value((100, 200)).run()
     spec = specs(at)["p4_grid"]
     assert [z.shape for z in heat_z(spec)] == [(101, 101)] * 8
-    assert spec["layout"]["yaxis"]["ticktext"] == F.axis_labels(trace.labels[100:201])
+    assert spec["layout"]["yaxis"]["ticktext"] == figures.axis_labels(trace.labels[100:201])
 
 
 def test_each_view_of_a_panel_is_built_once_for_every_session(monkeypatch):

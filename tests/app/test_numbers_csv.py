@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.settings import Settings
 from attnviz.core.tokens import tokenize
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from tests.engine.test_lessons_causal import DEFAULT_TEXT, DEFAULT_TEXT2, page3
 from ui import cache, numbers
 
@@ -186,18 +186,20 @@ def test_a_matrix_wider_than_a_figure_is_cropped_in_its_table_and_whole_in_its_c
     files, _ = media
     at = open_app({"d_in": "300"}, page="trainable")
     spec = chart_by_key(at, "p2_W_query")
-    assert z_of(spec).shape == (F.MAX_SIDE, 8)
+    assert z_of(spec).shape == (figures.MAX_SIDE, 8)
     open_numbers(at, "p2_W_query")
     table = table_in(at, "p2_W_query")
-    assert table.shape == (F.MAX_SIDE, 8)
+    assert table.shape == (figures.MAX_SIDE, 8)
     np.testing.assert_array_equal(table.to_numpy(dtype=np.float32), z_of(spec))
     notes = [c.value for c in numbers_box(at, "p2_W_query").caption if "table" in c.value]
     assert notes == [
-        f"The table shows only rows 0–{F.MAX_SIDE - 1} of 300; the CSV has every value."
+        f"The table shows only rows 0–{figures.MAX_SIDE - 1} of 300; the CSV has every value."
     ]
     whole = parse(csv_button(at, "p2_W_query", files))
     assert whole.shape == (300, 8)
-    np.testing.assert_array_equal(whole.to_numpy().astype(np.float32)[: F.MAX_SIDE], z_of(spec))
+    np.testing.assert_array_equal(
+        whole.to_numpy().astype(np.float32)[: figures.MAX_SIDE], z_of(spec)
+    )
 
 
 def test_the_heads_grid_has_one_table_and_csv_by_head_and_query(media):
@@ -221,7 +223,7 @@ def test_break_it_figures_have_their_numbers_and_csv(media):
     files, built = media
     cache.clear_all()  # the correct weights may have been built as another page's CSV
     at = open_app(page="causal")
-    title = next(b.title for b in B.bugs_for("causal") if b.key == "mask_with_zero")
+    title = next(b.title for b in bugs.bugs_for("causal") if b.key == "mask_with_zero")
     at.selectbox(key="bug_causal").set_value(title).run()
     assert [b for b in at.get("download_button")] == []  # closed boxes
     open_numbers(at, "bug_w_mask_with_zero", "bug_r_mask_with_zero")

@@ -56,7 +56,7 @@ def _side_by_side(count: int, with_figure: bool) -> None:
     import streamlit as st
     import torch
 
-    from attnviz import figures as F
+    from attnviz import figures
     from attnviz.teach.panel import Panel
     from ui import render as panels
 
@@ -66,7 +66,7 @@ def _side_by_side(count: int, with_figure: bool) -> None:
 
     items: list = [panel(f"p{i}") for i in range(count)]
     if with_figure:
-        items.append(F.bars([1, 2], ["0: a", "1: b"], title="bars"))
+        items.append(figures.bars([1, 2], ["0: a", "1: b"], title="bars"))
     panels.beside(*items, numbers=False, below=lambda p: st.caption(f"under {p.key}"))
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from attnviz import figures as F
+from attnviz import figures
 from ui import numbers
 
 from .conftest import OPEN_PARTS, chart_specs, chart_title, open_app, spec_array
@@ -17,7 +17,7 @@ LABELS = ["0: <b>", "1: ␣cat", "2: 1"]
 
 def test_bars_give_one_row_per_token_with_the_raw_label_and_the_exact_value():
     values = np.array([0.125, 1 / 3, 2.5], dtype=np.float32)
-    frame = numbers.series_frame(F.bars(values, LABELS, title="Scores", value_name="score"))
+    frame = numbers.series_frame(figures.bars(values, LABELS, title="Scores", value_name="score"))
     assert list(frame.index) == LABELS  # the raw text, not Plotly's escaped "&lt;b&gt;"
     assert list(frame.columns) == ["score"]
     assert frame["score"].dtype == np.float32
@@ -26,10 +26,10 @@ def test_bars_give_one_row_per_token_with_the_raw_label_and_the_exact_value():
 
 def test_grouped_bars_and_lines_give_one_column_per_series():
     series = {"divide by sum": [0.2, 0.3, 0.5], "softmax": [0.1, 0.2, 0.7]}
-    frame = numbers.series_frame(F.grouped_bars(series, LABELS, title="t"))
+    frame = numbers.series_frame(figures.grouped_bars(series, LABELS, title="t"))
     assert list(frame.columns) == list(series) and list(frame.index) == LABELS
     np.testing.assert_allclose(frame.to_numpy().T, np.float32(list(series.values())))
-    curve = F.lines(
+    curve = figures.lines(
         [1, 4, 16],
         {"scaled": [1.5, 1.5, 1.5], "raw": [1.0, 0.5, 0.1]},
         title="t",
@@ -42,7 +42,7 @@ def test_grouped_bars_and_lines_give_one_column_per_series():
 
 
 def test_horizontal_timing_bars_read_the_times_against_the_names():
-    fig = F.timing_bars(["fused <SDPA>", "ours"], [0.5, 1.25], [1.0, 2.5], title="t")
+    fig = figures.timing_bars(["fused <SDPA>", "ours"], [0.5, 1.25], [1.0, 2.5], title="t")
     frame = numbers.series_frame(fig)
     assert list(frame.index) == ["fused <SDPA>", "ours"]
     assert list(frame.columns) == ["median time per forward pass (ms)"]
@@ -50,7 +50,7 @@ def test_horizontal_timing_bars_read_the_times_against_the_names():
 
 
 def test_histograms_give_the_counts_at_each_bin_centre():
-    fig = F.histograms({"v1": np.arange(8.0), "v2": np.zeros(8)}, title="t", bins=4)
+    fig = figures.histograms({"v1": np.arange(8.0), "v2": np.zeros(8)}, title="t", bins=4)
     frame = numbers.series_frame(fig)
     assert list(frame.columns) == ["v1", "v2"] and len(frame) == 4
     assert frame["v1"].sum() == 8 and frame["v2"].sum() == 8
@@ -59,10 +59,12 @@ def test_histograms_give_the_counts_at_each_bin_centre():
 def _script() -> None:
     import numpy as np
 
-    from attnviz import figures as F
+    from attnviz import figures
     from ui import render as panels
 
-    fig = F.bars(np.float32([0.25, 0.75]), ["0: a", "1: <i>"], title="Weights", value_name="w")
+    fig = figures.bars(
+        np.float32([0.25, 0.75]), ["0: a", "1: <i>"], title="Weights", value_name="w"
+    )
     panels.plot(fig, key="demo", numbers=True)
     panels.plot(fig, key="demo_closed", numbers=False)
 

@@ -287,7 +287,7 @@ def test_the_multihead_steps_come_in_the_books_order():
 def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
     import torch
 
-    from attnviz import figures as F
+    from attnviz import figures
     from attnviz.teach.lessons import multihead as ML
 
     n = 260  # 4 heads × 260 × 260 cells is past the grid's budget
@@ -297,7 +297,7 @@ def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
     panel = ML._per_head("k", values, labels, labels, "Scores", "", "")
     assert panel.shape == (n, n)
     assert torch.equal(panel.values, values[0])
-    assert F.title_of(panel.figure).startswith(
+    assert figures.title_of(panel.figure).startswith(
         "Scores: head 0 of 4 (all heads are past the figure budget)"
     )
     small = ML._per_head("k", values[:, :6, :6], labels[:6], labels[:6], "Scores", "", "")

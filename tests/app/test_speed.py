@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import streamlit as st
 
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.tokens import tokenize
 from attnviz.teach import prepare as lesson
 from ui import cache
@@ -38,7 +38,7 @@ def engine_calls(monkeypatch):
     for name in ("prepare", "simplified", "trainable", "causal", "multihead", "wrapper"):
         counting(lesson, name)
     for name in ("trace_simplified", "trace_trainable", "trace_causal", "trace_multihead"):
-        counting(T, name)
+        counting(tracing, name)
     st.cache_resource.clear()
     cache.clear_all()
     yield calls

@@ -22,15 +22,15 @@ def _script(kind: str, height: int | None, in_column: bool) -> None:
     import streamlit as st
     import torch
 
-    from attnviz import figures as F
+    from attnviz import figures
     from ui import charts
 
     labels = ["0: Your", "1: ␣journey", "2: ␣starts"]
-    spec = F.heatmap(torch.rand(3, 3), labels, labels, title="weights", kind="weights")
+    spec = figures.heatmap(torch.rand(3, 3), labels, labels, title="weights", kind="weights")
     if height is not None:
         spec["layout"]["height"] = height
     fig = go.Figure(spec)
-    label = F.heatmap_label(spec)
+    label = figures.heatmap_label(spec)
     where = st.columns(2)[1] if in_column else None
     if kind == "streamlit":
         target = where if where is not None else st

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from attnviz.teach import mystery as MY
 from bench.support.browser import settle, wait_for_app
 from tests.predict.pages import Setting, found_strings, question, secret
@@ -101,7 +101,7 @@ def test_a_mystery_names_no_bug_in_the_browser_until_diagnosed(page, app_in_chro
     s = Setting.of("causal", {"text": text})
     m = MY.pose("causal", text, s.settings, False, 0)
     assert m is not None and m.answer != MY.NONE
-    bug = B.BUGS_BY_KEY[m.answer]
+    bug = bugs.BUGS_BY_KEY[m.answer]
     secrets = (bug.key, bug.symptom, bug.replacement.strip(), m.reveal.summary)
     page.set_viewport_size({"width": 1400, "height": 3000})
     page.goto(app_in_chromium.url + "/causal-attention?mystery=true")

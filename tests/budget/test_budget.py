@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import torch
 
-from attnviz import figures as F
-from attnviz.core import trace as T
+from attnviz import figures
+from attnviz.core import trace as tracing
 from attnviz.core.settings import Settings, request_bytes
 from attnviz.server import budget
 from attnviz.teach import prepare as lesson
@@ -82,7 +82,7 @@ def test_size_of_counts_tensor_storage_once_and_the_objects_around_it():
 
 def test_size_of_a_trace_is_its_tensors():
     trace = lesson.multihead(lesson.prepare("the cat sat on the mat " * 4, Settings()), Settings())
-    storage = sum(t.untyped_storage().nbytes() for t in T.tensors_of(trace))
+    storage = sum(t.untyped_storage().nbytes() for t in tracing.tensors_of(trace))
     assert storage <= budget.size_of(trace) <= storage + 64_000
 
 
@@ -91,7 +91,7 @@ def test_size_of_a_drawn_figure_is_its_json():
 
     z = np.random.default_rng(0).random((256, 256)).astype(np.float32)
     labels = [f"{i}: tok" for i in range(256)]
-    encoded = charts._encoded(F.heatmap(z, labels, labels, title="t"), "label")
+    encoded = charts._encoded(figures.heatmap(z, labels, labels, title="t"), "label")
     size = budget.size_of(encoded)  # what the chart cache holds: the JSON, height and label
     assert len(encoded[0]) < size < len(encoded[0]) + 1_000
     assert len(encoded[0]) > z.nbytes  # the numbers travel as base64 (4/3 of their bytes)

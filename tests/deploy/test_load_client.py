@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from bench import loadtest
 from ui import numbers
 
@@ -18,7 +18,7 @@ LABELS = ["0: One", "1: ␣two", "2: ␣three"]
 
 def spec_of(fig) -> str:
     """The JSON the page sends for a figure (a spec, or a chart's spec)."""
-    return json.dumps(fig.spec if isinstance(fig, F.Chart) else fig)
+    return json.dumps(fig.spec if isinstance(fig, figures.Chart) else fig)
 
 
 def csv_of(z: torch.Tensor, rows, cols) -> bytes:
@@ -27,7 +27,7 @@ def csv_of(z: torch.Tensor, rows, cols) -> bytes:
 
 def test_a_matrix_csv_has_the_shape_of_its_figure():
     z = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
-    shape = loadtest.heatmap_shape(spec_of(F.heatmap(z, LABELS, LABELS, title="A")))
+    shape = loadtest.heatmap_shape(spec_of(figures.heatmap(z, LABELS, LABELS, title="A")))
     assert shape == (1, 3, 3)
     assert loadtest.csv_problem(csv_of(z, LABELS, LABELS), shape) == ""
     # blank cells (NaN above the diagonal) and −∞ are numbers a matrix may hold
@@ -48,7 +48,7 @@ def test_a_csv_of_another_shape_or_with_words_in_it_is_a_failed_download():
 
 def test_a_stack_of_heads_is_one_csv_indexed_by_head_and_query():
     z = torch.rand(2, 3, 3)
-    fig = F.heads_grid(z, LABELS, title="heads")
+    fig = figures.heads_grid(z, LABELS, title="heads")
     shape = loadtest.heatmap_shape(spec_of(fig))
     assert shape == (2, 3, 3)
     assert loadtest.csv_problem(csv_of(z, LABELS, LABELS), shape) == ""
@@ -56,8 +56,8 @@ def test_a_stack_of_heads_is_one_csv_indexed_by_head_and_query():
 
 
 def test_a_bar_or_line_chart_csv_is_one_row_a_point_and_one_column_a_series():
-    one = F.bars(torch.tensor([0.1, 0.7, 0.2]), LABELS, title="bars")
-    two = F.grouped_bars({"a": np.ones(3), "b": np.zeros(3)}, LABELS, title="two")
+    one = figures.bars(torch.tensor([0.1, 0.7, 0.2]), LABELS, title="bars")
+    two = figures.grouped_bars({"a": np.ones(3), "b": np.zeros(3)}, LABELS, title="two")
     for fig, series in ((one, 1), (two, 2)):
         shape = loadtest.heatmap_shape(spec_of(fig))
         assert shape == (1, 3, series)
@@ -69,7 +69,7 @@ def test_a_bar_or_line_chart_csv_is_one_row_a_point_and_one_column_a_series():
 @pytest.mark.parametrize("visible", [None, [True, True, False]])
 def test_a_line_view_csv_is_one_row_a_key_and_one_column_of_weights(visible):
     weights = torch.tensor([0.25, 0.75, 0.0])
-    fig = F.attention_lines(weights, LABELS, 1, visible=visible, title="lines")
+    fig = figures.attention_lines(weights, LABELS, 1, visible=visible, title="lines")
     shape = loadtest.heatmap_shape(spec_of(fig))
     assert shape == (1, 3, 1)
     body = numbers.series_frame(fig).to_csv().encode("utf-8")  # what numbers.plot offers

@@ -15,10 +15,9 @@ import pytest
 import torch
 
 from attnviz.core import book as BK
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.settings import Settings
-from attnviz.teach import derive as D
-from attnviz.teach import prepare as L
+from attnviz.teach import derive, prepare
 
 TEXT = "Your journey starts with one step"
 DEFAULTS = Settings()
@@ -27,42 +26,42 @@ FOUR_HEADS = Settings(d_in=8, d_out=16, num_heads=4)
 SIXTEEN_HEADS = Settings(d_in=8, d_out=32, num_heads=16, training=True, dropout=0.3)
 
 
-def _traces(s: Settings, book: bool = False) -> dict[str, T.Trace]:
-    prep = L.prepare(TEXT, s, book)
-    cut, _ = L.within_context(prep, s.context_length)
+def _traces(s: Settings, book: bool = False) -> dict[str, tracing.Trace]:
+    prep = prepare.prepare(TEXT, s, book)
+    cut, _ = prepare.within_context(prep, s.context_length)
     return {
-        "simplified": L.simplified(prep),
-        "v1": L.trainable(prep, s, "v1"),
-        "v2": L.trainable(prep, s, "v2"),
-        "causal": L.causal(cut, s),
-        "multihead": L.multihead(cut, s),
-        "wrapper": L.wrapper(cut, s),
+        "simplified": prepare.simplified(prep),
+        "v1": prepare.trainable(prep, s, "v1"),
+        "v2": prepare.trainable(prep, s, "v2"),
+        "causal": prepare.causal(cut, s),
+        "multihead": prepare.multihead(cut, s),
+        "wrapper": prepare.wrapper(cut, s),
     }
 
 
-def _heads(tr: T.Trace) -> int:
-    if isinstance(tr, T.MultiHeadTrace):
+def _heads(tr: tracing.Trace) -> int:
+    if isinstance(tr, tracing.MultiHeadTrace):
         return tr.num_heads
-    if isinstance(tr, T.WrapperTrace):
+    if isinstance(tr, tracing.WrapperTrace):
         return len(tr.heads)
     return 1
 
 
-def _drawn(tr: T.Trace, h: int):
+def _drawn(tr: tracing.Trace, h: int):
     """(scores before the mask, softmax weights, weights used, context rows) as the trace
     holds them for head h, batch row 0: what the page draws."""
-    if isinstance(tr, T.WrapperTrace):
+    if isinstance(tr, tracing.WrapperTrace):
         return _drawn(tr.heads[h], 0)
-    if isinstance(tr, T.SimplifiedTrace | T.TrainableTrace):
+    if isinstance(tr, tracing.SimplifiedTrace | tracing.TrainableTrace):
         return tr.attn_scores, tr.attn_weights, tr.attn_weights, tr.context
-    scores = T.unmasked_scores(tr)
-    if isinstance(tr, T.MultiHeadTrace):
+    scores = tracing.unmasked_scores(tr)
+    if isinstance(tr, tracing.MultiHeadTrace):
         return scores[0, h], tr.attn_weights[0, h], tr.weights_dropped[0, h], tr.context_heads[0, h]
     return scores[0], tr.attn_weights[0], tr.weights_dropped[0], tr.context[0]
 
 
-def _assert_adds_up(tr: T.Trace, i: int, j: int, h: int) -> D.Derivation:
-    d = D.derivation(tr, i, j, head=h)
+def _assert_adds_up(tr: tracing.Trace, i: int, j: int, h: int) -> derive.Derivation:
+    d = derive.derivation(tr, i, j, head=h)
     scores, weights, used, context = _drawn(tr, h)
     # Σ q·k = the score
     tol = 1e-6 + 1e-5 * float(d.products.abs().sum())
@@ -70,11 +69,11 @@ def _assert_adds_up(tr: T.Trace, i: int, j: int, h: int) -> D.Derivation:
     assert d.score == float(scores[i, j])
     assert len(d.products) == d.d_k == d.q.shape[0] == d.k.shape[0]
     # the scale: √d_k from pass 2 on, none in pass 1
-    expected_scale = 1.0 if isinstance(tr, T.SimplifiedTrace) else math.sqrt(d.d_k)
+    expected_scale = 1.0 if isinstance(tr, tracing.SimplifiedTrace) else math.sqrt(d.d_k)
     assert d.scale == pytest.approx(expected_scale)
     assert d.scaled == pytest.approx(float(scores[i, j]) / expected_scale, rel=1e-6, abs=1e-9)
     # the mask: future keys only, and only in passes 3 and 4
-    causal = isinstance(tr, T.CausalTrace | T.MultiHeadTrace | T.WrapperTrace)
+    causal = isinstance(tr, tracing.CausalTrace | tracing.MultiHeadTrace | tracing.WrapperTrace)
     assert d.masked == (causal and j > i)
     assert d.future.tolist() == [causal and k > i for k in range(tr.num_tokens)]
     # softmax of the row = the drawn weights
@@ -116,12 +115,12 @@ def test_every_cells_parts_add_up_to_the_drawn_cell(settings, kind):
 
 def test_sixteen_heads_have_two_dimensions_each_and_dropout_both_keeps_and_drops():
     tr = _traces(SIXTEEN_HEADS)["multihead"]
-    assert isinstance(tr, T.MultiHeadTrace) and tr.num_heads == 16
+    assert isinstance(tr, tracing.MultiHeadTrace) and tr.num_heads == 16
     factors = set()
     for h in range(16):
         for i in range(tr.num_tokens):
             for j in range(i + 1):
-                d = D.derivation(tr, i, j, head=h)
+                d = derive.derivation(tr, i, j, head=h)
                 assert d.d_k == 2
                 factors.add(round(d.dropout_factor, 4))
     assert factors == {0.0, round(1 / 0.7, 4)}
@@ -132,7 +131,7 @@ def test_training_mode_cell_names_its_dropout_factor():
     kept = dropped = None
     for i in range(tr.num_tokens):
         for j in range(i + 1):
-            d = D.derivation(tr, i, j)
+            d = derive.derivation(tr, i, j)
             if d.dropout_factor == 0 and dropped is None:
                 dropped = d
             elif d.dropout_factor and kept is None:
@@ -141,13 +140,13 @@ def test_training_mode_cell_names_its_dropout_factor():
     assert "multiplied it by 1/(1−0.5) = 2" in kept.step("dropout").sentence
     assert f"{kept.weight:.4f}" in kept.step("dropout").sentence
     assert "Dropout zeroed this weight" in dropped.step("dropout").sentence
-    masked = D.derivation(tr, 0, 3)
+    masked = derive.derivation(tr, 0, 3)
     assert masked.dropout_factor is None
     assert "a masked key" in masked.step("dropout").sentence
 
 
 def test_eval_mode_says_dropout_is_the_identity():
-    d = D.derivation(_traces(DEFAULTS)["causal"], 2, 1)
+    d = derive.derivation(_traces(DEFAULTS)["causal"], 2, 1)
     assert d.dropout_factor is None
     assert d.step("dropout").sentence.startswith("Dropout is the identity here (eval mode)")
     assert torch.equal(d.used_weights, d.row_weights)
@@ -161,7 +160,7 @@ def _close_to_printout(values, name: str) -> None:
 
 def test_book_mode_pass_1_query_2_gives_the_chapters_scores_weights_and_context():
     tr = _traces(DEFAULTS, book=True)["simplified"]
-    row = [D.derivation(tr, 1, j) for j in range(6)]
+    row = [derive.derivation(tr, 1, j) for j in range(6)]
     _close_to_printout([d.score for d in row], "simple_scores_2")
     _close_to_printout([d.weight for d in row], "simple_weights_2")
     _close_to_printout(row[0].context_sum, "simple_context_2")
@@ -172,7 +171,7 @@ def test_book_mode_pass_1_query_2_gives_the_chapters_scores_weights_and_context(
 def test_book_mode_pass_2_v1_gives_the_chapters_query_scores_weights_and_context():
     tr = _traces(DEFAULTS, book=True)["v1"]
     assert tr.spec == BK.SPEC_V1
-    row = [D.derivation(tr, 1, j) for j in range(6)]
+    row = [derive.derivation(tr, 1, j) for j in range(6)]
     _close_to_printout(row[0].q, "trainable_query_2")
     _close_to_printout([d.score for d in row], "trainable_scores_2")
     _close_to_printout([d.weight for d in row], "trainable_weights_2")
@@ -186,7 +185,7 @@ def test_book_mode_pass_3_gives_the_chapters_masked_weights():
     masked = BK.printed("masking_masked_scores")
     for i in range(6):
         for j in range(6):
-            d = D.derivation(tr, i, j)
+            d = derive.derivation(tr, i, j)
             assert d.masked == bool(torch.isinf(masked[i, j]))
             assert abs(d.weight - float(weights[i, j])) <= 0.5e-4 + 1e-6
             if not d.masked:
@@ -198,7 +197,7 @@ def test_book_mode_pass_4_wrapper_heads_give_the_chapters_context():
     printed = BK.printed("wrapper")  # (6, 4), the first example: the heads' contexts side by side
     for h in range(2):
         for i in range(6):
-            d = D.derivation(tr, i, 0, head=h)
+            d = derive.derivation(tr, i, 0, head=h)
             got = d.context_sum.float()
             assert torch.allclose(got, printed[i, 2 * h : 2 * h + 2], atol=0.5e-4 + 1e-6)
 
@@ -218,9 +217,9 @@ OPERATION = {
 @pytest.mark.parametrize("kind", ["simplified", "v1", "v2", "causal", "multihead", "wrapper"])
 def test_each_step_names_the_line_of_modules_py_that_computes_it(kind):
     tr = _traces(TRAINING)[kind]
-    d = D.derivation(tr, 2, 1)
-    file_lines = Path(D.modules_file()).read_text(encoding="utf-8").splitlines()
-    assert D.modules_file().name == "modules.py"
+    d = derive.derivation(tr, 2, 1)
+    file_lines = Path(derive.modules_file()).read_text(encoding="utf-8").splitlines()
+    assert derive.modules_file().name == "modules.py"
     names = [s.name for s in d.steps]
     causal = kind in ("causal", "multihead", "wrapper")
     expected = ["score", "scale", "softmax", "context"]
@@ -251,15 +250,15 @@ def test_each_step_names_the_line_of_modules_py_that_computes_it(kind):
 
 def test_a_marker_missing_from_the_source_is_an_error_not_a_wrong_line():
     with pytest.raises(LookupError, match="0 lines"):
-        D.code_line(D.M.CausalAttention.forward, "no such operation")
+        derive.code_line(derive.M.CausalAttention.forward, "no such operation")
     with pytest.raises(LookupError, match="lines of CausalAttention.forward contain 'values'"):
-        D.code_line(D.M.CausalAttention.forward, "values")
+        derive.code_line(derive.M.CausalAttention.forward, "values")
 
 
 # --- the sentences are the numbers ----------------------------------------------------------------
 def test_step_sentences_hold_the_cells_numbers():
     tr = _traces(DEFAULTS)["multihead"]
-    d = D.derivation(tr, 4, 2, head=1)
+    d = derive.derivation(tr, 4, 2, head=1)
     score = d.step("score").sentence
     assert f"{d.score:.4f}".replace("-", "−") in score
     assert "over the 4 dimensions of head 1" in score
@@ -278,8 +277,8 @@ def test_step_sentences_hold_the_cells_numbers():
 
 def test_a_large_row_shows_shifted_exps_and_still_adds_up():
     x = torch.tensor([[30.0, 0.0], [0.0, 1.0], [29.0, 0.5]])
-    tr = T.trace_simplified(x, ("0: a", "1: b", "2: c"))
-    d = D.derivation(tr, 0, 2)
+    tr = tracing.trace_simplified(x, ("0: a", "1: b", "2: c"))
+    d = derive.derivation(tr, 0, 2)
     assert d.shift == pytest.approx(900.0)
     assert torch.allclose(d.row_exp / d.row_sum, tr.attn_weights[0].double(), atol=1e-6)
     assert "subtracting the row's largest score 900.0000" in d.step("softmax").sentence
@@ -288,21 +287,24 @@ def test_a_large_row_shows_shifted_exps_and_still_adds_up():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda tr: D.derivation(tr, 6, 0), "There is no query 6: it must be from 0 to 5."),
-        (lambda tr: D.derivation(tr, 0, -1), "There is no key -1: it must be from 0 to 5."),
-        (lambda tr: D.derivation(tr, 0, 0, head=2), "There is no head 2: it must be from 0 to 1."),
-        (lambda tr: D.derivation(tr, 0, 0, batch=1), "There is no batch row 1: there is only"),
-        (lambda tr: D.derivation(tr, "1", 0), "The query must be a whole number, not '1'."),
+        (lambda tr: derive.derivation(tr, 6, 0), "There is no query 6: it must be from 0 to 5."),
+        (lambda tr: derive.derivation(tr, 0, -1), "There is no key -1: it must be from 0 to 5."),
+        (
+            lambda tr: derive.derivation(tr, 0, 0, head=2),
+            "There is no head 2: it must be from 0 to 1.",
+        ),
+        (lambda tr: derive.derivation(tr, 0, 0, batch=1), "There is no batch row 1: there is only"),
+        (lambda tr: derive.derivation(tr, "1", 0), "The query must be a whole number, not '1'."),
     ],
 )
 def test_a_cell_that_does_not_exist_gets_a_sentence(call, message):
     tr = _traces(DEFAULTS)["multihead"]
-    with pytest.raises(D.DerivationError) as err:
+    with pytest.raises(derive.DerivationError) as err:
         call(tr)
     assert str(err.value).startswith(message)
 
 
 def test_empty_text_has_no_cell_to_explain():
-    tr = L.simplified(L.prepare("", DEFAULTS))
-    with pytest.raises(D.DerivationError, match="There is no text to attend over"):
-        D.derivation(tr, 0, 0)
+    tr = prepare.simplified(prepare.prepare("", DEFAULTS))
+    with pytest.raises(derive.DerivationError, match="There is no text to attend over"):
+        derive.derivation(tr, 0, 0)

@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from attnviz.core.settings import Settings
-from attnviz.teach import export as E
-from attnviz.teach import prepare as L
+from attnviz.teach import export, prepare
 
 HOSTILE = 'A_b & 50% $x #1 {y} ~z ^w \\n "q" <a|b> -- `t\'s\nline\there'
 
@@ -61,71 +60,73 @@ def _printed(values: torch.Tensor) -> list[str]:
     """The entries as the PDF prints them: 4 decimals, − for minus, −∞ for a masked score."""
     out = []
     for v in values.flatten().tolist():
-        out.append("−∞" if v == float("-inf") else E.number(v).replace("-", "−"))
+        out.append("−∞" if v == float("-inf") else export.number(v).replace("-", "−"))
     return out
 
 
 def test_escape_turns_every_special_character_into_text():
-    assert E.escape("a_b&c%d$e#f{g}h~i^j\\k") == (
+    assert export.escape("a_b&c%d$e#f{g}h~i^j\\k") == (
         r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i\textasciicircum{}j\textbackslash{}k"
     )
-    assert E.escape("3: ␣the") == r"3: \textvisiblespace{}the"
-    assert E.escape("5: ↵") == r"5: \ensuremath{\hookleftarrow}"
-    assert E.escape("-- ''") == r"{-}{-} \textquotesingle{}\textquotesingle{}"
-    assert E.escape("plain words") == "plain words"
+    assert export.escape("3: ␣the") == r"3: \textvisiblespace{}the"
+    assert export.escape("5: ↵") == r"5: \ensuremath{\hookleftarrow}"
+    assert export.escape("-- ''") == r"{-}{-} \textquotesingle{}\textquotesingle{}"
+    assert export.escape("plain words") == "plain words"
 
 
 def test_numbers_have_four_decimals_and_a_masked_score_is_minus_infinity():
-    assert E.number(0.123456) == "0.1235"
-    assert E.number(-1.5) == "-1.5000"
-    assert E.number(-0.00001) == "0.0000"
-    assert E.number(float("-inf")) == r"-\infty"
-    assert E.number(float("nan")) == r"\mathrm{NaN}"
+    assert export.number(0.123456) == "0.1235"
+    assert export.number(-1.5) == "-1.5000"
+    assert export.number(-0.00001) == "0.0000"
+    assert export.number(float("-inf")) == r"-\infty"
+    assert export.number(float("nan")) == r"\mathrm{NaN}"
 
 
 def test_bmatrix_holds_every_entry_and_label():
     values = torch.tensor([[1.0, float("-inf")], [0.25, -0.5]])
-    latex = E.bmatrix(values, ["0: a_b", "1: ␣%"], ["0: a_b", "1: ␣%"])
+    latex = export.bmatrix(values, ["0: a_b", "1: ␣%"], ["0: a_b", "1: ␣%"])
     assert latex.count(r"\begin{bmatrix}") == 1 and latex.count(r"\end{bmatrix}") == 1
     assert "$1.0000$" in latex and r"$-\infty$" in latex
     assert "$0.2500$" in latex and "$-0.5000$" in latex
     assert latex.count(r"\text{0: a\_b}") >= 2  # a row label and a column label
     assert r"1: \textvisiblespace{}\%" in latex
-    plain = E.bmatrix(values)
+    plain = export.bmatrix(values)
     assert plain == "\\begin{bmatrix}\n1.0000 & -\\infty \\\\\n0.2500 & -0.5000\n\\end{bmatrix}"
 
 
 def test_bmatrix_refuses_labels_that_do_not_fit():
     with pytest.raises(ValueError, match="3 row labels for 2 rows"):
-        E.bmatrix(torch.zeros(2, 2), ["a", "b", "c"], ["a", "b"])
+        export.bmatrix(torch.zeros(2, 2), ["a", "b", "c"], ["a", "b"])
     with pytest.raises(ValueError, match="not shape"):
-        E.bmatrix(torch.zeros(2, 2, 2))
+        export.bmatrix(torch.zeros(2, 2, 2))
     with pytest.raises(ValueError, match="A 65×64 matrix is too large for LaTeX here"):
-        E.bmatrix(torch.zeros(65, 64))
-    assert E.bmatrix(torch.zeros(64, 64)).count("0.0000") == 64 * 64
+        export.bmatrix(torch.zeros(65, 64))
+    assert export.bmatrix(torch.zeros(64, 64)).count("0.0000") == 64 * 64
 
 
 def test_a_stack_of_heads_gives_one_bmatrix_per_head():
-    out = E.bmatrices(torch.zeros(3, 2, 2), ["a", "b"], ["a", "b"])
+    out = export.bmatrices(torch.zeros(3, 2, 2), ["a", "b"], ["a", "b"])
     assert len(out) == 3 and out[2].startswith(r"\text{head 2}")
 
 
 def test_latex_compiles_and_the_pdf_holds_the_numbers(tmp_path):
     s = Settings(context_length=64)
-    prep = L.prepare(HOSTILE, s)
+    prep = prepare.prepare(HOSTILE, s)
     assert prep.num_tokens == 35  # every special character, ↵ and ⇥ among the labels
-    masked = L.causal(prep, s).attn_scores[0]  # −∞ above the diagonal
-    book = L.causal(L.prepare("", s, True), s)  # the chapter's masking walkthrough
-    heads = L.multihead(L.prepare("Your journey starts with one step", Settings()), Settings())
+    masked = prepare.causal(prep, s).attn_scores[0]  # −∞ above the diagonal
+    book = prepare.causal(prepare.prepare("", s, True), s)  # the chapter's masking walkthrough
+    heads = prepare.multihead(
+        prepare.prepare("Your journey starts with one step", Settings()), Settings()
+    )
     parts = [
         (masked[:12, :12], prep.labels[:12]),  # 12 columns: past amsmath's default of 10
         (masked[12:24, 12:24], prep.labels[12:24]),
         (masked[24:, 24:], prep.labels[24:]),  # wider maps run off an A4 page
         (book.attn_weights[0], book.labels),
     ]
-    latex = [E.bmatrix(v, lab, lab) for v, lab in parts]
-    latex += list(E.bmatrices(heads.attn_weights[0], heads.labels, heads.labels))
-    text = _compile(tmp_path, E.document(*latex, title="Masked scores & weights_1"))
+    latex = [export.bmatrix(v, lab, lab) for v, lab in parts]
+    latex += list(export.bmatrices(heads.attn_weights[0], heads.labels, heads.labels))
+    text = _compile(tmp_path, export.document(*latex, title="Masked scores & weights_1"))
     expected = [n for v, _ in parts for n in _printed(v)]
     expected += _printed(heads.attn_weights[0])
     assert NUMBER.findall(text) == expected
@@ -137,15 +138,15 @@ def test_latex_compiles_and_the_pdf_holds_the_numbers(tmp_path):
 
 
 def test_ascii_only_labels_compile_for_any_script(tmp_path):
-    assert E.escape("ש", ascii_only=True) == r"\ensuremath{\langle}U+05E9\ensuremath{\rangle}"
-    assert E.escape("é␣", ascii_only=True) == (
+    assert export.escape("ש", ascii_only=True) == r"\ensuremath{\langle}U+05E9\ensuremath{\rangle}"
+    assert export.escape("é␣", ascii_only=True) == (
         r"\ensuremath{\langle}U+00E9\ensuremath{\rangle}\textvisiblespace{}"
     )
     s = Settings()
-    prep = L.prepare("שלום 🙂 naïve 日本", s)
-    weights = L.simplified(prep).attn_weights
-    latex = E.bmatrix(weights, prep.labels, prep.labels, ascii_only=True)
+    prep = prepare.prepare("שלום 🙂 naïve 日本", s)
+    weights = prepare.simplified(prep).attn_weights
+    latex = export.bmatrix(weights, prep.labels, prep.labels, ascii_only=True)
     assert latex.isascii()
-    text = _compile(tmp_path, E.document(latex))
+    text = _compile(tmp_path, export.document(latex))
     assert NUMBER.findall(text) == _printed(weights)
     assert "U+05E9" in text  # ש, named by its code point

@@ -20,8 +20,7 @@ import torch
 
 from attnviz.core import modules as M
 from attnviz.core.settings import Settings
-from attnviz.teach import prepare as L
-from attnviz.teach import reproduce as R
+from attnviz.teach import prepare, reproduce
 
 TEXT = "Your journey starts with one step"
 HOSTILE = "It's \"quoted\" \\ {braces} <b>bold</b>\nnew line\ttab ✓ ünïcode 🙂 '''"
@@ -55,10 +54,10 @@ def _same(printed: list[float], tensor: torch.Tensor) -> bool:
 def _cases(page: str, prep, s: Settings, heads=(0,), variant: str = "v2"):
     """(name, snippet, the matrix the page draws) for every matrix kind of the page."""
     out = []
-    for matrix in R.matrices_of(page):
+    for matrix in reproduce.matrices_of(page):
         for h in heads:
-            code = R.snippet(page, matrix, prep, s, head=h, variant=variant, text=TEXT)
-            want = R.expected(page, matrix, prep, s, head=h, variant=variant)
+            code = reproduce.snippet(page, matrix, prep, s, head=h, variant=variant, text=TEXT)
+            want = reproduce.expected(page, matrix, prep, s, head=h, variant=variant)
             out.append((f"{page}-{variant}-{matrix}-h{h}", code, want))
     return out
 
@@ -111,7 +110,7 @@ def _pages(prep, s: Settings, heads) -> list:
 @pytest.mark.slow
 def test_every_snippet_at_the_defaults_prints_the_pages_numbers(tmp_path):
     s = Settings()
-    cases = _pages(L.prepare(TEXT, s), s, heads=(1,))
+    cases = _pages(prepare.prepare(TEXT, s), s, heads=(1,))
     assert len(cases) == 4 + 2 * 11 + 14 + 15 + 5
     _run_all(tmp_path, cases)
 
@@ -120,7 +119,7 @@ def test_every_snippet_at_the_defaults_run_here_prints_the_pages_numbers():
     """The fast loop's version: each snippet executed in this process (its torch seeding in a
     forked generator, torch's print options restored), the last printed line compared."""
     s = Settings(training=True)  # dropout 0.1 draws a mask on the causal pages
-    cases = _pages(L.prepare(TEXT, s), s, heads=(1,))
+    cases = _pages(prepare.prepare(TEXT, s), s, heads=(1,))
     for name, code, want in cases:
         out = io.StringIO()
         try:
@@ -135,39 +134,41 @@ def test_every_snippet_at_the_defaults_run_here_prints_the_pages_numbers():
 @pytest.mark.slow
 def test_every_snippet_in_book_mode_prints_the_chapters_numbers(tmp_path):
     s = Settings()
-    prep = L.prepare("", s, use_book=True)
+    prep = prepare.prepare("", s, use_book=True)
     cases = _pages(prep, s, heads=(0, 1))
     _run_all(tmp_path, cases)
     # and those are the chapter's printouts (attnviz/core/book_printouts.txt), e.g. the masking walk
     from attnviz.core import book as BK
 
-    weights = R.expected("causal", "attn_weights", prep, s)
+    weights = reproduce.expected("causal", "attn_weights", prep, s)
     assert BK.matches_printout(weights, "masking_weights")[0]
     assert BK.matches_printout(
-        R.expected("trainable", "queries", prep, s, variant="v1")[1], "trainable_query_2"
+        reproduce.expected("trainable", "queries", prep, s, variant="v1")[1], "trainable_query_2"
     )[0]
 
 
 @pytest.mark.slow
 def test_every_snippet_in_training_mode_with_dropout_prints_the_dropped_weights(tmp_path):
     s = Settings(training=True, dropout=0.5, seed_dropout=7)
-    prep = L.prepare(TEXT, s)
+    prep = prepare.prepare(TEXT, s)
     cases = _cases("causal", prep, s)
     cases += _cases("multihead", prep, s, heads=(0, 1))
     cases += _cases("wrapper", prep, s, heads=(0, 1))
     _run_all(tmp_path, cases)
-    dropped = R.expected("causal", "dropout_mask", prep, s)
+    dropped = reproduce.expected("causal", "dropout_mask", prep, s)
     assert (dropped == 0).any()  # dropout really zeroed some weights here
 
 
 @pytest.mark.slow
 def test_snippets_with_sixteen_heads_and_a_hostile_text(tmp_path):
     s = Settings(d_in=8, d_out=32, num_heads=16, training=True, dropout=0.3, qkv_bias=True)
-    prep = L.prepare(HOSTILE, s)
+    prep = prepare.prepare(HOSTILE, s)
     cases = []
-    for matrix in R.matrices_of("multihead"):
-        code = R.snippet("multihead", matrix, prep, s, head=15, text=HOSTILE)
-        cases.append((f"mh16-{matrix}", code, R.expected("multihead", matrix, prep, s, head=15)))
+    for matrix in reproduce.matrices_of("multihead"):
+        code = reproduce.snippet("multihead", matrix, prep, s, head=15, text=HOSTILE)
+        cases.append(
+            (f"mh16-{matrix}", code, reproduce.expected("multihead", matrix, prep, s, head=15))
+        )
     _run_all(tmp_path, cases)
 
 
@@ -176,21 +177,23 @@ def test_snippets_with_sixteen_heads_and_a_hostile_text(tmp_path):
 def test_each_pages_weights_snippet_runs_alone_with_python_isolated(tmp_path, page):
     """Exactly what a student does: save the snippet, run it with only torch installed."""
     s = Settings(training=True, dropout=0.5)
-    prep = L.prepare(TEXT, s)
+    prep = prepare.prepare(TEXT, s)
     path = tmp_path / "reproduce.py"
-    path.write_text(R.snippet(page, "attn_weights", prep, s, head=0, text=TEXT), encoding="utf-8")
+    path.write_text(
+        reproduce.snippet(page, "attn_weights", prep, s, head=0, text=TEXT), encoding="utf-8"
+    )
     run = subprocess.run(
         [sys.executable, "-I", str(path)], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-3000:]
     last = run.stdout.strip().splitlines()[-1]
-    assert _same(_numbers(last), R.expected(page, "attn_weights", prep, s))
+    assert _same(_numbers(last), reproduce.expected(page, "attn_weights", prep, s))
 
 
 # --- fast checks on the text of the snippets ---------------------------------------------------------
 def test_a_snippet_copies_the_chapters_module_and_imports_nothing_of_attnviz():
     s = Settings()
-    code = R.snippet("causal", "attn_weights", L.prepare(TEXT, s), s, text=TEXT)
+    code = reproduce.snippet("causal", "attn_weights", prepare.prepare(TEXT, s), s, text=TEXT)
     import inspect
 
     assert inspect.getsource(M.CausalAttention) in code
@@ -212,7 +215,7 @@ def test_a_snippet_copies_the_chapters_module_and_imports_nothing_of_attnviz():
 
 def test_a_snippet_in_training_mode_seeds_the_dropout_right_before_the_forward():
     s = Settings(training=True, seed_dropout=99)
-    code = R.snippet("multihead", "weights_dropped", L.prepare(TEXT, s), s)
+    code = reproduce.snippet("multihead", "weights_dropped", prepare.prepare(TEXT, s), s)
     lines = code.splitlines()
     k = lines.index("    context_vec = module(x)")
     assert lines[k - 3] == "module.train()  # training mode: dropout is on"
@@ -221,7 +224,9 @@ def test_a_snippet_in_training_mode_seeds_the_dropout_right_before_the_forward()
 
 def test_a_hostile_text_is_a_python_literal_in_the_snippet():
     s = Settings()
-    code = R.snippet("simplified", "attn_weights", L.prepare(HOSTILE, s), s, text=HOSTILE)
+    code = reproduce.snippet(
+        "simplified", "attn_weights", prepare.prepare(HOSTILE, s), s, text=HOSTILE
+    )
     tree = ast.parse(code)
     texts = [
         n.value.value
@@ -233,45 +238,54 @@ def test_a_hostile_text_is_a_python_literal_in_the_snippet():
 
 def test_book_mode_writes_the_chapters_inputs_tensor():
     s = Settings()
-    code = R.snippet("trainable", "queries", L.prepare("", s, True), s, variant="v1")
+    code = reproduce.snippet("trainable", "queries", prepare.prepare("", s, True), s, variant="v1")
     assert "[[0.43, 0.15, 0.89],  # Your     (x^1)" in code
     assert " [0.05, 0.80, 0.55]]  # step     (x^6)" in code
     assert "torch.manual_seed(123)" in code and "SelfAttention_v1(d_in=3, d_out=2)" in code
     assert "hashlib" not in code
-    v2 = R.snippet("trainable", "queries", L.prepare("", s, True), s)
+    v2 = reproduce.snippet("trainable", "queries", prepare.prepare("", s, True), s)
     assert "torch.manual_seed(789)" in v2  # the chapter's seed for sa_v2
 
 
 def test_long_text_is_cut_to_the_context_on_the_causal_pages():
     s = Settings(context_length=4)
-    code = R.snippet("causal", "attn_weights", L.prepare(TEXT, s), s)
+    code = reproduce.snippet("causal", "attn_weights", prepare.prepare(TEXT, s), s)
     assert "token_ids = [7120, 7002, 4940, 351]" in code
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda p, s: R.snippet("nowhere", "attn_weights", p, s), "There is no page 'nowhere'"),
         (
-            lambda p, s: R.snippet("causal", "nothing", p, s),
+            lambda p, s: reproduce.snippet("nowhere", "attn_weights", p, s),
+            "There is no page 'nowhere'",
+        ),
+        (
+            lambda p, s: reproduce.snippet("causal", "nothing", p, s),
             "Page causal shows no matrix 'nothing'",
         ),
-        (lambda p, s: R.snippet("multihead", "attn_weights", p, s, head=2), "There is no head 2"),
-        (lambda p, s: R.snippet("trainable", "keys", p, s, variant="v3"), "Page 2's module"),
         (
-            lambda p, s: R.snippet("simplified", "inputs", L.prepare("", s), s),
+            lambda p, s: reproduce.snippet("multihead", "attn_weights", p, s, head=2),
+            "There is no head 2",
+        ),
+        (
+            lambda p, s: reproduce.snippet("trainable", "keys", p, s, variant="v3"),
+            "Page 2's module",
+        ),
+        (
+            lambda p, s: reproduce.snippet("simplified", "inputs", prepare.prepare("", s), s),
             "There is no text to attend over",
         ),
         (
-            lambda p, s: R.snippet("multihead", "inputs", p, s.with_changes(num_heads=3)),
+            lambda p, s: reproduce.snippet("multihead", "inputs", p, s.with_changes(num_heads=3)),
             "d_out=8 is not divisible by num_heads=3",
         ),
     ],
 )
 def test_what_cannot_be_reproduced_gets_a_sentence(call, message):
     s = Settings()
-    with pytest.raises(R.ReproduceError) as err:
-        call(L.prepare(TEXT, s), s)
+    with pytest.raises(reproduce.ReproduceError) as err:
+        call(prepare.prepare(TEXT, s), s)
     assert str(err.value).startswith(message)
 
 
@@ -298,10 +312,12 @@ def _page_panels(prep, s: Settings) -> dict:
     """The panels pages 1-4 draw, built by the lessons from the traces the pages use."""
     from attnviz.teach.lessons import causal, multihead, simplified, trainable
 
-    tr = {page: R.page_trace(page, prep, s) for page in ("simplified", "trainable", "causal")}
-    mh = R.page_trace("multihead", prep, s)
-    lab = R.page_trace("causal", prep, s.with_changes(training=True))
-    v1 = R.page_trace("trainable", prep, s, "v1")
+    tr = {
+        page: reproduce.page_trace(page, prep, s) for page in ("simplified", "trainable", "causal")
+    }
+    mh = reproduce.page_trace("multihead", prep, s)
+    lab = reproduce.page_trace("causal", prep, s.with_changes(training=True))
+    v1 = reproduce.page_trace("trainable", prep, s, "v1")
     found: dict = {}
     _panels_of(simplified.simplified_lesson(tr["simplified"], prep.book), found)
     _panels_of(trainable.trainable_lesson(tr["trainable"], v1, None, prep.book), found)
@@ -316,21 +332,21 @@ def _page_panels(prep, s: Settings) -> dict:
 @pytest.mark.parametrize("book", [False, True], ids=["training-mode", "book-mode"])
 def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
     s = Settings(training=True, dropout=0.5, d_out=12, num_heads=3)
-    prep = L.prepare("", s, True) if book else L.prepare(TEXT, s)
+    prep = prepare.prepare("", s, True) if book else prepare.prepare(TEXT, s)
     found = _page_panels(prep, s)
     heads = 2 if book else 3
     checked = set()
-    for key, source in R.PANELS.items():
+    for key, source in reproduce.PANELS.items():
         if source.lab and book:
-            with pytest.raises(R.ReproduceError, match="Book mode's dropout lab"):
-                R.panel_snippet(key, prep, s)
+            with pytest.raises(reproduce.ReproduceError, match="Book mode's dropout lab"):
+                reproduce.panel_snippet(key, prep, s)
             continue
         per_head_views = [found[h].get(key) for h in range(heads)]
         if key in found:
             panel = found[key]
             for h in range(heads if source.per_head else 1):
                 values = panel.values[h] if source.per_head else panel.values
-                want = R.panel_expected(key, prep, s, head=h)
+                want = reproduce.panel_expected(key, prep, s, head=h)
                 assert torch.equal(values.isnan(), want.isnan()), key
                 assert torch.equal(values.nan_to_num(), want.nan_to_num()), key
         elif all(p is None for p in per_head_views):  # not drawn at these settings
@@ -339,12 +355,19 @@ def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
         else:  # a head view's panel: one per head
             assert all(p is not None for p in per_head_views), key
             for h, panel in enumerate(per_head_views):
-                assert torch.equal(panel.values, R.panel_expected(key, prep, s, head=h)), (key, h)
-        code = R.panel_snippet(key, prep, s, head=heads - 1 if source.page == "multihead" else 0)
-        assert f"matrix = {R.MATRICES[source.page][source.matrix].expr.split('{')[0]}" in code
+                assert torch.equal(panel.values, reproduce.panel_expected(key, prep, s, head=h)), (
+                    key,
+                    h,
+                )
+        code = reproduce.panel_snippet(
+            key, prep, s, head=heads - 1 if source.page == "multihead" else 0
+        )
+        assert (
+            f"matrix = {reproduce.MATRICES[source.page][source.matrix].expr.split('{')[0]}" in code
+        )
         checked.add(key)
     skipped = {"p4_weights_before"} if book else set()
-    expected_keys = {k for k, v in R.PANELS.items() if not (v.lab and book)} - skipped
+    expected_keys = {k for k, v in reproduce.PANELS.items() if not (v.lab and book)} - skipped
     assert checked == expected_keys
-    with pytest.raises(R.ReproduceError, match="has no reproduce snippet"):
-        R.panel_snippet("p3_uniform", prep, s)
+    with pytest.raises(reproduce.ReproduceError, match="has no reproduce snippet"):
+        reproduce.panel_snippet("p3_uniform", prep, s)

@@ -7,26 +7,25 @@ import pytest
 import torch
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
-from attnviz.teach import derive as D
-from attnviz.teach import prepare as L
+from attnviz.teach import derive, prepare
 
 TEXT = "Your journey starts with one step"
 
 
-def _fresh_row(tr: T.Trace, i: int, h: int, dim: int, value: float):
+def _fresh_row(tr: tracing.Trace, i: int, h: int, dim: int, value: float):
     """A fresh forward of the trace's module with q_i[dim] of head h set to ``value`` (a hook
     on W_query's output): its row i of (masked scores, weights, weights used, context)."""
-    if isinstance(tr, T.SimplifiedTrace):
+    if isinstance(tr, tracing.SimplifiedTrace):
         x = tr.inputs.clone()
         x[i, dim] = value
         with torch.inference_mode():
-            context, taps = T.record(lambda: M.simplified_attention(x))
+            context, taps = tracing.record(lambda: M.simplified_attention(x))
         w = taps["attn_weights"][0][i]
         return taps["attn_scores"][0][i], w, w, context[i]
-    assert isinstance(tr, T.TrainableTrace | T.CausalTrace | T.MultiHeadTrace)
+    assert isinstance(tr, tracing.TrainableTrace | tracing.CausalTrace | tracing.MultiHeadTrace)
     module = tr.spec.build()
     module.train(tr.training)
     column = h * tr.d_k + dim
@@ -40,14 +39,14 @@ def _fresh_row(tr: T.Trace, i: int, h: int, dim: int, value: float):
     with torch.inference_mode():
         if tr.training and tr.spec.dropout > 0:
             with seeded(tr.dropout_seed):
-                out, taps = T.record(lambda: module(tr.inputs))
+                out, taps = tracing.record(lambda: module(tr.inputs))
         else:
-            out, taps = T.record(lambda: module(tr.inputs))
+            out, taps = tracing.record(lambda: module(tr.inputs))
     scores, weights = taps["attn_scores"][0], taps["attn_weights"][0]
-    if isinstance(tr, T.TrainableTrace):
+    if isinstance(tr, tracing.TrainableTrace):
         return scores[i], weights[i], weights[i], out[i]
     used = taps["weights_dropped"][0]
-    if isinstance(tr, T.MultiHeadTrace):
+    if isinstance(tr, tracing.MultiHeadTrace):
         return scores[0, h, i], weights[0, h, i], used[0, h, i], taps["context_heads"][0][0, h, i]
     return scores[0, i], weights[0, i], used[0, i], out[0, i]
 
@@ -63,15 +62,15 @@ CASES = [
 ]
 
 
-def _trace(kind: str, s: Settings) -> T.Trace:
+def _trace(kind: str, s: Settings) -> tracing.Trace:
     book = kind.endswith("-book")
-    prep = L.prepare(TEXT, s, book)
+    prep = prepare.prepare(TEXT, s, book)
     kind = kind.removesuffix("-book")
     if kind == "simplified":
-        return L.simplified(prep)
+        return prepare.simplified(prep)
     if kind == "v2":
-        return L.trainable(prep, s)
-    return L.causal(prep, s) if kind == "causal" else L.multihead(prep, s)
+        return prepare.trainable(prep, s)
+    return prepare.causal(prep, s) if kind == "causal" else prepare.multihead(prep, s)
 
 
 @pytest.mark.parametrize(
@@ -79,14 +78,14 @@ def _trace(kind: str, s: Settings) -> T.Trace:
 )
 def test_the_slider_recompute_equals_a_fresh_forward_with_that_query_changed(kind, settings):
     tr = _trace(kind, settings)
-    heads = tr.num_heads if isinstance(tr, T.MultiHeadTrace) else 1
+    heads = tr.num_heads if isinstance(tr, tracing.MultiHeadTrace) else 1
     checked = 0
     for h in sorted({0, heads - 1}):
         for i in (0, 3, tr.num_tokens - 1):
-            d = D.derivation(tr, i, 0, head=h)
+            d = derive.derivation(tr, i, 0, head=h)
             for dim in sorted({0, d.d_k - 1}):
                 value = float(d.q[dim]) + 1.5
-                change = D.recompute_row(d, dim, value)
+                change = derive.recompute_row(d, dim, value)
                 scores, weights, used, context = _fresh_row(tr, i, h, dim, value)
                 assert change.q[dim] == pytest.approx(value)
                 assert torch.equal(torch.isinf(change.scores), torch.isinf(scores))
@@ -104,8 +103,8 @@ def test_the_slider_recompute_equals_a_fresh_forward_with_that_query_changed(kin
 
 def test_the_slider_at_the_current_value_gives_the_drawn_row_back():
     tr = _trace("causal", Settings(training=True, dropout=0.5))
-    d = D.derivation(tr, 4, 1)
-    same = D.recompute_row(d, 2, float(d.q[2]))
+    d = derive.derivation(tr, 4, 1)
+    same = derive.recompute_row(d, 2, float(d.q[2]))
     assert torch.allclose(same.weights, d.row_weights, atol=1e-7)
     assert torch.allclose(same.used_weights, d.used_weights, atol=1e-7)
     assert torch.allclose(same.context, d.context, atol=1e-6)
@@ -113,8 +112,8 @@ def test_the_slider_at_the_current_value_gives_the_drawn_row_back():
 
 def test_in_pass_1_the_slider_moves_the_query_and_its_own_key():
     tr = _trace("simplified", Settings())
-    d = D.derivation(tr, 2, 0)
-    change = D.recompute_row(d, 0, float(d.q[0]) + 1.0)
+    d = derive.derivation(tr, 2, 0)
+    change = derive.recompute_row(d, 0, float(d.q[0]) + 1.0)
     # the diagonal score is x_2 · x_2 with both factors changed
     x2 = change.q.double()
     assert float(change.scores[2]) == pytest.approx(float(x2 @ x2), rel=1e-6)
@@ -129,21 +128,21 @@ def test_in_pass_1_the_slider_moves_the_query_and_its_own_key():
     ],
 )
 def test_a_bad_slider_value_gets_a_sentence(dim, value, message):
-    d = D.derivation(_trace("v2", Settings()), 1, 1)
-    with pytest.raises(D.DerivationError) as err:
-        D.recompute_row(d, dim, value)
+    d = derive.derivation(_trace("v2", Settings()), 1, 1)
+    with pytest.raises(derive.DerivationError) as err:
+        derive.recompute_row(d, dim, value)
     assert str(err.value) == message
 
 
 # --- the line view ----------------------------------------------------------------------------------
 def test_line_view_gives_every_key_in_reading_order_with_the_drawn_weights():
     tr = _trace("causal", Settings(training=True, dropout=0.5))
-    view = D.line_view_of(tr, 3)
+    view = derive.line_view_of(tr, 3)
     assert view.labels == tr.labels and view.query_label == tr.labels[3]
     assert view.weights == tuple(float(w) for w in tr.weights_dropped[0, 3])
     assert view.visible == (True, True, True, True, False, False)
     assert view.direction == "ltr" and view.head is None
-    before = D.line_view_of(tr, 3, after_dropout=False)
+    before = derive.line_view_of(tr, 3, after_dropout=False)
     assert before.weights == tuple(float(w) for w in tr.attn_weights[0, 3])
     best = max(range(4), key=lambda j: view.weights[j])
     assert view.sentence.endswith(f"is on key {tr.labels[best]}.")
@@ -155,9 +154,9 @@ def test_line_view_gives_every_key_in_reading_order_with_the_drawn_weights():
 
 def test_line_view_of_a_chosen_head():
     tr = _trace("multihead", Settings(d_out=16, num_heads=4))
-    assert isinstance(tr, T.MultiHeadTrace)
+    assert isinstance(tr, tracing.MultiHeadTrace)
     for h in range(4):
-        view = D.line_view_of(tr, 5, head=h)
+        view = derive.line_view_of(tr, 5, head=h)
         assert view.head == h
         assert view.weights == tuple(float(w) for w in tr.attn_weights[0, h, 5])
         assert f"head {h}, 6 visible keys" in view.sentence
@@ -165,13 +164,15 @@ def test_line_view_of_a_chosen_head():
 
 def test_line_view_of_a_matrix_reads_the_mask_from_its_zeros():
     w = torch.tensor([[1.0, 0.0], [0.4, 0.6]])
-    assert D.line_view(w, ("0: a", "1: b"), 0).visible == (True, False)
+    assert derive.line_view(w, ("0: a", "1: b"), 0).visible == (True, False)
     full = torch.tensor([[0.5, 0.5], [0.4, 0.6]])
-    assert D.line_view(full, ("0: a", "1: b"), 0).visible == (True, True)
-    with pytest.raises(D.DerivationError, match="square weights matrix with one row per token"):
-        D.line_view(torch.ones(2, 3), ("0: a", "1: b"), 0)
-    with pytest.raises(D.DerivationError, match="There is no query 2"):
-        D.line_view(full, ("0: a", "1: b"), 2)
+    assert derive.line_view(full, ("0: a", "1: b"), 0).visible == (True, True)
+    with pytest.raises(
+        derive.DerivationError, match="square weights matrix with one row per token"
+    ):
+        derive.line_view(torch.ones(2, 3), ("0: a", "1: b"), 0)
+    with pytest.raises(derive.DerivationError, match="There is no query 2"):
+        derive.line_view(full, ("0: a", "1: b"), 2)
 
 
 @pytest.mark.parametrize(
@@ -184,6 +185,6 @@ def test_line_view_of_a_matrix_reads_the_mask_from_its_zeros():
     ],
 )
 def test_line_view_reads_in_the_direction_of_the_text(text, direction):
-    prep = L.prepare(text, Settings())
-    tr = L.simplified(prep)
-    assert D.line_view_of(tr, 0).direction == direction
+    prep = prepare.prepare(text, Settings())
+    tr = prepare.simplified(prep)
+    assert derive.line_view_of(tr, 0).direction == direction

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
-from attnviz.teach import checks as C
+from attnviz.core import trace as tracing
+from attnviz.teach import checks as live_checks
 from tests.support import module_checks as MC
 
 from .helpers import labels, random_x
@@ -35,10 +35,10 @@ class Case:
     def x(self) -> torch.Tensor:
         return random_x((self.b, self.n, self.d_in), self.seed)
 
-    def spec(self, kind: str = "mha", dropout: float = 0.0) -> T.ModuleSpec:
+    def spec(self, kind: str = "mha", dropout: float = 0.0) -> tracing.ModuleSpec:
         d_out = self.head_dim if kind == "wrapper" else self.d_out
         heads = 1 if kind == "causal" else self.heads
-        return T.ModuleSpec(
+        return tracing.ModuleSpec(
             kind, self.d_in, d_out, self.context_length, dropout, heads, self.qkv_bias, self.seed
         )
 
@@ -67,19 +67,19 @@ def test_attention_rows_are_positive_sum_to_one_and_ignore_the_future(case):
     x = case.x()
     lab = labels(case.n)
     for tr in (
-        T.trace_causal(case.spec("causal"), x, lab),
-        T.trace_multihead(case.spec("mha"), x, lab),
+        tracing.trace_causal(case.spec("causal"), x, lab),
+        tracing.trace_multihead(case.spec("mha"), x, lab),
     ):
         w = tr.attn_weights
         assert (w >= 0).all()
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[:-1]), rtol=0, atol=1e-5)
         assert (w[..., _future(case.n)] == 0).all()
-        assert C.rows_sum_to_one(w).passed
+        assert live_checks.rows_sum_to_one(w).passed
 
 
 @given(cases())
 def test_trainable_rows_sum_to_one_over_every_key(case):
-    tr = T.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
+    tr = tracing.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
     w = tr.attn_weights
     assert w.shape == (case.n, case.n)
     assert (w > 0).all()
@@ -127,16 +127,16 @@ def test_wrapper_and_weight_split_agree_before_out_proj_in_eval_mode(case):
 
 @given(cases())
 def test_multihead_context_matches_pytorch_sdpa(case):
-    tr = T.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
+    tr = tracing.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
     q, k, v = tr.queries_heads, tr.keys_heads, tr.values_heads
     reference = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     torch.testing.assert_close(tr.context_heads, reference, rtol=1e-5, atol=1e-6)
-    assert C.matches_sdpa(q, k, v, tr.context_heads, causal=True).passed
+    assert live_checks.matches_sdpa(q, k, v, tr.context_heads, causal=True).passed
 
 
 @given(cases())
 def test_trainable_context_matches_pytorch_sdpa_without_a_mask(case):
-    tr = T.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
+    tr = tracing.trace_trainable(case.spec("v2"), case.x()[0], labels(case.n))
     reference = F.scaled_dot_product_attention(tr.queries, tr.keys, tr.values)
     torch.testing.assert_close(tr.output, reference, rtol=1e-5, atol=1e-6)
 
@@ -155,13 +155,13 @@ def test_the_renormalizing_route_on_raw_tensors_matches_sdpa_at_any_scale(case):
 
 @given(cases())
 def test_both_masking_routes_agree(case):
-    tr = T.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
-    torch.testing.assert_close(T.renormalized_weights(tr), tr.attn_weights, rtol=0, atol=1e-5)
+    tr = tracing.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
+    torch.testing.assert_close(tracing.renormalized_weights(tr), tr.attn_weights, rtol=0, atol=1e-5)
 
 
 @given(cases())
 def test_batched_heads_equal_a_loop_over_heads(case):
-    tr = T.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
+    tr = tracing.trace_multihead(case.spec("mha"), case.x(), labels(case.n))
     hd = case.head_dim
     for h in range(case.heads):
         cols = slice(h * hd, (h + 1) * hd)
@@ -173,7 +173,7 @@ def test_batched_heads_equal_a_loop_over_heads(case):
 
 @given(cases(), st.sampled_from([0.1, 0.5, 0.9]))
 def test_training_dropout_keeps_or_zeroes_each_weight_and_scales_survivors(case, p):
-    tr = T.trace_multihead(
+    tr = tracing.trace_multihead(
         case.spec("mha", dropout=p),
         case.x(),
         labels(case.n),
@@ -183,5 +183,5 @@ def test_training_dropout_keeps_or_zeroes_each_weight_and_scales_survivors(case,
     w, d = tr.attn_weights, tr.weights_dropped
     kept = d != 0
     torch.testing.assert_close(d[kept], w[kept] / (1 - p), rtol=1e-6, atol=0)
-    mask = T.dropout_mask(tr)
+    mask = tracing.dropout_mask(tr)
     assert torch.equal(torch.isnan(mask), w == 0)

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 
 from attnviz.core import book
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import BOOK_LABELS, book_batch, book_inputs
 from attnviz.core.modules import (
     CausalAttention,
@@ -19,21 +19,21 @@ from attnviz.core.modules import (
     SelfAttention_v2,
 )
 from attnviz.core.settings import BOOK, Settings
-from attnviz.teach import prepare as L
+from attnviz.teach import prepare
 
 from .helpers import book_seed
 
 
 def _simplified():
-    return T.trace_simplified(book_inputs(), BOOK_LABELS)
+    return tracing.trace_simplified(book_inputs(), BOOK_LABELS)
 
 
 def _trainable_v1():
-    return T.trace_trainable(book.SPEC_V1, book_inputs(), BOOK_LABELS)
+    return tracing.trace_trainable(book.SPEC_V1, book_inputs(), BOOK_LABELS)
 
 
 def _masking_walk():
-    return T.trace_causal(book.SPEC_MASKING_WALK, book_batch(), BOOK_LABELS)
+    return tracing.trace_causal(book.SPEC_MASKING_WALK, book_batch(), BOOK_LABELS)
 
 
 def _sa_v1():
@@ -63,7 +63,7 @@ def _exercise_3_1():
 
 def _unmasked_weights():
     tr = _masking_walk()
-    scores = T.unmasked_scores(tr)[0]
+    scores = tracing.unmasked_scores(tr)[0]
     return torch.softmax(scores / tr.keys.shape[-1] ** 0.5, dim=-1)
 
 
@@ -162,7 +162,7 @@ def test_the_masked_scores_have_minus_infinity_above_the_diagonal():
 
 def test_both_masking_routes_print_the_same_weights():
     tr = _masking_walk()
-    assert book.matches_printout(T.renormalized_weights(tr)[0], "masking_weights")[0]
+    assert book.matches_printout(tracing.renormalized_weights(tr)[0], "masking_weights")[0]
 
 
 def test_the_loop_scores_print_as_the_matmul_scores():
@@ -170,7 +170,7 @@ def test_the_loop_scores_print_as_the_matmul_scores():
 
 
 def test_naive_softmax_prints_as_torch_softmax_on_the_book_scores():
-    naive = T.naive_softmax(_simplified().attn_scores)
+    naive = tracing.naive_softmax(_simplified().attn_scores)
     assert book.matches_printout(naive[1], "simple_weights_2")[0]
 
 
@@ -189,14 +189,14 @@ def test_the_book_specs_give_the_same_modules_as_the_chapters_calls():
 
 def test_lesson_book_mode_traces_match_the_printouts():
     s = Settings(**BOOK)
-    prep = L.prepare("ignored", s, use_book=True)
+    prep = prepare.prepare("ignored", s, use_book=True)
     assert prep.book and prep.labels == BOOK_LABELS and prep.x.shape == (1, 6, 3)
-    assert book.matches_printout(L.simplified(prep).context, "simple_context")[0]
-    assert book.matches_printout(L.trainable(prep, s, "v1").output, "sa_v1")[0]
-    assert book.matches_printout(L.trainable(prep, s, "v2").output, "sa_v2")[0]
-    assert book.matches_printout(L.causal(prep, s).attn_weights[0], "masking_weights")[0]
-    assert book.matches_printout(L.multihead(prep, s).output[0], "multihead")[0]
-    assert book.matches_printout(L.wrapper(prep, s).output[0], "wrapper")[0]
+    assert book.matches_printout(prepare.simplified(prep).context, "simple_context")[0]
+    assert book.matches_printout(prepare.trainable(prep, s, "v1").output, "sa_v1")[0]
+    assert book.matches_printout(prepare.trainable(prep, s, "v2").output, "sa_v2")[0]
+    assert book.matches_printout(prepare.causal(prep, s).attn_weights[0], "masking_weights")[0]
+    assert book.matches_printout(prepare.multihead(prep, s).output[0], "multihead")[0]
+    assert book.matches_printout(prepare.wrapper(prep, s).output[0], "wrapper")[0]
 
 
 def test_exercise_3_2_wrapper_with_one_column_per_head_gives_two_columns():

@@ -12,8 +12,7 @@ import torch
 
 from attnviz.core.inputs import BOOK_TEXT
 from attnviz.core.settings import BOOK, Settings
-from attnviz.teach import bugs as B
-from attnviz.teach import prepare as L
+from attnviz.teach import bugs, prepare
 
 DEFAULT_TEXT2 = "Every effort moves you forward"
 
@@ -21,12 +20,12 @@ DEFAULT_TEXT2 = "Every effort moves you forward"
 def page_inputs(s: Settings, book: bool = False) -> dict:
     """Each pass's (x, spec) as its page passes them to the break-it block."""
     text, text2 = ("", "") if book else (BOOK_TEXT, DEFAULT_TEXT2)
-    prep = L.prepare(text, s, use_book=book)
+    prep = prepare.prepare(text, s, use_book=book)
     traces = {
-        "simplified": L.simplified(prep),
-        "trainable": L.trainable(prep, s),
-        "causal": L.causal_batch(L.prepare_batch(text, text2, s, book), s, book),
-        "multihead": L.multihead(prep, s),
+        "simplified": prepare.simplified(prep),
+        "trainable": prepare.trainable(prep, s),
+        "causal": prepare.causal_batch(prepare.prepare_batch(text, text2, s, book), s, book),
+        "multihead": prepare.multihead(prep, s),
     }
     return {k: (t.inputs, None if k == "simplified" else t.spec) for k, t in traces.items()}
 
@@ -34,14 +33,14 @@ def page_inputs(s: Settings, book: bool = False) -> dict:
 @pytest.fixture(scope="module")
 def defaults():
     inputs = page_inputs(Settings())
-    return {bug.key: B.outcome(bug.key, *inputs[bug.pass_kind]) for bug in B.BUGS}
+    return {bug.key: bugs.outcome(bug.key, *inputs[bug.pass_kind]) for bug in bugs.BUGS}
 
 
 def numbers(text: str) -> list[float]:
     return [float(n) for n in re.findall(r"-?\d+\.\d+", text)]
 
 
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_a_visible_bug_shows_matrices_that_differ(defaults, bug):
     found, right_check = defaults[bug.key]
     if found.error is not None:
@@ -59,7 +58,7 @@ def test_a_visible_bug_shows_matrices_that_differ(defaults, bug):
     drawn = [*wrong, *right]
     assert any(not torch.equal(a, b) for a in drawn for b in drawn if a.shape == b.shape)
     assert all(m.values.dim() == 2 and m.values.shape[0] == m.values.shape[1] for m in found.shown)
-    assert all(m.kind in (B.WEIGHTS, B.SIGNED) and m.zmax >= 1 for m in found.shown)
+    assert all(m.kind in (bugs.WEIGHTS, bugs.SIGNED) and m.zmax >= 1 for m in found.shown)
     assert found.sentences
 
 
@@ -88,7 +87,7 @@ def test_dropout_left_on_shows_two_runs_that_differ_and_the_correct_weights(defa
 def test_dropout_left_on_at_dropout_0_says_nothing_is_dropped():
     s = Settings(dropout=0.0)
     x, spec = page_inputs(s)["causal"]
-    found, _ = B.outcome("dropout_in_eval", x, spec)
+    found, _ = bugs.outcome("dropout_in_eval", x, spec)
     assert found.verdict == "invisible with dropout=0: raise dropout above 0"
     run1, run2, correct = (m.values for m in found.shown)
     assert torch.equal(run1, run2) and torch.equal(run1, correct)
@@ -98,7 +97,7 @@ def test_dropout_left_on_at_dropout_0_says_nothing_is_dropped():
 def test_divide_by_sum_draws_negative_weights_on_a_diverging_scale(defaults):
     found, _ = defaults["divide_by_sum"]
     wrong, right = found.shown
-    assert wrong.kind == right.kind == B.SIGNED
+    assert wrong.kind == right.kind == bugs.SIGNED
     assert float(wrong.values.min()) < 0
     assert wrong.zmax == pytest.approx(float(wrong.values.abs().max()))
     negative = int((wrong.values < 0).sum())
@@ -109,8 +108,8 @@ def test_divide_by_sum_draws_negative_weights_on_a_diverging_scale(defaults):
 
 def test_divide_by_sum_stays_on_a_weights_scale_when_no_weight_is_negative():
     x, _ = page_inputs(Settings(**BOOK), book=True)["simplified"]
-    found, _ = B.outcome("divide_by_sum", x, None)
-    assert [m.kind for m in found.shown] == [B.WEIGHTS, B.WEIGHTS]
+    found, _ = bugs.outcome("divide_by_sum", x, None)
+    assert [m.kind for m in found.shown] == [bugs.WEIGHTS, bugs.WEIGHTS]
     assert found.sentences[0].startswith("Every score is positive here")
 
 
@@ -132,7 +131,7 @@ def test_no_scaling_says_what_the_numbers_show_here_and_at_d_out_128(defaults):
         assert moved == pytest.approx(float((wrong.values - right.values).abs().max()), abs=5e-4)
         assert top_wrong == pytest.approx(float(wrong.values.max()), abs=5e-4)
         assert top_right == pytest.approx(float(right.values.max()), abs=5e-4)
-        one_hot = float(wrong.values.max()) >= B.ONE_HOT
+        one_hot = float(wrong.values.max()) >= bugs.ONE_HOT
         assert ("close to one-hot" in sentence) == one_hot
     # At the default width the change is small (issue 23: "saturates" was promised at 0.03).
     assert here.startswith("At d_k = 8, dropping 1/√d_k moves a weight by up to 0.03")
@@ -142,7 +141,7 @@ def test_no_scaling_says_what_the_numbers_show_here_and_at_d_out_128(defaults):
 
 def test_no_scaling_has_no_wide_pair_when_d_out_is_already_wide():
     x, spec = page_inputs(Settings(d_out=128))["trainable"]
-    found, _ = B.outcome("no_scaling", x, spec)
+    found, _ = bugs.outcome("no_scaling", x, spec)
     assert len(found.shown) == 2 and len(found.sentences) == 1
 
 
@@ -165,9 +164,9 @@ def test_the_verdict_comes_from_the_run_not_from_the_settings_alone(defaults):
     assert found.check is not None
     # A run whose check passed at settings that do not hide the bug: too small to see.
     passed = replace(found, check=replace(found.check, status="documented"))
-    assert B.verdict(passed, None) == "in the code, but too small to see at these numbers"
-    assert B.verdict(passed, "invisible with 1 token: type more") == (
+    assert bugs.verdict(passed, None) == "in the code, but too small to see at these numbers"
+    assert bugs.verdict(passed, "invisible with 1 token: type more") == (
         "invisible with 1 token: type more"
     )
     # A failing check is visible, whatever the settings forecast.
-    assert B.verdict(found, "usually invisible with d_in=16").startswith("visible")
+    assert bugs.verdict(found, "usually invisible with d_in=16").startswith("visible")

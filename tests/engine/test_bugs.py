@@ -11,12 +11,11 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import BOOK_TEXT, book_inputs, row_scale
 from attnviz.core.settings import BOOK, GPT2_SMALL, Settings
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
-from attnviz.teach import prepare as L
+from attnviz.teach import bugs, prepare
+from attnviz.teach import checks as live_checks
 
 from .helpers import labels, random_x, typed_batch
 
@@ -28,9 +27,9 @@ X_BATCH = typed_batch(16, n=6)  # two different six-token texts
 def _spec(pass_kind: str, s: Settings = SHOWING):
     return {
         "simplified": None,
-        "trainable": L.spec_trainable(s),
-        "causal": L.spec_causal(s),
-        "multihead": L.spec_multihead(s),
+        "trainable": prepare.spec_trainable(s),
+        "causal": prepare.spec_causal(s),
+        "multihead": prepare.spec_multihead(s),
     }[pass_kind]
 
 
@@ -47,47 +46,49 @@ def _x(pass_kind: str, batch: torch.Tensor = X_BATCH):
 # --- the correct forward is the engine's own --------------------------------------------------
 def test_run_pass_simplified_equals_the_simplified_trace():
     x = typed_batch(8, n=6)[0]
-    out = B.run_pass(B.forward_of(None, "simplified"), None, x)
-    tr = T.trace_simplified(x, labels(6))
+    out = bugs.run_pass(bugs.forward_of(None, "simplified"), None, x)
+    tr = tracing.trace_simplified(x, labels(6))
     assert torch.equal(out.output, tr.context)
     assert torch.equal(out.attn_weights, tr.attn_weights)
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_run_pass_trainable_equals_the_modules_forward(version):
-    module = L.spec_trainable(SHOWING, version).build()
+    module = prepare.spec_trainable(SHOWING, version).build()
     x = X_BATCH[0]
-    assert torch.equal(B.run_pass(B.forward_of(None, "trainable"), module, x).output, module(x))
+    assert torch.equal(
+        bugs.run_pass(bugs.forward_of(None, "trainable"), module, x).output, module(x)
+    )
 
 
 @pytest.mark.parametrize(
-    ("kind", "spec_of"), [("causal", L.spec_causal), ("multihead", L.spec_multihead)]
+    ("kind", "spec_of"), [("causal", prepare.spec_causal), ("multihead", prepare.spec_multihead)]
 )
 def test_run_pass_equals_the_modules_forward_bit_for_bit(kind, spec_of):
     module = spec_of(SHOWING).build().eval()
-    out = B.run_pass(B.forward_of(None, kind), module, X_BATCH)
+    out = bugs.run_pass(bugs.forward_of(None, kind), module, X_BATCH)
     assert torch.equal(out.output, module(X_BATCH))
     # ... and the intermediate weights equal the trace's.
-    tr = (T.trace_causal if kind == "causal" else T.trace_multihead)(
+    tr = (tracing.trace_causal if kind == "causal" else tracing.trace_multihead)(
         spec_of(SHOWING), X_BATCH, labels(6)
     )
     assert torch.equal(out.attn_weights, tr.attn_weights)
 
 
 def test_the_renormalize_route_matches_the_minus_infinity_route():
-    module = L.spec_causal(SHOWING).build().eval()
-    routed = B._route1(B.M.renormalized_causal_weights)(module, X_BATCH)
+    module = prepare.spec_causal(SHOWING).build().eval()
+    routed = bugs._route1(bugs.M.renormalized_causal_weights)(module, X_BATCH)
     assert torch.allclose(routed, module(X_BATCH), atol=1e-6)
 
 
 def test_forward_of_refuses_an_unknown_pass():
     with pytest.raises(ValueError, match="recurrent"):
-        B.forward_of(None, "recurrent")
+        bugs.forward_of(None, "recurrent")
 
 
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_a_bug_edits_the_engines_own_code_and_nothing_else(bug):
-    correct = getattr(B.M, bug.target())
+    correct = getattr(bugs.M, bug.target())
     buggy = bug.compiled()
     assert buggy is not correct and buggy.__name__ == correct.__name__
     assert bug.compiled() is buggy  # compiled once
@@ -97,21 +98,21 @@ def test_a_bug_edits_the_engines_own_code_and_nothing_else(bug):
 
 
 def test_a_line_that_is_not_in_the_code_is_refused():
-    bug = replace(B.BUGS_BY_KEY["mask_with_zero"], line="attn_scores = 0")
+    bug = replace(bugs.BUGS_BY_KEY["mask_with_zero"], line="attn_scores = 0")
     with pytest.raises(ValueError, match="occurs 0 times"):
         bug.diff()
 
 
 def test_the_trainable_bug_edits_the_version_the_page_runs():
-    bug = B.BUGS_BY_KEY["no_scaling"]
-    assert bug.target(L.spec_trainable(SHOWING, "v1")) == "SelfAttention_v1"
-    assert bug.target(L.spec_trainable(SHOWING, "v2")) == "SelfAttention_v2"
-    outcome = B.run_bug(bug, X_BATCH[0], L.spec_trainable(SHOWING, "v1"))
+    bug = bugs.BUGS_BY_KEY["no_scaling"]
+    assert bug.target(prepare.spec_trainable(SHOWING, "v1")) == "SelfAttention_v1"
+    assert bug.target(prepare.spec_trainable(SHOWING, "v2")) == "SelfAttention_v2"
+    outcome = bugs.run_bug(bug, X_BATCH[0], prepare.spec_trainable(SHOWING, "v1"))
     assert outcome.check.status == "fail"
 
 
 # --- the diffs ----------------------------------------------------------------------------
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_each_bug_is_exactly_one_changed_line(bug):
     diff = bug.diff()
     lines = diff.splitlines()
@@ -124,32 +125,34 @@ def test_each_bug_is_exactly_one_changed_line(bug):
 
 
 def test_the_wrong_axis_diff_shows_the_axis():
-    removed, added = B.BUGS_BY_KEY["softmax_wrong_axis"].changed_lines()
+    removed, added = bugs.BUGS_BY_KEY["softmax_wrong_axis"].changed_lines()
     assert "dim=-1" in removed[0] and "dim=-2" in added[0]
 
 
 def test_each_bug_edits_a_real_line_and_names_a_real_check():
-    for bug in B.BUGS:
-        assert bug.target() in B.TARGETS.values(), bug.key
+    for bug in bugs.BUGS:
+        assert bug.target() in bugs.TARGETS.values(), bug.key
         assert bug.diff().count("\n-") == 1, bug.key
-        assert callable(getattr(C, bug.check)), bug.key
+        assert callable(getattr(live_checks, bug.check)), bug.key
         assert bug.pass_kind in ("simplified", "trainable", "causal", "multihead")
-    assert len(B.BUGS_BY_KEY) == len(B.BUGS)
+    assert len(bugs.BUGS_BY_KEY) == len(bugs.BUGS)
 
 
 def test_bugs_for_partitions_the_bugs_by_pass():
     by_pass = [
-        b for kind in ("simplified", "trainable", "causal", "multihead") for b in B.bugs_for(kind)
+        b
+        for kind in ("simplified", "trainable", "causal", "multihead")
+        for b in bugs.bugs_for(kind)
     ]
-    assert sorted(b.key for b in by_pass) == sorted(b.key for b in B.BUGS)
+    assert sorted(b.key for b in by_pass) == sorted(b.key for b in bugs.BUGS)
 
 
 # --- mutation test: every bug is caught -----------------------------------------------------
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_every_bug_fails_its_check_or_raises(bug):
     x, spec = _x(bug.pass_kind), _spec(bug.pass_kind)
     assert bug.hidden_reason(6, SHOWING.num_heads, SHOWING.head_dim, 0.5, 32) is None
-    outcome = B.run_bug(bug, x, spec)
+    outcome = bugs.run_bug(bug, x, spec)
     assert outcome.bug is bug
     if not bug.raises:
         assert outcome.error is None
@@ -167,8 +170,8 @@ def test_every_bug_fails_its_check_or_raises(bug):
 
 
 def test_unsliced_mask_raises_the_exact_shape_error():
-    bug = B.BUGS_BY_KEY["unsliced_mask"]
-    outcome = B.run_bug(bug, X_BATCH, _spec("causal"))
+    bug = bugs.BUGS_BY_KEY["unsliced_mask"]
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("causal"))
     assert outcome.error == (
         "The size of tensor a (6) must match the size of tensor b (32) at non-singleton dimension 2"
     )
@@ -178,49 +181,49 @@ def test_unsliced_mask_raises_the_exact_shape_error():
 
 
 def test_global_transpose_raises_and_explains_the_reversed_dims():
-    bug = B.BUGS_BY_KEY["global_transpose"]
-    outcome = B.run_bug(bug, X_BATCH, _spec("causal"))
+    bug = bugs.BUGS_BY_KEY["global_transpose"]
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("causal"))
     assert outcome.error and "must match" in outcome.error
     assert "keys (2, 6, 8)" in outcome.why
     assert "(8, 6, 2)" in outcome.why
 
 
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_the_named_check_passes_on_the_correct_code(bug):
-    result = B.correct_check(bug, _x(bug.pass_kind), _spec(bug.pass_kind))
+    result = bugs.correct_check(bug, _x(bug.pass_kind), _spec(bug.pass_kind))
     assert result.name == bug.check
     assert result.status == "pass", result.detail
 
 
 def test_the_check_names_the_size_of_the_damage():
-    outcome = B.run_bug(B.BUGS_BY_KEY["mask_with_zero"], X_BATCH, _spec("causal"))
+    outcome = bugs.run_bug(bugs.BUGS_BY_KEY["mask_with_zero"], X_BATCH, _spec("causal"))
     assert outcome.check.max_diff > 1e3 * outcome.check.tol
     assert "see the future" in outcome.check.explanation
 
 
 # --- hidden bugs --------------------------------------------------------------------------
 def test_split_without_transpose_is_hidden_with_one_head():
-    bug = B.BUGS_BY_KEY["split_without_transpose"]
+    bug = bugs.BUGS_BY_KEY["split_without_transpose"]
     reason = bug.hidden_reason(6, 1, 8, 0.5, 32)
     assert reason == "invisible with num_heads=1: raise num_heads to 2 or more"
     one_head = SHOWING.with_changes(num_heads=1)
-    outcome = B.run_bug(bug, X_BATCH, _spec("multihead", one_head))
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("multihead", one_head))
     assert outcome.check.status == "pass"  # really invisible there
 
 
 def test_scale_by_d_out_is_hidden_with_one_head():
-    bug = B.BUGS_BY_KEY["scale_by_d_out"]
+    bug = bugs.BUGS_BY_KEY["scale_by_d_out"]
     assert "num_heads=1" in bug.hidden_reason(6, 1, 8, 0.0, 32)
-    outcome = B.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
     assert outcome.check.status == "pass"
 
 
 def test_no_scaling_is_hidden_with_a_key_width_of_one():
-    bug = B.BUGS_BY_KEY["no_scaling"]
+    bug = bugs.BUGS_BY_KEY["no_scaling"]
     reason = bug.hidden_reason(6, 1, 1, 0.0, 32)
     assert "√1 = 1" in reason and "raise d_out" in reason
     narrow = SHOWING.with_changes(d_out=1, num_heads=1)
-    outcome = B.run_bug(bug, X_BATCH[0], _spec("trainable", narrow))
+    outcome = bugs.run_bug(bug, X_BATCH[0], _spec("trainable", narrow))
     assert outcome.check.status == "pass"
 
 
@@ -235,48 +238,48 @@ def test_no_scaling_is_hidden_with_a_key_width_of_one():
     ],
 )
 def test_bugs_needing_two_tokens_are_hidden_with_one(key):
-    bug = B.BUGS_BY_KEY[key]
+    bug = bugs.BUGS_BY_KEY[key]
     reason = bug.hidden_reason(1, 2, 4, 0.5, 32)
     assert reason == "invisible with 1 token: type a text with at least 2 tokens"
-    outcome = B.run_bug(bug, _x(bug.pass_kind)[..., :1, :], _spec(bug.pass_kind))
+    outcome = bugs.run_bug(bug, _x(bug.pass_kind)[..., :1, :], _spec(bug.pass_kind))
     assert outcome.error is None
     assert outcome.check.status in ("pass", "n/a"), outcome.check.detail
 
 
 def test_dropout_in_eval_is_hidden_with_dropout_zero():
-    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    bug = bugs.BUGS_BY_KEY["dropout_in_eval"]
     assert bug.hidden_reason(6, 2, 4, 0.0, 32) == "invisible with dropout=0: raise dropout above 0"
     assert bug.hidden_reason(1, 2, 4, 0.5, 32) is None  # one token still shows it
-    outcome = B.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(dropout=0.0)))
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(dropout=0.0)))
     assert outcome.check.status == "pass"
 
 
 def test_unsliced_mask_is_hidden_and_does_not_raise_when_the_text_fills_the_context():
-    bug = B.BUGS_BY_KEY["unsliced_mask"]
+    bug = bugs.BUGS_BY_KEY["unsliced_mask"]
     reason = bug.hidden_reason(6, 2, 4, 0.5, 6)
     assert "T = context_length = 6" in reason
     assert "raise context_length above 6" in reason
-    outcome = B.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(context_length=6)))
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("causal", SHOWING.with_changes(context_length=6)))
     assert outcome.error is None
     assert outcome.check.status == "pass"
     assert torch.equal(outcome.wrong.output, outcome.right.output)
 
 
 def test_hidden_reason_is_none_when_the_bug_shows():
-    for bug in B.BUGS:
+    for bug in bugs.BUGS:
         assert bug.hidden_reason(6, 2, 4, 0.5, 32) is None, bug.key
 
 
 def test_bug_settings_agree_with_what_the_pages_pass_to_hidden_reason():
     s = Settings(d_in=12, d_out=6, num_heads=3, context_length=20, dropout=0.3)
     x2, x3 = typed_batch(12, n=5)[0], typed_batch(12, n=5)
-    by_key = {bug.pass_kind: bug for bug in B.BUGS}
+    by_key = {bug.pass_kind: bug for bug in bugs.BUGS}
     # pages/1: (n, 1, d_in, 0.0, n); 2: (n, 1, d_out, 0.0, n); 3: (n, 1, d_out, dropout, ctx);
     # 4: (n, H, head_dim, dropout, ctx)
     assert by_key["simplified"].settings_of(x2, None) == (5, 1, 12, 0.0, 5)
-    assert by_key["trainable"].settings_of(x2, L.spec_trainable(s)) == (5, 1, 6, 0.0, 5)
-    assert by_key["causal"].settings_of(x3, L.spec_causal(s)) == (5, 1, 6, 0.3, 20)
-    assert by_key["multihead"].settings_of(x3, L.spec_multihead(s)) == (5, 3, 2, 0.3, 20)
+    assert by_key["trainable"].settings_of(x2, prepare.spec_trainable(s)) == (5, 1, 6, 0.0, 5)
+    assert by_key["causal"].settings_of(x3, prepare.spec_causal(s)) == (5, 1, 6, 0.3, 20)
+    assert by_key["multihead"].settings_of(x3, prepare.spec_multihead(s)) == (5, 3, 2, 0.3, 20)
 
 
 # --- the global transpose where it does not raise (batch = T = d_out) ----------------------
@@ -284,11 +287,11 @@ def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
     # The audit's crash: two 2-token texts, d_out = 2. The buggy batch runs; each example
     # alone (batch size 1) does not. The check must fail and say so, not raise.
     s = Settings(d_out=2, num_heads=1)
-    batch = L.prepare_batch("Hello world", "Good night", s)
-    tr = L.causal_batch(batch, s)
+    batch = prepare.prepare_batch("Hello world", "Good night", s)
+    tr = prepare.causal_batch(batch, s)
     assert tuple(tr.inputs.shape[:2]) == (2, 2)
-    bug = B.BUGS_BY_KEY["global_transpose"]
-    outcome = B.run_bug(bug, tr.inputs, tr.spec)
+    bug = bugs.BUGS_BY_KEY["global_transpose"]
+    outcome = bugs.run_bug(bug, tr.inputs, tr.spec)
     assert outcome.error is None and outcome.why is None
     assert outcome.wrong is not None
     assert not torch.equal(outcome.wrong.output, outcome.right.output)
@@ -297,25 +300,25 @@ def test_global_transpose_at_batch_equals_tokens_equals_d_out_fails_its_check():
     assert "example 0 alone (batch size 1) raises RuntimeError" in check.explanation
     assert "doesn't match the broadcast shape" in check.explanation
     assert check.detail == check.explanation  # no numbers to show: the run alone raised
-    assert B.correct_check(bug, tr.inputs, tr.spec).status == "pass"
+    assert bugs.correct_check(bug, tr.inputs, tr.spec).status == "pass"
 
 
 @pytest.mark.parametrize("n", [3, 4])
 def test_global_transpose_with_batch_tokens_and_d_out_equal_fails_for_larger_sizes(n):
     x = torch.randn(n, n, 5, generator=torch.Generator().manual_seed(n))
-    spec = L.spec_causal(Settings(d_in=5, d_out=n, num_heads=1, context_length=8))
-    outcome = B.run_bug(B.BUGS_BY_KEY["global_transpose"], x, spec)
+    spec = prepare.spec_causal(Settings(d_in=5, d_out=n, num_heads=1, context_length=8))
+    outcome = bugs.run_bug(bugs.BUGS_BY_KEY["global_transpose"], x, spec)
     assert outcome.error is None
     assert outcome.check.status == "fail", outcome.check.detail
 
 
 @pytest.mark.draws_global_rng  # builds a module the book's way, unseeded
 def test_global_transpose_explains_the_step_that_actually_breaks():
-    bug = B.BUGS_BY_KEY["global_transpose"]
+    bug = bugs.BUGS_BY_KEY["global_transpose"]
 
     def why(b, n, d):
-        spec = L.spec_causal(Settings(d_in=3, d_out=d, num_heads=1, context_length=8))
-        outcome = B.run_bug(bug, torch.randn(b, n, 3), spec)
+        spec = prepare.spec_causal(Settings(d_in=3, d_out=d, num_heads=1, context_length=8))
+        outcome = bugs.run_bug(bug, torch.randn(b, n, 3), spec)
         assert outcome.error, (b, n, d)
         return outcome.why
 
@@ -360,17 +363,17 @@ def _evaluate_every_bug(s, b, n, scale, seed):
     x = random_x((b, n, s.d_in), seed) * scale
     specs = {
         "simplified": None,
-        "trainable": L.spec_trainable(s),
-        "causal": L.spec_causal(s),
-        "multihead": L.spec_multihead(s),
+        "trainable": prepare.spec_trainable(s),
+        "causal": prepare.spec_causal(s),
+        "multihead": prepare.spec_multihead(s),
     }
-    for bug in B.BUGS:
+    for bug in bugs.BUGS:
         inputs = x[0] if bug.pass_kind in ("simplified", "trainable") else x
         spec = specs[bug.pass_kind]
         hidden = bug.hidden_at(inputs, spec)
         assert hidden is None or isinstance(hidden, str)
-        outcome = B.run_bug(bug, inputs, spec)
-        right = B.correct_check(bug, inputs, spec)
+        outcome = bugs.run_bug(bug, inputs, spec)
+        right = bugs.correct_check(bug, inputs, spec)
         assert right.name == bug.check and right.ok, (bug.key, right.detail)
         assert isinstance(right.detail, str)
         if outcome.error is not None:
@@ -411,12 +414,12 @@ def _page_inputs(name):
         s, text, text2, book = Settings(**BOOK), "", "", True
     else:
         s, text, text2, book = Settings(**GPT2_SMALL, max_tokens=256), LONG_A, LONG_B, False
-    prep = L.prepare(text, s, use_book=book)
+    prep = prepare.prepare(text, s, use_book=book)
     traces = {
-        "simplified": L.simplified(prep),
-        "trainable": L.trainable(prep, s),
-        "causal": L.causal_batch(L.prepare_batch(text, text2, s, book), s, book),
-        "multihead": L.multihead(prep, s),
+        "simplified": prepare.simplified(prep),
+        "trainable": prepare.trainable(prep, s),
+        "causal": prepare.causal_batch(prepare.prepare_batch(text, text2, s, book), s, book),
+        "multihead": prepare.multihead(prep, s),
     }
     if name == "gpt2":
         assert traces["causal"].inputs.shape == (2, 256, 768)
@@ -432,14 +435,14 @@ def page_outcomes():
     results = {}
     for name in ("default", "book", "gpt2"):
         inputs = _page_inputs(name)
-        for bug in B.BUGS:
+        for bug in bugs.BUGS:
             x, spec = inputs[bug.pass_kind]
-            results[name, bug.key] = (bug.hidden_at(x, spec), B.run_bug(bug, x, spec))
+            results[name, bug.key] = (bug.hidden_at(x, spec), bugs.run_bug(bug, x, spec))
     return results
 
 
 @pytest.mark.parametrize("name", ["default", "book", "gpt2"])
-@pytest.mark.parametrize("bug", B.BUGS, ids=lambda b: b.key)
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
 def test_each_bug_is_caught_or_says_why_not(page_outcomes, name, bug):
     hidden, outcome = page_outcomes[name, bug.key]
     if hidden is not None:  # the page shows this reason as a warning beside the bug
@@ -463,30 +466,32 @@ def test_the_settings_that_hide_a_bug_at_the_named_settings_are_the_expected_one
 
 
 def test_every_bug_states_the_settings_under_which_it_shows():
-    for bug in B.BUGS:
+    for bug in bugs.BUGS:
         assert bug.shows_when().startswith("shows with at least"), bug.key
-    wrong_axis = B.BUGS_BY_KEY["softmax_wrong_axis"].shows_when()
+    wrong_axis = bugs.BUGS_BY_KEY["softmax_wrong_axis"].shows_when()
     assert wrong_axis == "shows with at least 2 tokens"
-    assert "num_heads of 2 or more" in B.BUGS_BY_KEY["split_without_transpose"].shows_when()
-    assert "dropout above 0" in B.BUGS_BY_KEY["dropout_in_eval"].shows_when()
-    assert "fewer tokens than context_length" in B.BUGS_BY_KEY["unsliced_mask"].shows_when()
+    assert "num_heads of 2 or more" in bugs.BUGS_BY_KEY["split_without_transpose"].shows_when()
+    assert "dropout above 0" in bugs.BUGS_BY_KEY["dropout_in_eval"].shows_when()
+    assert "fewer tokens than context_length" in bugs.BUGS_BY_KEY["unsliced_mask"].shows_when()
 
 
 # --- the wrong axis and wide inputs ---------------------------------------------------------
 def test_wrong_axis_is_hidden_by_no_width_only_by_a_single_token():
-    bug = B.BUGS_BY_KEY["softmax_wrong_axis"]
+    bug = bugs.BUGS_BY_KEY["softmax_wrong_axis"]
     for d_in in (8, 16, 32, 768, 1600):
         assert bug.hidden_reason(6, 1, d_in, 0.0, 6) is None, d_in
     assert bug.hidden_reason(1, 1, 8, 0.0, 1).startswith("invisible with 1 token")
-    assert B.run_bug(bug, book_inputs()).check.status == "fail"
+    assert bugs.run_bug(bug, book_inputs()).check.status == "fail"
 
 
 def _wrong_axis_caught(d_in: int) -> float:
     """The share of sample texts and seeds on which the wrong axis fails its check."""
-    bug = B.BUGS_BY_KEY["softmax_wrong_axis"]
+    bug = bugs.BUGS_BY_KEY["softmax_wrong_axis"]
     texts = (BOOK_TEXT, DEFAULT_TEXT2, "Hello world", "The cat sat on the mat.")
     runs = [
-        B.run_bug(bug, L.prepare(text, Settings(d_in=d_in, seed_embed=seed)).x[0]).check.status
+        bugs.run_bug(
+            bug, prepare.prepare(text, Settings(d_in=d_in, seed_embed=seed)).x[0]
+        ).check.status
         for text in texts
         for seed in range(5)
     ]
@@ -505,27 +510,29 @@ def test_wrong_axis_hidden_by_the_numbers_is_documented_not_a_green_pass():
     # divided by their scale): X Xᵀ is diagonal enough that the buggy rows still sum to 1
     # within float32 rounding. The settings do not hide it, so the check must not pass
     # silently on buggy code.
-    bug = B.BUGS_BY_KEY["softmax_wrong_axis"]
-    x = L.prepare("Hello world", Settings(d_in=16)).x[0] / row_scale(16)
+    bug = bugs.BUGS_BY_KEY["softmax_wrong_axis"]
+    x = prepare.prepare("Hello world", Settings(d_in=16)).x[0] / row_scale(16)
     assert bug.hidden_at(x) is None
-    check = B.run_bug(bug, x).check
+    check = bugs.run_bug(bug, x).check
     assert check.status == "documented"
     assert check.max_diff <= check.tol
     assert "the bug is in the code but this check cannot see it at these numbers" in check.detail
     assert "exceeds its best score with another token by at least 21.3" in check.detail
     assert "A smaller d_in, a longer text or the book's inputs show it" in check.detail
-    assert B.correct_check(bug, x).status == "pass"
+    assert bugs.correct_check(bug, x).status == "pass"
 
 
 def test_a_bug_hidden_by_the_settings_still_passes_plainly():
-    bug = B.BUGS_BY_KEY["split_without_transpose"]
-    outcome = B.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
+    bug = bugs.BUGS_BY_KEY["split_without_transpose"]
+    outcome = bugs.run_bug(bug, X_BATCH, _spec("multihead", SHOWING.with_changes(num_heads=1)))
     assert outcome.check.status == "pass"
     assert torch.equal(outcome.wrong.output, outcome.right.output)
 
 
 def test_a_check_that_cannot_run_on_the_buggy_code_fails_and_says_why():
-    result = C.CheckResult("no_future_leak", "No future leak", "fail", None, None, None, "why")
+    result = live_checks.CheckResult(
+        "no_future_leak", "No future leak", "fail", None, None, None, "why"
+    )
     assert result.detail == "why"
-    shapes = C.CheckResult("x", "X", "fail", math.inf, None, None, "shapes differ")
+    shapes = live_checks.CheckResult("x", "X", "fail", math.inf, None, None, "shapes differ")
     assert shapes.detail == "largest |difference| inf: shapes differ"

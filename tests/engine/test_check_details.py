@@ -11,7 +11,7 @@ import torch
 
 from attnviz.core.settings import Settings
 from attnviz.models import implementations as impl
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import causal as CL
 from attnviz.teach.lessons import multihead as ML
@@ -50,7 +50,7 @@ def pages(request):
     return request.param, trace, checked, refs, page4, page6, causal, bt, page3
 
 
-def all_checks(pages) -> list[C.CheckResult]:
+def all_checks(pages) -> list[live_checks.CheckResult]:
     *_, page4, page6, _causal, _bt, page3 = pages
     found = [*page4.checks, page4.equivalence, *page6.checks, page6.weights_check]
     found += [*page3.route_checks, *page3.checks]

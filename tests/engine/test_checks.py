@@ -10,11 +10,11 @@ import torch
 
 from attnviz.core import book
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import book_inputs
 from attnviz.core.settings import BOOK, GPT2_SMALL, Settings
-from attnviz.teach import checks as C
-from attnviz.teach import prepare as L
+from attnviz.teach import checks as live_checks
+from attnviz.teach import prepare
 from tests.support import module_checks as MC
 
 from .helpers import random_x
@@ -27,8 +27,8 @@ def _scaled(queries, keys):
     return queries @ keys.transpose(-2, -1) / keys.shape[-1] ** 0.5
 
 
-def _assert_well_formed(result: C.CheckResult) -> None:
-    assert isinstance(result, C.CheckResult)
+def _assert_well_formed(result: live_checks.CheckResult) -> None:
+    assert isinstance(result, live_checks.CheckResult)
     assert result.status in STATUSES
     assert result.name and result.title and result.explanation
     if result.status == "pass":
@@ -41,73 +41,79 @@ def _assert_well_formed(result: C.CheckResult) -> None:
         assert result.ok and not result.passed
 
 
-def _pass_one_checks(prep) -> list[C.CheckResult]:
-    simp = L.simplified(prep)
+def _pass_one_checks(prep) -> list[live_checks.CheckResult]:
+    simp = prepare.simplified(prep)
     results = [
-        C.rows_sum_to_one(simp.attn_weights),
-        C.weights_are_softmax(simp.attn_scores, simp.attn_weights),
-        C.naive_softmax_matches(simp.attn_scores),
+        live_checks.rows_sum_to_one(simp.attn_weights),
+        live_checks.weights_are_softmax(simp.attn_scores, simp.attn_weights),
+        live_checks.naive_softmax_matches(simp.attn_scores),
     ]
     # The trace keeps the nested loops only up to LOOP_TOKEN_CAP tokens; check that many.
     loops = (
         simp.loop_scores
         if simp.loop_scores is not None
-        else T.loop_scores(simp.inputs[: T.LOOP_TOKEN_CAP])
+        else tracing.loop_scores(simp.inputs[: tracing.LOOP_TOKEN_CAP])
     )
-    results.append(C.loops_equal_matmul(simp.inputs, loops))
+    results.append(live_checks.loops_equal_matmul(simp.inputs, loops))
     return results
 
 
-def _pass_two_checks(prep, s) -> list[C.CheckResult]:
-    tr = L.trainable(prep, s)
+def _pass_two_checks(prep, s) -> list[live_checks.CheckResult]:
+    tr = prepare.trainable(prep, s)
     if prep.book:
         v1, v2 = book.SPEC_V1.build(), replace(book.SPEC_V2, seed=book.SEED_V1).build()
     else:
-        v1, v2 = L.spec_trainable(s, "v1").build(), L.spec_trainable(s, "v2").build()
+        v1, v2 = prepare.spec_trainable(s, "v1").build(), prepare.spec_trainable(s, "v2").build()
     return [
-        C.rows_sum_to_one(tr.attn_weights),
-        C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=False),
-        C.v1_equals_v2(v1, v2, prep.x[0]),
+        live_checks.rows_sum_to_one(tr.attn_weights),
+        live_checks.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=False),
+        live_checks.v1_equals_v2(v1, v2, prep.x[0]),
     ]
 
 
-def _pass_three_checks(prep, s) -> list[C.CheckResult]:
-    tr = L.causal(prep, s)
+def _pass_three_checks(prep, s) -> list[live_checks.CheckResult]:
+    tr = prepare.causal(prep, s)
     module = tr.spec.build().eval()
     x = torch.cat([prep.x, prep.x.flip(1)])  # a batch of two different sequences
     return [
-        C.rows_sum_to_one(tr.attn_weights),
-        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
-        C.no_future_leak(module, prep.x),
-        C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=True),
-        C.eval_ignores_dropout(
+        live_checks.rows_sum_to_one(tr.attn_weights),
+        live_checks.masking_routes_agree(
+            tracing.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores
+        ),
+        live_checks.no_future_leak(module, prep.x),
+        live_checks.matches_sdpa(tr.queries, tr.keys, tr.values, tr.output, causal=True),
+        live_checks.eval_ignores_dropout(
             lambda m, inp: m(inp), lambda p: replace(tr.spec, dropout=p).build(), prep.x, 0.5
         ),
-        C.batch_rows_independent(module, x),
+        live_checks.batch_rows_independent(module, x),
     ]
 
 
-def _pass_four_checks(prep, s) -> list[C.CheckResult]:
-    tr = L.multihead(prep, s)
+def _pass_four_checks(prep, s) -> list[live_checks.CheckResult]:
+    tr = prepare.multihead(prep, s)
     mha = tr.spec.build().eval()
     heads = tr.queries_heads, tr.keys_heads, tr.values_heads
     return [
-        C.rows_sum_to_one(tr.attn_weights),
-        C.heads_equal_loop(
+        live_checks.rows_sum_to_one(tr.attn_weights),
+        live_checks.heads_equal_loop(
             tr.queries,
             tr.keys,
             tr.values,
             tr.context,
             mha.num_heads,
-            T.causal_mask(tr).bool(),
+            tracing.causal_mask(tr).bool(),
         ),
         MC.wrapper_equals_split(mha, prep.x),
-        C.matches_sdpa(*heads, tr.context_heads, True),
-        C.matches_sdpa(*heads, torch.softmax(_scaled(*heads[:2]), dim=-1) @ heads[2], False),
+        live_checks.matches_sdpa(*heads, tr.context_heads, True),
+        live_checks.matches_sdpa(
+            *heads, torch.softmax(_scaled(*heads[:2]), dim=-1) @ heads[2], False
+        ),
         MC.matches_torch_mha(mha, prep.x),
         MC.torch_mha_weights_match(mha, prep.x),
-        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
-        C.no_future_leak(mha, prep.x),
+        live_checks.masking_routes_agree(
+            tracing.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores
+        ),
+        live_checks.no_future_leak(mha, prep.x),
     ]
 
 
@@ -126,7 +132,7 @@ def _statuses(results):
 
 def test_every_check_passes_at_the_default_settings():
     s = Settings()
-    prep = L.prepare(DEFAULT_TEXT, s)
+    prep = prepare.prepare(DEFAULT_TEXT, s)
     results = _all_checks(prep, s)
     for r in results:
         _assert_well_formed(r)
@@ -153,7 +159,7 @@ def test_every_check_passes_at_the_default_settings():
 
 def test_every_check_passes_in_book_mode():
     s = Settings(**BOOK)
-    prep = L.prepare("", s, use_book=True)
+    prep = prepare.prepare("", s, use_book=True)
     results = _all_checks(prep, s)
     for r in results:
         _assert_well_formed(r)
@@ -165,7 +171,7 @@ def test_every_check_passes_in_book_mode():
 
 def test_checks_pass_at_square_default_sizes_including_torch_mha():
     s = Settings(d_in=8, d_out=8, num_heads=4)
-    prep = L.prepare(DEFAULT_TEXT, s)
+    prep = prepare.prepare(DEFAULT_TEXT, s)
     results = _pass_four_checks(prep, s)
     assert all(r.status == "pass" for r in results), [r.detail for r in results]
 
@@ -177,7 +183,7 @@ GPT2_TEXT = "The quick brown fox jumps over the lazy dog. " * 40
 def gpt2_results():
     """Every check of every pass at GPT-2 small with 256 tokens, computed once."""
     s = Settings(**GPT2_SMALL, max_tokens=256)
-    prep = L.prepare(GPT2_TEXT, s)
+    prep = prepare.prepare(GPT2_TEXT, s)
     assert prep.num_tokens == 256 and prep.x.shape == (1, 256, 768)
     return {
         1: _pass_one_checks(prep),
@@ -240,16 +246,19 @@ def test_gpt2_naive_softmax_agrees_because_typed_scores_stay_small(gpt2_results)
     naive = next(r for r in gpt2_results[1] if r.name == "naive_softmax_matches")
     assert naive.explanation == "with no overflow the two formulas agree"
     s = Settings(**GPT2_SMALL, max_tokens=256)
-    x = L.prepare(GPT2_TEXT, s).x[0]
-    assert float((x @ x.T).abs().max()) < 2.0 < C.EXP_MAX_F32
+    x = prepare.prepare(GPT2_TEXT, s).x[0]
+    assert float((x @ x.T).abs().max()) < 2.0 < live_checks.EXP_MAX_F32
 
 
 def test_gpt2_tolerance_grows_with_the_width_and_reports_the_scale(gpt2_results):
     # Larger here than at book sizes, and the scale is reported beside the difference.
     torch_mha = next(r for r in gpt2_results[4] if r.name == "matches_torch_mha")
-    assert torch_mha.tol >= C.tolerance(1.0, 768) > C.tolerance(1.0, 3)
-    assert torch_mha.scale_is == C.MHA_OUTPUT_SCALE
-    assert f"(sums of 768) × 1 ({C.MHA_OUTPUT_SCALE} is {torch_mha.scale:.3g}" in torch_mha.detail
+    assert torch_mha.tol >= live_checks.tolerance(1.0, 768) > live_checks.tolerance(1.0, 3)
+    assert torch_mha.scale_is == live_checks.MHA_OUTPUT_SCALE
+    assert (
+        f"(sums of 768) × 1 ({live_checks.MHA_OUTPUT_SCALE} is {torch_mha.scale:.3g}"
+        in torch_mha.detail
+    )
 
 
 # --- naive softmax ------------------------------------------------------------------------
@@ -259,13 +268,13 @@ def _book_scores():
 
 
 def test_naive_softmax_agrees_on_the_book_scores():
-    result = C.naive_softmax_matches(_book_scores())
+    result = live_checks.naive_softmax_matches(_book_scores())
     assert result.status == "pass"
 
 
 def test_naive_softmax_overflow_is_documented():
     scores = _book_scores() * 100
-    result = C.naive_softmax_matches(scores)
+    result = live_checks.naive_softmax_matches(scores)
     assert result.status == "documented"
     assert "naive overflowed: max score" in result.explanation
     assert f"{float(scores.max()):.4g}" in result.explanation
@@ -277,7 +286,7 @@ def test_naive_softmax_overflow_is_documented():
 
 def test_naive_softmax_underflow_is_documented():
     scores = _book_scores() - 200
-    result = C.naive_softmax_matches(scores)
+    result = live_checks.naive_softmax_matches(scores)
     assert result.status == "documented"
     assert "naive underflowed" in result.explanation
     assert result.max_diff is None
@@ -286,13 +295,13 @@ def test_naive_softmax_underflow_is_documented():
 def test_a_single_overflowing_row_is_counted_alone():
     scores = _book_scores()
     scores[2] *= 100
-    assert "(1 row affected)" in C.naive_softmax_matches(scores).explanation
+    assert "(1 row affected)" in live_checks.naive_softmax_matches(scores).explanation
 
 
 def test_naive_softmax_compares_the_rows_that_stayed_finite_beside_the_overflow():
     scores = _book_scores()
     scores[2] *= 100  # row 2 overflows; the other five stay finite
-    result = C.naive_softmax_matches(scores)
+    result = live_checks.naive_softmax_matches(scores)
     assert result.status == "documented"
     assert result.max_diff is not None and result.tol is not None
     assert 0.0 <= result.max_diff <= result.tol
@@ -314,7 +323,7 @@ def test_naive_softmax_fails_when_its_finite_rows_disagree():
     scores = _book_scores()
     scores[2] *= 100  # overflows
     scores[1] = torch.tensor([-102.5, -103.0, -103.5, -103.2, -102.8, -104.0])  # subnormal exp()
-    result = C.naive_softmax_matches(scores)
+    result = live_checks.naive_softmax_matches(scores)
     assert result.status == "fail"
     assert result.max_diff > result.tol
     assert "naive overflowed" in result.explanation
@@ -326,7 +335,7 @@ def test_naive_softmax_counts_a_row_whose_sum_overflows_as_overflowed():
     # naive weights are finite zeros, which are wrong too.
     scores = _book_scores()
     scores[0] = 88.0
-    result = C.naive_softmax_matches(scores)
+    result = live_checks.naive_softmax_matches(scores)
     assert result.status == "documented"
     assert "add up past float32's largest number 3.4e+38" in result.explanation
     assert "(1 row affected)" in result.explanation
@@ -334,7 +343,7 @@ def test_naive_softmax_counts_a_row_whose_sum_overflows_as_overflowed():
 
 
 def test_naive_softmax_with_no_finite_row_says_so():
-    result = C.naive_softmax_matches(_book_scores() * 1000)
+    result = live_checks.naive_softmax_matches(_book_scores() * 1000)
     assert result.status == "documented"
     assert result.max_diff is None
     assert "(6 rows affected, so no row is left to compare)" in result.explanation
@@ -342,50 +351,50 @@ def test_naive_softmax_with_no_finite_row_says_so():
 
 # --- n/a results --------------------------------------------------------------------------
 def test_torch_mha_is_not_applicable_when_d_in_differs_from_d_out():
-    mha = T.ModuleSpec("mha", 16, 8, 32, 0.0, 2).build()
+    mha = tracing.ModuleSpec("mha", 16, 8, 32, 0.0, 2).build()
     result = MC.matches_torch_mha(mha, random_x((1, 5, 16), 0))
     assert result.status == "n/a"
     assert "needs d_in == d_out" in result.explanation
     assert "(here d_in=16, d_out=8)" in result.explanation
-    assert C.torch_mha_from(mha) is None
+    assert live_checks.torch_mha_from(mha) is None
 
 
 def test_torch_mha_matches_with_qkv_bias():
-    mha = T.ModuleSpec("mha", 8, 8, 16, 0.0, 2, True, 5).build()
+    mha = tracing.ModuleSpec("mha", 8, 8, 16, 0.0, 2, True, 5).build()
     assert MC.matches_torch_mha(mha, random_x((2, 7, 8), 1)).passed
 
 
 def test_v1_equals_v2_is_not_applicable_with_qkv_bias():
-    v1 = T.ModuleSpec("v1", 4, 3).build()
-    v2 = T.ModuleSpec("v2", 4, 3, qkv_bias=True).build()
-    result = C.v1_equals_v2(v1, v2, random_x((5, 4), 0))
+    v1 = tracing.ModuleSpec("v1", 4, 3).build()
+    v2 = tracing.ModuleSpec("v2", 4, 3, qkv_bias=True).build()
+    result = live_checks.v1_equals_v2(v1, v2, random_x((5, 4), 0))
     assert result.status == "n/a"
     assert "qkv_bias=True" in result.explanation
 
 
 def test_v1_equals_v2_leaves_the_callers_v1_untouched():
-    v1 = T.ModuleSpec("v1", 4, 3, seed=1).build()
-    v2 = T.ModuleSpec("v2", 4, 3, seed=2).build()
+    v1 = tracing.ModuleSpec("v1", 4, 3, seed=1).build()
+    v2 = tracing.ModuleSpec("v2", 4, 3, seed=2).build()
     before = {name: p.detach().clone() for name, p in v1.named_parameters()}
     x = random_x((5, 4), 0)
-    assert C.v1_equals_v2(v1, v2, x).passed
+    assert live_checks.v1_equals_v2(v1, v2, x).passed
     for name, p in v1.named_parameters():
         assert torch.equal(p, before[name]), name
     # ... while the transferred copy computes v2's output
-    torch.testing.assert_close(C.transferred_v1(v1, v2)(x), v2(x))
+    torch.testing.assert_close(live_checks.transferred_v1(v1, v2)(x), v2(x))
     assert not torch.allclose(v1(x), v2(x))
 
 
 def test_no_future_leak_needs_two_tokens():
-    module = T.ModuleSpec("causal", 4, 4, 8).build().eval()
-    result = C.no_future_leak(module, random_x((1, 1, 4), 0))
+    module = tracing.ModuleSpec("causal", 4, 4, 8).build().eval()
+    result = live_checks.no_future_leak(module, random_x((1, 1, 4), 0))
     assert result.status == "n/a"
     assert "at least two tokens" in result.explanation
 
 
 def test_eval_ignores_dropout_passes_with_zero_tolerance():
-    spec = T.ModuleSpec("mha", 8, 8, 16, 0.5, 2, False, 3)
-    result = C.eval_ignores_dropout(
+    spec = tracing.ModuleSpec("mha", 8, 8, 16, 0.5, 2, False, 3)
+    result = live_checks.eval_ignores_dropout(
         lambda m, inp: m(inp),
         lambda p: replace(spec, dropout=p).build(),
         random_x((2, 6, 8), 0),
@@ -400,31 +409,33 @@ def test_checks_fail_on_wrong_numbers():
     scores = _book_scores()
     weights = torch.softmax(scores, dim=-1)
     x = book_inputs()
-    assert C.rows_sum_to_one(weights * 1.01).status == "fail"
-    assert C.weights_are_softmax(scores, torch.softmax(scores * 2, dim=-1)).status == "fail"
-    assert C.loops_equal_matmul(x, scores + 1e-3).status == "fail"
+    assert live_checks.rows_sum_to_one(weights * 1.01).status == "fail"
+    assert (
+        live_checks.weights_are_softmax(scores, torch.softmax(scores * 2, dim=-1)).status == "fail"
+    )
+    assert live_checks.loops_equal_matmul(x, scores + 1e-3).status == "fail"
     masked = weights.tril()
-    assert C.masking_routes_agree(masked, weights, scores).status == "fail"
+    assert live_checks.masking_routes_agree(masked, weights, scores).status == "fail"
     q = k = v = x.unsqueeze(0)
-    assert C.matches_sdpa(q, k, v, v, causal=True).status == "fail"
+    assert live_checks.matches_sdpa(q, k, v, v, causal=True).status == "fail"
 
 
 def test_no_future_leak_fails_for_a_forward_that_sees_the_future():
     def leaky(inp):
         return inp.flip(-2).cumsum(-2).flip(-2)  # each output sums its own and later tokens
 
-    result = C.no_future_leak(leaky, random_x((1, 6, 3), 0))
+    result = live_checks.no_future_leak(leaky, random_x((1, 6, 3), 0))
     assert result.status == "fail"
     assert "see the future" in result.explanation
 
 
 def test_eval_ignores_dropout_fails_when_dropout_stays_on():
-    spec = T.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, 3)
+    spec = tracing.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, 3)
 
     def always_training(module, inp):
         return module.train()(inp)
 
-    result = C.eval_ignores_dropout(
+    result = live_checks.eval_ignores_dropout(
         always_training, lambda p: replace(spec, dropout=p).build(), random_x((1, 6, 8), 0), 0.5
     )
     assert result.status == "fail"
@@ -432,23 +443,27 @@ def test_eval_ignores_dropout_fails_when_dropout_stays_on():
 
 
 def test_batch_rows_independent_fails_when_examples_mix():
-    result = C.batch_rows_independent(lambda inp: inp + inp.mean(0), random_x((2, 4, 3), 0))
+    result = live_checks.batch_rows_independent(
+        lambda inp: inp + inp.mean(0), random_x((2, 4, 3), 0)
+    )
     assert result.status == "fail"
 
 
 def test_heads_equal_loop_fails_for_merged_heads_in_the_wrong_order():
-    tr = T.trace_multihead(T.ModuleSpec("mha", 8, 8, 16, 0.0, 2), random_x((1, 5, 8), 0), "abcde")
+    tr = tracing.trace_multihead(
+        tracing.ModuleSpec("mha", 8, 8, 16, 0.0, 2), random_x((1, 5, 8), 0), "abcde"
+    )
     swapped = torch.cat([tr.context[..., 4:], tr.context[..., :4]], dim=-1)
-    result = C.heads_equal_loop(
-        tr.queries, tr.keys, tr.values, swapped, 2, T.causal_mask(tr).bool()
+    result = live_checks.heads_equal_loop(
+        tr.queries, tr.keys, tr.values, swapped, 2, tracing.causal_mask(tr).bool()
     )
     assert result.status == "fail"
 
 
 def test_different_shapes_fail_with_both_shapes_named():
-    result = C.rows_sum_to_one(torch.ones(3, 3) / 3)
+    result = live_checks.rows_sum_to_one(torch.ones(3, 3) / 3)
     assert result.passed
-    mismatch = C.matches_sdpa(
+    mismatch = live_checks.matches_sdpa(
         random_x((1, 4, 2), 0),
         random_x((1, 4, 2), 1),
         random_x((1, 4, 2), 2),
@@ -466,7 +481,7 @@ def test_masking_routes_document_an_underflowed_renormalize_row():
     route1 = M.renormalized_causal_weights(scaled, torch.eye(2), mask)  # scores = scaled / √2
     route2 = torch.softmax(scaled.masked_fill(mask.bool(), -torch.inf), dim=-1)
     assert torch.isnan(route1[0]).all()
-    result = C.masking_routes_agree(route1, route2, scaled)
+    result = live_checks.masking_routes_agree(route1, route2, scaled)
     assert result.status == "documented"
     assert "1 row(s) of the renormalize route underflowed" in result.explanation
 
@@ -474,14 +489,16 @@ def test_masking_routes_document_an_underflowed_renormalize_row():
 # --- tolerance ----------------------------------------------------------------------------
 def test_tolerance_grows_with_scale_and_sum_length():
     eps = torch.finfo(torch.float32).eps
-    assert C.tolerance(1.0, 1) == pytest.approx(C.TOL_FACTOR * eps)
-    assert C.tolerance(0.001, 1) == C.tolerance(1.0, 1)  # small values use scale 1
-    assert C.tolerance(800.0, 1) == pytest.approx(800 * C.tolerance(1.0, 1))
-    assert C.tolerance(1.0, 64) == pytest.approx(8 * C.tolerance(1.0, 1))
+    assert live_checks.tolerance(1.0, 1) == pytest.approx(live_checks.TOL_FACTOR * eps)
+    assert live_checks.tolerance(0.001, 1) == live_checks.tolerance(
+        1.0, 1
+    )  # small values use scale 1
+    assert live_checks.tolerance(800.0, 1) == pytest.approx(800 * live_checks.tolerance(1.0, 1))
+    assert live_checks.tolerance(1.0, 64) == pytest.approx(8 * live_checks.tolerance(1.0, 1))
 
 
 def test_detail_names_the_tolerance_and_the_magnitudes_compared():
-    result = C.CheckResult(
+    result = live_checks.CheckResult(
         "n",
         "t",
         "pass",
@@ -498,8 +515,10 @@ def test_detail_names_the_tolerance_and_the_magnitudes_compared():
         "× 800, the largest |score|; compared: ours max |value| 0.381, PyTorch's max |value| "
         "0.381: float32 rounding"
     )
-    small = C.CheckResult("n", "t", "pass", 0.0, 1e-6, 0.0971, "e", (), "the largest |score|")
+    small = live_checks.CheckResult(
+        "n", "t", "pass", 0.0, 1e-6, 0.0971, "e", (), "the largest |score|"
+    )
     assert "× 1 (the largest |score| is 0.0971; the scale is at least 1)" in small.detail
-    exact = C.CheckResult("n", "t", "pass", 0.0, 0.0, 6.0, "e", (("a", 1.0), ("b", 1.0)))
+    exact = live_checks.CheckResult("n", "t", "pass", 0.0, 0.0, 6.0, "e", (("a", 1.0), ("b", 1.0)))
     assert "tolerance 0.00e+00 (exactly equal" in exact.detail
-    assert C.CheckResult("n", "t", "n/a", None, None, None, "why").detail == "why"
+    assert live_checks.CheckResult("n", "t", "n/a", None, None, None, "why").detail == "why"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.teach import declared as D
 from attnviz.teach import questions as Q
-from attnviz.teach import reproduce as R
+from attnviz.teach import reproduce
 from attnviz.teach.lessons import common
 from attnviz.teach.lessons import multihead as ML
 from attnviz.teach.panel import HOLDS, PICKED_HEAD, Panel
@@ -93,11 +93,15 @@ def test_keys_are_unique_and_each_page_declares_its_own():
 def test_every_field_is_a_matrix_of_its_page_s_trace():
     for d in D.every():
         if d.field:
-            assert d.field in R.MATRICES[d.page], d.key
+            assert d.field in reproduce.MATRICES[d.page], d.key
             assert not d.is_section, d.key
-    assert R.PANELS["p3_dropped"] == R.PanelSource("causal", "weights_dropped", lab=True)
-    assert R.PANELS["p4_grid"] == R.PanelSource("multihead", "weights_dropped", per_head=True)
-    assert "p3_uniform" not in R.PANELS
+    assert reproduce.PANELS["p3_dropped"] == reproduce.PanelSource(
+        "causal", "weights_dropped", lab=True
+    )
+    assert reproduce.PANELS["p4_grid"] == reproduce.PanelSource(
+        "multihead", "weights_dropped", per_head=True
+    )
+    assert "p3_uniform" not in reproduce.PANELS
 
 
 def test_every_word_is_in_the_story_and_every_pass_story_has_a_panel():
@@ -235,4 +239,4 @@ def test_the_presenter_steps_are_the_declared_ones_in_order(built):
     for page, lesson in lessons.items():
         want = [d.key for d in sorted(D.of_page(page), key=lambda d: d.step) if d.step]
         assert [p.key for p in lesson.steps] == want, page
-    assert isinstance(trace, T.MultiHeadTrace)
+    assert isinstance(trace, tracing.MultiHeadTrace)

@@ -17,8 +17,8 @@ import torch
 
 from attnviz.core.inputs import BOOK_TEXT, row_scale
 from attnviz.core.settings import Settings
-from attnviz.teach import checks as C
-from attnviz.teach import prepare as L
+from attnviz.teach import checks as live_checks
+from attnviz.teach import prepare
 from tests.support import module_checks as MC
 
 SCALING_CLICK = {"d_out": 128}  # the one change that makes pass 2's scaling matter
@@ -34,18 +34,18 @@ def _weights(tr) -> torch.Tensor:
 
 
 def _pass_one_weights(text: str, s: Settings) -> torch.Tensor:
-    return _weights(L.simplified(L.prepare(text, s)))
+    return _weights(prepare.simplified(prepare.prepare(text, s)))
 
 
 def _scaling_move(s: Settings) -> float:
     """max |softmax(Q Kᵀ) - softmax(Q Kᵀ / √d_k)| of pass 2 (SelfAttention_v2) on the default text."""
-    tr = L.trainable(L.prepare(BOOK_TEXT, s), s)
+    tr = prepare.trainable(prepare.prepare(BOOK_TEXT, s), s)
     unscaled = torch.softmax(tr.attn_scores, dim=-1)
     return float((unscaled - _weights(tr)).abs().max())
 
 
 def test_the_default_text_is_the_books_sentence_in_six_tokens():
-    prep = L.prepare(BOOK_TEXT, Settings())
+    prep = prepare.prepare(BOOK_TEXT, Settings())
     assert prep.num_tokens == 6
     assert prep.x.shape == (1, 6, 8)
 
@@ -61,7 +61,7 @@ def test_pass_one_weights_mix_at_the_defaults():
     assert float(largest.max()) == pytest.approx(0.497, abs=0.001)
     assert int(spread.min()) == 3
     # Every context vector mixes: none equals its own input.
-    z = L.simplified(L.prepare(BOOK_TEXT, Settings()))
+    z = prepare.simplified(prepare.prepare(BOOK_TEXT, Settings()))
     x, ctx = z.inputs, z.context
     assert ((ctx - x).norm(dim=-1) > 0.1).all()
 
@@ -75,7 +75,7 @@ def test_pass_one_weights_mix_on_other_short_sentences_too(text):
 
 def test_pass_one_weights_were_one_hot_with_the_old_unit_variance_rows():
     # The failure this guards against: N(0, 1) rows (today's rows / their scale) at d_in = 16.
-    prep = L.prepare(BOOK_TEXT, Settings(d_in=16))
+    prep = prepare.prepare(BOOK_TEXT, Settings(d_in=16))
     x = prep.x[0] / row_scale(16)
     w = torch.softmax(x @ x.T, dim=-1)
     assert float(w.diagonal().min()) > 0.99
@@ -85,9 +85,9 @@ def test_d_in_equals_d_out_at_the_defaults_so_torch_mha_applies():
     s = Settings()
     assert s.d_in == s.d_out == 8
     assert s.num_heads == 2 and s.d_out % s.num_heads == 0
-    module = L.spec_multihead(s).build()
-    assert C.torch_mha_na(module) is None
-    prep = L.prepare(BOOK_TEXT, s)
+    module = prepare.spec_multihead(s).build()
+    assert live_checks.torch_mha_na(module) is None
+    prep = prepare.prepare(BOOK_TEXT, s)
     result = MC.matches_torch_mha(module, prep.x)
     assert result.status == "pass", result.detail
 
@@ -107,9 +107,9 @@ def test_at_the_defaults_the_scaling_barely_moves_the_weights():
 
 
 def test_the_books_toy_example_is_one_toggle_away_with_its_numbers():
-    prep = L.prepare(BOOK_TEXT, Settings(), use_book=True)
+    prep = prepare.prepare(BOOK_TEXT, Settings(), use_book=True)
     assert prep.book and prep.x.shape == (1, 6, 3)
-    w = _weights(L.simplified(prep))
+    w = _weights(prepare.simplified(prep))
     # The chapter's printed row for "journey" (x^(2)).
     expected = torch.tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])
     assert torch.allclose(w[1], expected, atol=1e-4)

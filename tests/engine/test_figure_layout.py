@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from tests.support.specs import as_figure
 
 LONG = "Scores of query 2 against every key in the sentence, before the softmax"
@@ -19,89 +19,89 @@ def lines_of(title: str) -> list[str]:
 
 
 def shown(line: str) -> int:
-    return F._shown_length(line)
+    return figures._shown_length(line)
 
 
 def test_a_long_title_wraps_at_spaces_into_lines_that_fit():
-    wrapped = F.wrap_title(LONG)
+    wrapped = figures.wrap_title(LONG)
     lines = lines_of(wrapped)
     assert len(lines) == 2
-    assert all(shown(line) <= F.TITLE_CHARS for line in lines), lines
+    assert all(shown(line) <= figures.TITLE_CHARS for line in lines), lines
     assert " ".join(lines) == LONG  # only spaces became breaks, nothing lost
     assert lines[0] == "Scores of query 2 against every key in"
 
 
 def test_a_title_never_breaks_beside_an_equals_sign_or_leaves_a_number_alone():
     # Seen on page 2 ("..., d_out" then "= 8") and page 8 ("... at step" then "4,000").
-    sizes = F.wrap_title("softmax(Q K<sup>T</sup>) − softmax(Q K<sup>T</sup>/√8), d_out = 8")
+    sizes = figures.wrap_title("softmax(Q K<sup>T</sup>) − softmax(Q K<sup>T</sup>/√8), d_out = 8")
     assert lines_of(sizes)[-1] == "d_out = 8"
-    step = F.wrap_title("One-layer control, all 4 heads, at step 4,000")
+    step = figures.wrap_title("One-layer control, all 4 heads, at step 4,000")
     assert lines_of(step) == ["One-layer control, all 4 heads, at", "step 4,000"]
-    assert all(shown(line) <= F.TITLE_CHARS for line in lines_of(step))
-    assert F.one_line(step) == "One-layer control, all 4 heads, at step 4,000"
+    assert all(shown(line) <= figures.TITLE_CHARS for line in lines_of(step))
+    assert figures.one_line(step) == "One-layer control, all 4 heads, at step 4,000"
 
 
 def test_a_short_title_and_a_wrapped_title_are_left_alone():
-    assert F.wrap_title("Weights A (6, 6)") == "Weights A (6, 6)"
-    once = F.wrap_title(LONG)
-    assert F.wrap_title(once) == once
+    assert figures.wrap_title("Weights A (6, 6)") == "Weights A (6, 6)"
+    once = figures.wrap_title(LONG)
+    assert figures.wrap_title(once) == once
 
 
 def test_tags_are_never_split_and_count_as_nothing():
     title = "Attention weights A <span style='font-size:12px'>(rows 0–255 of 300)</span>"
-    wrapped = F.wrap_title(title)
+    wrapped = figures.wrap_title(title)
     # 39 characters drawn: fits on one line, although the text with its tag is 75 long
     assert wrapped == title
     longer = "Attention weights of head 3 after dropout " + title.split(" ", 3)[3]
-    lines = lines_of(F.wrap_title(longer))
+    lines = lines_of(figures.wrap_title(longer))
     assert lines[1] == "dropout <span style='font-size:12px'>(rows 0–255 of 300)</span>"
-    assert all(shown(line) <= F.TITLE_CHARS for line in lines)
+    assert all(shown(line) <= figures.TITLE_CHARS for line in lines)
 
 
 def test_entities_count_as_one_character_and_a_long_word_keeps_its_own_line():
     title = "&lt;b&gt; " * 8  # drawn: "<b> " eight times, 31 characters
-    assert "<br>" not in F.wrap_title(title.strip())
+    assert "<br>" not in figures.wrap_title(title.strip())
     word = "x" * 50
-    assert lines_of(F.wrap_title(f"a {word} b")) == ["a", word, "b"]
+    assert lines_of(figures.wrap_title(f"a {word} b")) == ["a", word, "b"]
 
 
 def test_the_top_margin_grows_a_line_per_line_the_title_takes():
-    fig = as_figure(F.bars([1.0, 2.0, 3.0], ["0: a", "1: b", "2: c"], title=LONG))
-    assert fig.layout.title.text == F.wrap_title(LONG)
-    assert fig.layout.margin.t == F.TITLE_TOP + F.TITLE_LINE
-    assert F.one_line(fig.layout.title.text) == LONG
+    fig = as_figure(figures.bars([1.0, 2.0, 3.0], ["0: a", "1: b", "2: c"], title=LONG))
+    assert fig.layout.title.text == figures.wrap_title(LONG)
+    assert fig.layout.margin.t == figures.TITLE_TOP + figures.TITLE_LINE
+    assert figures.one_line(fig.layout.title.text) == LONG
     # Plotly sets a wrapped title's first line on its baseline at the pad: 0.7 em more of it
-    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.TITLE_SIZE)
-    short = as_figure(F.bars([1.0], ["0: a"], title="Scores"))
-    assert short.layout.margin.t == F.TITLE_TOP
-    assert short.layout.title.pad.t == F.TITLE_PAD
+    assert fig.layout.title.pad.t == figures.TITLE_PAD + round(0.7 * figures.TITLE_SIZE)
+    short = as_figure(figures.bars([1.0], ["0: a"], title="Scores"))
+    assert short.layout.margin.t == figures.TITLE_TOP
+    assert short.layout.title.pad.t == figures.TITLE_PAD
     assert (short.layout.title.yanchor, short.layout.title.yref) == ("top", "container")
 
 
 def test_a_note_is_the_subtitle_and_the_top_margin_holds_it():
     labels = [f"{i}: t" for i in range(4)]
     z = torch.zeros(4, 4)
-    plain = as_figure(F.heatmap(z, labels, labels, title="Weights"))
-    noted = as_figure(F.heatmap(z, labels, labels, title="Weights", note="tokens 1–4 of 9"))
+    plain = as_figure(figures.heatmap(z, labels, labels, title="Weights"))
+    noted = as_figure(figures.heatmap(z, labels, labels, title="Weights", note="tokens 1–4 of 9"))
     assert noted.layout.title.text == "Weights"
     assert noted.layout.title.subtitle.text == "tokens 1–4 of 9"
     assert noted.layout.margin.t > plain.layout.margin.t
-    assert noted.layout.title.subtitle.font.color == F.AXIS_COLOUR
+    assert noted.layout.title.subtitle.font.color == figures.AXIS_COLOUR
 
 
 def test_heatmap_titles_wrap_too_and_colour_bars_are_thin():
     z = torch.rand(4, 4, generator=torch.Generator().manual_seed(0))
     labels = [f"{i}: t" for i in range(4)]
-    fig = as_figure(F.heatmap(z, labels, labels, title=LONG))
+    fig = as_figure(figures.heatmap(z, labels, labels, title=LONG))
     assert len(lines_of(fig.layout.title.text)) == 2
     # The colour bar lies flat between the title and the plot, in room of its own.
-    assert fig.layout.margin.t == 50 + F.TITLE_LINE + F._bar_room(F.NORMAL)
-    assert fig.data[0].colorbar.thickness == F.COLOURBAR_THICKNESS
+    assert fig.layout.margin.t == 50 + figures.TITLE_LINE + figures._bar_room(figures.NORMAL)
+    assert fig.data[0].colorbar.thickness == figures.COLOURBAR_THICKNESS
     bar = fig.data[0].colorbar
     assert (bar.orientation, bar.yref, bar.yanchor) == ("h", "container", "top")
-    assert bar.y == pytest.approx(1 - (50 + F.TITLE_LINE + 4) / fig.layout.height)
-    grid = as_figure(F.heads_grid(torch.stack([z, z]), labels, title="heads"))
-    assert grid.layout.coloraxis.colorbar.thickness == F.COLOURBAR_THICKNESS
+    assert bar.y == pytest.approx(1 - (50 + figures.TITLE_LINE + 4) / fig.layout.height)
+    grid = as_figure(figures.heads_grid(torch.stack([z, z]), labels, title="heads"))
+    assert grid.layout.coloraxis.colorbar.thickness == figures.COLOURBAR_THICKNESS
 
 
 def test_a_narrow_matrix_bar_spans_its_plot_so_its_numbers_lie_flat():
@@ -109,34 +109,34 @@ def test_a_narrow_matrix_bar_spans_its_plot_so_its_numbers_lie_flat():
     # short for "-0.4 -0.2 0 0.2 0.4", and Plotly turned the numbers on their side.
     z = torch.rand(6, 8, generator=torch.Generator().manual_seed(0)) - 0.5
     rows, cols = [f"{i}: t" for i in range(6)], [f"out {j}" for j in range(8)]
-    wide = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed"))
-    narrow = as_figure(F.heatmap(z, rows, cols, title="Q", kind="signed", annotate=False))
-    assert wide.data[0].colorbar.len == F.BAR_SPAN == 0.6
-    assert narrow.data[0].colorbar.len == F.NARROW_BAR_SPAN == 1.0
+    wide = as_figure(figures.heatmap(z, rows, cols, title="Q", kind="signed"))
+    narrow = as_figure(figures.heatmap(z, rows, cols, title="Q", kind="signed", annotate=False))
+    assert wide.data[0].colorbar.len == figures.BAR_SPAN == 0.6
+    assert narrow.data[0].colorbar.len == figures.NARROW_BAR_SPAN == 1.0
     assert narrow.data[0].colorbar.orientation == "h"
-    log = F.heatmap(z.abs(), rows, cols, title="Q", kind="relative", annotate=False)
+    log = figures.heatmap(z.abs(), rows, cols, title="Q", kind="relative", annotate=False)
     assert log["data"][1]["marker"]["colorbar"]["len"] == 1.0
 
 
 def test_a_mask_has_no_colour_bar_and_no_blank_band_for_one():
     labels = [f"{i}: t" for i in range(4)]
     mask = torch.triu(torch.ones(4, 4), diagonal=1)
-    fig = as_figure(F.heatmap(mask, labels, labels, title="mask", kind="mask"))
+    fig = as_figure(figures.heatmap(mask, labels, labels, title="mask", kind="mask"))
     assert fig.data[0].showscale is False and fig.data[0].colorbar.len is None
-    assert fig.layout.margin.t == F.TITLE_TOP  # the title's room only
-    weights = as_figure(F.heatmap(mask, labels, labels, title="mask"))
-    assert weights.layout.margin.t == F.TITLE_TOP + F._bar_room(F.NORMAL)
+    assert fig.layout.margin.t == figures.TITLE_TOP  # the title's room only
+    weights = as_figure(figures.heatmap(mask, labels, labels, title="mask"))
+    assert weights.layout.margin.t == figures.TITLE_TOP + figures._bar_room(figures.NORMAL)
 
 
 def every_builder():
     labels = ["0: a", "1: b", "2: c"]
     return {
-        "bars": F.bars([0.1, 0.5, 0.4], labels, title="t"),
-        "grouped_bars": F.grouped_bars({"u": [1, 2, 3], "v": [3, 2, 1]}, labels, title="t"),
-        "lines": F.lines([1, 2, 4], {"u": [1, 2, 3]}, title="t", x_name="d", y_name="e"),
-        "histograms": F.histograms({"u": np.arange(10.0)}, title="t", bins=5),
-        "timing_bars": F.timing_bars(["a", "b"], [1.0, 2.0], [1.0, 2.0], title="t"),
-        "heatmap": F.heatmap(torch.eye(3), labels, labels, title="t"),
+        "bars": figures.bars([0.1, 0.5, 0.4], labels, title="t"),
+        "grouped_bars": figures.grouped_bars({"u": [1, 2, 3], "v": [3, 2, 1]}, labels, title="t"),
+        "lines": figures.lines([1, 2, 4], {"u": [1, 2, 3]}, title="t", x_name="d", y_name="e"),
+        "histograms": figures.histograms({"u": np.arange(10.0)}, title="t", bins=5),
+        "timing_bars": figures.timing_bars(["a", "b"], [1.0, 2.0], [1.0, 2.0], title="t"),
+        "heatmap": figures.heatmap(torch.eye(3), labels, labels, title="t"),
     }
 
 
@@ -145,11 +145,11 @@ def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(na
     fig = as_figure(every_builder()[name])
     layout = fig.layout
     assert layout.template.layout.to_plotly_json() == {}  # no Plotly styling
-    assert layout.title.font.size == F.TITLE_SIZE
+    assert layout.title.font.size == figures.TITLE_SIZE
     several = len(fig.data) > 1
-    top = F.TITLE_TOP + (F.LEGEND_ROW if several else 0)
+    top = figures.TITLE_TOP + (figures.LEGEND_ROW if several else 0)
     if name == "heatmap":  # its colour bar lies flat above the plot
-        top += F._bar_room(F.NORMAL)
+        top += figures._bar_room(figures.NORMAL)
     assert (layout.margin.l, layout.margin.t, layout.margin.b) == (10, top, 10)
     if several:  # the legend between the title and the plot, clear of the x tick labels
         assert (layout.legend.y, layout.legend.yanchor, layout.legend.orientation) == (
@@ -158,12 +158,12 @@ def test_every_builder_starts_from_the_base_layout_and_lets_axes_push_margins(na
             "h",
         )
     assert layout.xaxis.automargin is True and layout.yaxis.automargin is True
-    assert layout.title.font.color == F.TEXT_COLOUR
-    assert layout.xaxis.tickfont.color == layout.yaxis.tickfont.color == F.AXIS_COLOUR
+    assert layout.title.font.color == figures.TEXT_COLOUR
+    assert layout.xaxis.tickfont.color == layout.yaxis.tickfont.color == figures.AXIS_COLOUR
 
 
 def test_base_layout_passes_the_rest_through():
-    layout = F.base_layout("t", height=123, right=70, barmode="group")
+    layout = figures.base_layout("t", height=123, right=70, barmode="group")
     assert layout["height"] == 123 and layout["margin"]["r"] == 70
     assert layout["barmode"] == "group"
 
@@ -171,21 +171,23 @@ def test_base_layout_passes_the_rest_through():
 def test_a_wrapped_title_drawn_larger_gets_a_pad_for_its_size():
     labels = [f"{i}: t" for i in range(3)]
     long = LONG + " and after the scaling by the square root of d_k, for every head"
-    fig = as_figure(F.heatmap(torch.eye(3), labels, labels, title=long, look=F.PROJECTOR))
+    fig = as_figure(
+        figures.heatmap(torch.eye(3), labels, labels, title=long, look=figures.PROJECTOR)
+    )
     assert "<br>" in fig.layout.title.text
-    assert fig.layout.title.pad.t == F.TITLE_PAD + round(0.7 * F.PROJECTOR.title)
+    assert fig.layout.title.pad.t == figures.TITLE_PAD + round(0.7 * figures.PROJECTOR.title)
     assert (fig.layout.title.x, fig.layout.title.xanchor) == (0.0, "left")
 
 
 def test_a_log_axis_is_labelled_at_the_measured_values_not_plotlys_minor_digits():
     """Page 2's d_k charts read "1 2 5 10 2 5 100" with plotly's own log ticks."""
     d_k = [2**i for i in range(11)]
-    chart = F.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y", log_x=True)
+    chart = figures.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y", log_x=True)
     axis = chart.spec["layout"]["xaxis"]
     assert axis["type"] == "log" and axis["tickmode"] == "array"
     assert axis["tickvals"] == [1, 4, 16, 64, 256, 1024]
     assert axis["ticktext"] == ["1", "4", "16", "64", "256", "1024"]
     assert set(axis["tickvals"]) <= set(d_k)  # every label is a point the chart measured
     as_figure(chart.spec)  # still a valid figure
-    linear = F.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y")
+    linear = figures.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y")
     assert "tickvals" not in linear.spec["layout"]["xaxis"]

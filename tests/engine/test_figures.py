@@ -9,7 +9,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.tokens import tokenize
 from tests.support.specs import as_figure
 
@@ -21,7 +21,7 @@ def _heatmap_trace(spec) -> go.Heatmap:
 def test_heatmap_labels_are_escaped_categories_with_one_row_per_position():
     toks = tokenize("<b>1</b> 1 <b>")
     z = torch.eye(len(toks))
-    fig = as_figure(F.heatmap(z, toks.labels, toks.labels, title="weights"))
+    fig = as_figure(figures.heatmap(z, toks.labels, toks.labels, title="weights"))
     trace = fig.data[0]
     assert len(trace.y) == len(toks) == len(set(trace.y))
     assert all("<" not in label for label in trace.x)
@@ -34,7 +34,7 @@ def test_heatmap_labels_are_escaped_categories_with_one_row_per_position():
 def test_heatmap_data_is_float32_and_minus_infinity_is_blank():
     z = torch.tensor([[0.5, -torch.inf], [0.25, 0.75]])
     trace = _heatmap_trace(
-        F.heatmap(z, ["0: a", "1: b"], ["0: a", "1: b"], title="s", kind="signed")
+        figures.heatmap(z, ["0: a", "1: b"], ["0: a", "1: b"], title="s", kind="signed")
     )
     data = np.asarray(trace.z)
     assert data.dtype == np.float32
@@ -44,39 +44,41 @@ def test_heatmap_data_is_float32_and_minus_infinity_is_blank():
 
 
 def test_weights_use_a_fixed_zero_to_one_scale():
-    trace = _heatmap_trace(F.heatmap(torch.full((2, 2), 0.1), ["a", "b"], ["a", "b"], title="w"))
+    trace = _heatmap_trace(
+        figures.heatmap(torch.full((2, 2), 0.1), ["a", "b"], ["a", "b"], title="w")
+    )
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
-    after_dropout = F.heatmap(torch.ones(2, 2), ["a", "b"], ["a", "b"], title="w", zmax=2.0)
+    after_dropout = figures.heatmap(torch.ones(2, 2), ["a", "b"], ["a", "b"], title="w", zmax=2.0)
     assert _heatmap_trace(after_dropout).zmax == 2.0
 
 
 def test_large_matrices_are_cropped_and_the_subtitle_says_so():
-    n = F.MAX_SIDE + 4
+    n = figures.MAX_SIDE + 4
     labels = [f"{i}: t" for i in range(n)]
-    spec = F.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
-    assert np.asarray(_heatmap_trace(spec).z).shape == (F.MAX_SIDE, 3)
-    assert F.subtitle_of(spec) == f"rows 0–{F.MAX_SIDE - 1} of {n}"
-    assert F.title_of(spec) == "big"
-    noted = F.heatmap(torch.zeros(n, 3), labels, list("abc"), title="big", note="a note")
-    assert F.subtitle_of(noted) == f"a note, rows 0–{F.MAX_SIDE - 1} of {n}"
+    spec = figures.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
+    assert np.asarray(_heatmap_trace(spec).z).shape == (figures.MAX_SIDE, 3)
+    assert figures.subtitle_of(spec) == f"rows 0–{figures.MAX_SIDE - 1} of {n}"
+    assert figures.title_of(spec) == "big"
+    noted = figures.heatmap(torch.zeros(n, 3), labels, list("abc"), title="big", note="a note")
+    assert figures.subtitle_of(noted) == f"a note, rows 0–{figures.MAX_SIDE - 1} of {n}"
 
 
 def test_escape_label_shortens_long_tokens():
-    label = F.escape_label("12: " + "x" * 40)
-    assert len(label) == F.LABEL_CHARS
+    label = figures.escape_label("12: " + "x" * 40)
+    assert len(label) == figures.LABEL_CHARS
     assert label.endswith("…") and label.startswith("12: ")
 
 
 @given(st.text(max_size=200))
 def test_escaped_token_labels_stay_unique(text):
-    labels = F.axis_labels(tokenize(text, cap=256).labels)
+    labels = figures.axis_labels(tokenize(text, cap=256).labels)
     assert len(labels) == len(set(labels))
     assert all("<" not in label and ">" not in label for label in labels)
 
 
 def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
     w = torch.softmax(torch.randn(3, 4, 4, generator=torch.Generator().manual_seed(0)), -1)
-    fig = as_figure(F.heads_grid(w, ["a", "b", "c", "d"], title="heads"))
+    fig = as_figure(figures.heads_grid(w, ["a", "b", "c", "d"], title="heads"))
     assert len(fig.data) == 3
     assert [a.text for a in fig.layout.annotations] == ["head 0", "head 1", "head 2"]
     assert all(t.coloraxis == "coloraxis" for t in fig.data)
@@ -87,11 +89,13 @@ def test_heads_grid_draws_one_panel_per_head_on_a_shared_scale():
     np.testing.assert_array_equal(np.asarray(fig.data[2].z), w[2].numpy())
 
 
-def _relative_to_uniform(weights, labels) -> F.Spec:
+def _relative_to_uniform(weights, labels) -> figures.Spec:
     """Causal weights as the "relative to an even share" view draws them (attnviz.teach.panel):
     the ratio to an even share, on the log2 colour scale."""
-    ratio = F.ratio_to_uniform(weights, causal=True)
-    return F.heatmap(ratio, labels, labels, title="r", kind="relative", value_name=F.RATIO_NAME)
+    ratio = figures.ratio_to_uniform(weights, causal=True)
+    return figures.heatmap(
+        ratio, labels, labels, title="r", kind="relative", value_name=figures.RATIO_NAME
+    )
 
 
 def test_relative_to_uniform_is_one_for_uniform_causal_weights():
@@ -126,35 +130,41 @@ def test_relative_to_uniform_hovers_the_ratio_from_z_without_per_cell_strings():
 
 
 def test_outlined_rows_get_one_rectangle_each():
-    spec = F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="w", outline_rows=[0, 2])
+    spec = figures.heatmap(
+        torch.zeros(4, 4), list("abcd"), list("abcd"), title="w", outline_rows=[0, 2]
+    )
     rects = [(s.y0, s.y1) for s in as_figure(spec).layout.shapes]
     assert rects == [(-0.5, 0.5), (1.5, 2.5)]
-    plain = F.heatmap(torch.zeros(2, 2), list("ab"), list("ab"), title="w")
+    plain = figures.heatmap(torch.zeros(2, 2), list("ab"), list("ab"), title="w")
     assert as_figure(plain).layout.shapes == ()
 
 
 def test_bars_highlight_one_token():
-    chart = F.bars(torch.tensor([0.1, 0.7, 0.2]), ["0: a", "1: b", "2: c"], title="q", highlight=1)
+    chart = figures.bars(
+        torch.tensor([0.1, 0.7, 0.2]), ["0: a", "1: b", "2: c"], title="q", highlight=1
+    )
     colours = list(as_figure(chart).data[0].marker.color)
     assert colours[1] != colours[0] == colours[2]
 
 
 def test_figure_bytes_grows_with_the_matrix():
-    small = F.figure_bytes(F.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="s"))
+    small = figures.figure_bytes(
+        figures.heatmap(torch.zeros(4, 4), list("abcd"), list("abcd"), title="s")
+    )
     labels = [str(i) for i in range(64)]
-    large = F.figure_bytes(F.heatmap(torch.zeros(64, 64), labels, labels, title="s"))
+    large = figures.figure_bytes(figures.heatmap(torch.zeros(64, 64), labels, labels, title="s"))
     assert 0 < small < large
 
 
 def test_the_projector_look_draws_larger_text_and_a_taller_figure():
     labels = [f"{i}: t" for i in range(6)]
     z = torch.rand(6, 6, generator=torch.Generator().manual_seed(1))
-    normal = as_figure(F.heatmap(z, labels, labels, title="w"))
-    big = as_figure(F.heatmap(z, labels, labels, title="w", look=F.PROJECTOR))
+    normal = as_figure(figures.heatmap(z, labels, labels, title="w"))
+    big = as_figure(figures.heatmap(z, labels, labels, title="w", look=figures.PROJECTOR))
     # The cell numbers are sized by plotly.js to fit their cells, at most the layout's font size.
     assert big.data[0].textfont.size is None and normal.data[0].textfont.size is None
-    assert big.layout.font.size == F.PROJECTOR.cells >= 28 > normal.layout.font.size
-    assert big.layout.xaxis.tickfont.size == F.PROJECTOR.ticks >= 22
+    assert big.layout.font.size == figures.PROJECTOR.cells >= 28 > normal.layout.font.size
+    assert big.layout.xaxis.tickfont.size == figures.PROJECTOR.ticks >= 22
     assert big.layout.yaxis.tickfont.size >= 22 and big.layout.title.font.size > 24
     assert big.layout.height >= 540 > normal.layout.height
     np.testing.assert_array_equal(np.asarray(big.data[0].z), np.asarray(normal.data[0].z))
@@ -162,9 +172,9 @@ def test_the_projector_look_draws_larger_text_and_a_taller_figure():
 
 def test_numbers_travel_as_float32_base64_and_come_back_exactly():
     z = torch.tensor([[0.1234567, -2.5], [float("nan"), 3.0]])
-    packed = F.packed(z)
+    packed = figures.packed(z)
     assert packed["dtype"] == "f4" and packed["shape"] == "2, 2"
-    back = F.unpacked(packed)
+    back = figures.unpacked(packed)
     np.testing.assert_array_equal(back, z.numpy())  # NaN compares equal here
-    small = F.packed(np.array([[1, -2]], dtype=np.int8))
-    assert small["dtype"] == "i1" and F.unpacked(small).tolist() == [[1, -2]]
+    small = figures.packed(np.array([[1, -2]], dtype=np.int8))
+    assert small["dtype"] == "i1" and figures.unpacked(small).tolist() == [[1, -2]]

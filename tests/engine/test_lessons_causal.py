@@ -10,10 +10,10 @@ import dataclasses
 import pytest
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.settings import GPT2_SMALL, Settings
 from attnviz.core.tokens import tokenize
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons.causal import CausalLesson, causal_lesson
 
@@ -93,19 +93,19 @@ def test_training_mode_shows_the_weights_the_context_used(lessons, case):
     assert ((sums - 1).abs() > 1e-5).any()
     assert any(c.text.startswith("Row sums after dropout are no longer 1") for c in L.claims)
     # the routes are labelled as before dropout, their rows sum to 1
-    assert F.title_of(L.route2.figure).endswith("(before dropout)")
+    assert figures.title_of(L.route2.figure).endswith("(before dropout)")
     torch.testing.assert_close(L.route2.values.sum(-1), torch.ones(L.route2.shape[0]))
     # the batch shows the dropped weights of each example
     assert L.batch is not None
     for panel in L.batch.panels:
-        assert "after dropout" in F.title_of(panel.figure)
+        assert "after dropout" in figures.title_of(panel.figure)
         assert ((panel.values.sum(-1) - 1).abs() > 1e-5).any()
     assert any(c.text.startswith("Training mode:") for c in L.mode_claims)
 
 
 def test_eval_mode_routes_and_batch_are_what_the_context_used(lessons):
     L = lessons["default"]
-    assert "before dropout" not in F.title_of(L.route2.figure)
+    assert "before dropout" not in figures.title_of(L.route2.figure)
     assert L.batch is not None
     for panel in L.batch.panels:
         torch.testing.assert_close(panel.values.sum(-1), torch.ones(panel.shape[0]))
@@ -129,7 +129,7 @@ def test_book_mode_never_credits_the_sidebar(lessons, case):
     assert not any("sidebar" in w for w in words), words
     assert [p.name for p in L.lab.printouts] == ["dropout_ones", "dropout_weights"]
     assert [p.name for p in L.walkthrough][0] == "masking_weights_unmasked"
-    assert "before dropout" not in F.title_of(L.route2.figure)
+    assert "before dropout" not in figures.title_of(L.route2.figure)
 
 
 def test_dropout_zero_has_no_lab(lessons):
@@ -142,7 +142,7 @@ def test_hidden_reasons_come_from_each_bug_at_the_batch(lessons, case):
     batch = lesson.prepare_batch(text, text2, s, book)
     bt = lesson.causal_batch(batch, s, book)
     hidden = lessons[case].batch.hidden
-    assert hidden == {b.key: b.hidden_at(bt.inputs, bt.spec) for b in B.bugs_for("causal")}
+    assert hidden == {b.key: b.hidden_at(bt.inputs, bt.spec) for b in bugs.bugs_for("causal")}
 
 
 def test_dropout_0_hides_the_dropout_bug_and_says_how_to_show_it():
@@ -169,7 +169,7 @@ def test_the_rows_sum_check_says_it_reads_the_weights_before_dropout_in_training
     plain = {c.name: c.title for c in lessons["default"].checks}
     assert train["rows_sum_to_one"] == plain["rows_sum_to_one"] + " (before dropout)"
     assert train["matches_sdpa"] == plain["matches_sdpa"] + " (before dropout)"
-    assert F.title_of(lessons["default-train"].uniform.figure).endswith("(before dropout)")
+    assert figures.title_of(lessons["default-train"].uniform.figure).endswith("(before dropout)")
     assert "dropout" not in plain["rows_sum_to_one"]
     assert "draws its own dropout mask" in lessons["default-train"].batch.shape_sentence
     assert "dropout" not in lessons["default"].batch.shape_sentence

@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.settings import GPT2_SMALL, Settings
 from attnviz.core.tokens import tokenize
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import home, simplified, trainable
 from attnviz.teach.panel import Claim
@@ -97,7 +97,7 @@ def test_every_panel_holds_the_shape_its_labels_name(case):
             assert torch.isfinite(panel.values).all(), (name, key)
             z = z_of(panel)
             # The figure draws the same matrix, cropped to MAX_SIDE per side.
-            assert tuple(z.shape) == tuple(min(n, F.MAX_SIDE) for n in panel.shape[-2:])
+            assert tuple(z.shape) == tuple(min(n, figures.MAX_SIDE) for n in panel.shape[-2:])
             assert panel.formula and panel.sentence, (name, key)
 
 
@@ -124,7 +124,7 @@ def test_page_1_mixes_at_the_defaults_and_says_so():
 def test_page_1_names_a_row_that_does_not_mix_when_one_does_not():
     # d_in = 1: each x is one number, the scores are products, and a row can sit on one token.
     x = torch.tensor([[3.0], [-3.0], [0.1]])
-    tr = lesson.T.trace_simplified(x, ("0: a", "1: b", "2: c"))
+    tr = lesson.tracing.trace_simplified(x, ("0: a", "1: b", "2: c"))
     les = simplified.simplified_lesson(tr, False)
     props = {c.prop for c in les.claims_on("weights")}
     assert "max_at_least" in props and not {"max_at_most", "every_row_mixes"} & props
@@ -169,13 +169,13 @@ def test_hidden_bugs_come_from_the_bug_registry(case):
     les1 = simplified.simplified_lesson(tr1, case == "book")
     n, d_in = prep.num_tokens, tr1.inputs.shape[1]
     assert les1.hidden == {
-        b.key: b.hidden_reason(n, 1, d_in, 0.0, n) for b in B.bugs_for("simplified")
+        b.key: b.hidden_reason(n, 1, d_in, 0.0, n) for b in bugs.bugs_for("simplified")
     }
     tr2 = lesson.trainable(prep, s, "v2")
     les2 = trainable.trainable_lesson(tr2, lesson.trainable(prep, s, "v1"), None, case == "book")
     d_out = tr2.spec.d_out
     assert les2.hidden == {
-        b.key: b.hidden_reason(n, 1, d_out, 0.0, n) for b in B.bugs_for("trainable")
+        b.key: b.hidden_reason(n, 1, d_out, 0.0, n) for b in bugs.bugs_for("trainable")
     }
     # At a key width of 1 (√1 = 1) every pass-2 bug hides; at the others some show.
     assert any(reason is None for reason in les2.hidden.values()) == (case != "narrow")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core import book
 from attnviz.core.settings import GPT2_SMALL, Settings, mha_parameter_count
 from attnviz.core.tokens import tokenize
@@ -117,7 +117,7 @@ def test_training_mode_draws_the_weights_after_dropout_and_says_so(built, size):
     head = heads[0]
     before = head.panels["p4_weights_before"].values
     torch.testing.assert_close(before.sum(dim=-1), torch.ones(trace.num_tokens))
-    assert F.title_of(head.panels["p4_weights"].figure) == (
+    assert figures.title_of(head.panels["p4_weights"].figure) == (
         "Weights of head 0 after dropout (what the context used)"
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.settings import Settings
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons.causal import causal_lesson
@@ -42,13 +42,13 @@ def test_weights_panels_are_told_apart_from_scores_masks_and_ratios():
 def test_token_axes_are_labels_that_start_with_their_own_position():
     assert is_token_axis(("0: The", "1: ␣cat", "2 (unused)"))
     assert not is_token_axis(("1: The", "2: cat"))  # not counted from 0
-    assert not is_token_axis(F.dim_labels(4))
+    assert not is_token_axis(figures.dim_labels(4))
     assert not is_token_axis(())
 
 
 def test_the_default_view_and_dimension_only_panels_stay_as_built():
     values = torch.arange(16, dtype=torch.float32).reshape(4, 4) / 16
-    dims = tuple(F.dim_labels(4))
+    dims = tuple(figures.dim_labels(4))
     panel = Panel("w", values, dims, dims, title="W")
     assert viewed(panel, View()) is None
     assert viewed(panel, View(relative=True, window=(1, 2))) is None
@@ -67,11 +67,13 @@ def test_the_relative_scale_counts_the_keys_of_the_whole_row_before_the_window()
     z = z_of(shown)
     np.testing.assert_array_equal(z, shown.values.numpy())
     spec = shown.figure
-    assert F.title_of(spec) == F.one_line(L.route2.title)
-    assert F.subtitle_of(spec) == f"tokens 10–20 of {n}, relative to an even share"
+    assert figures.title_of(spec) == figures.one_line(L.route2.title)
+    assert figures.subtitle_of(spec) == f"tokens 10–20 of {n}, relative to an even share"
     fig = as_figure(spec)  # Plotly accepts the view's spec
-    assert fig.data[0].hovertemplate.endswith(f"{F.RATIO_NAME} %{{z:.4f}}<extra></extra>")
-    assert list(fig.layout.yaxis.ticktext) == [F.escape_label(r) for r in L.route2.rows[10:21]]
+    assert fig.data[0].hovertemplate.endswith(f"{figures.RATIO_NAME} %{{z:.4f}}<extra></extra>")
+    assert list(fig.layout.yaxis.ticktext) == [
+        figures.escape_label(r) for r in L.route2.rows[10:21]
+    ]
     assert z_of(L.route2).shape == (n, n)  # the shared panel is left alone
 
 

@@ -10,7 +10,7 @@ import torch
 from attnviz.core import modules as M
 from attnviz.core.settings import GPT2_SMALL, Settings
 from attnviz.models import implementations as impl
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import multihead as ML
 from attnviz.teach.lessons import pytorch as PL
@@ -114,8 +114,8 @@ def test_the_reference_modules_hold_the_traces_own_tensors_and_draw_nothing(case
     name, trace, checked, *_ = case
     rng = torch.random.get_rng_state()
     mha = impl.module_of(checked)
-    wrapper = C.wrapper_from_mha(mha)
-    theirs = C.torch_mha_from(mha)
+    wrapper = live_checks.wrapper_from_mha(mha)
+    theirs = live_checks.torch_mha_from(mha)
     assert torch.equal(torch.random.get_rng_state(), rng), name
     modules = [mha, wrapper] + ([theirs] if theirs is not None else [])
     for module in modules:

@@ -7,11 +7,10 @@ import threading
 import pytest
 import torch
 
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import rng_lock_held_by_me, seeded
 from attnviz.core.settings import Settings
-from attnviz.teach import bugs as B
-from attnviz.teach import prepare as L
+from attnviz.teach import bugs, prepare
 from tests.support.rng import GlobalRngTouched, check_untouched
 
 from .helpers import labels, typed_batch
@@ -93,19 +92,19 @@ def test_the_rng_fixture_notices_a_draw_and_a_held_lock():
 
 
 def test_the_dropout_bug_is_reproducible_because_its_draws_are_forked():
-    bug = B.BUGS_BY_KEY["dropout_in_eval"]
+    bug = bugs.BUGS_BY_KEY["dropout_in_eval"]
     x = typed_batch(8, n=6)
-    spec = L.spec_causal(Settings(dropout=0.5))
-    first = B.run_bug(bug, x, spec).wrong.output
-    second = B.run_bug(bug, x, spec).wrong.output
+    spec = prepare.spec_causal(Settings(dropout=0.5))
+    first = bugs.run_bug(bug, x, spec).wrong.output
+    second = bugs.run_bug(bug, x, spec).wrong.output
     assert torch.equal(first, second)
-    assert not torch.equal(first, B.run_bug(bug, x, spec).right.output)
+    assert not torch.equal(first, bugs.run_bug(bug, x, spec).right.output)
 
 
 # --- threads ------------------------------------------------------------------------------
 def _causal_run(seed: int, x, lab):
-    spec = T.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, seed)
-    tr = T.trace_causal(spec, x, lab, training=True, dropout_seed=seed + 1000)
+    spec = tracing.ModuleSpec("causal", 8, 4, 16, 0.5, 1, False, seed)
+    tr = tracing.trace_causal(spec, x, lab, training=True, dropout_seed=seed + 1000)
     return tr.output, tr.weights_dropped, tr.params["W_query.weight"]
 
 
@@ -141,7 +140,7 @@ def test_concurrent_seeded_traces_are_bit_identical_to_single_threaded_runs():
         try:
             start.wait()
             while not stop.is_set():
-                T.ModuleSpec("mha", 8, 8, 16, 0.5, 2, False, None).build()
+                tracing.ModuleSpec("mha", 8, 8, 16, 0.5, 2, False, None).build()
                 with seeded(None):
                     torch.rand(64)
                 noise_runs[0] += 1

@@ -14,14 +14,14 @@ import plotly.graph_objects as go
 import torch
 import torch.nn as nn
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core import modules as M
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
 from attnviz.core.trace import ModuleSpec
-from attnviz.models import implementations as IM
-from attnviz.models import toy_tasks as LN
-from attnviz.teach import prepare as L
+from attnviz.models import implementations as impl
+from attnviz.models import toy_tasks
+from attnviz.teach import prepare
 
 TEXT = "Your journey starts with one step"
 TEXT2 = "The <b>quick</b> brown fox 🦊 jumps"
@@ -30,26 +30,28 @@ TEXT2 = "The <b>quick</b> brown fox 🦊 jumps"
 def _representative_calls() -> dict:
     """What one page run asks of the engine, at settings where dropout draws (training, 0.5)."""
     s = Settings(dropout=0.5, training=True, qkv_bias=True)
-    prep, book = L.prepare(TEXT, s), L.prepare("", s, use_book=True)
-    batch = L.prepare_batch(TEXT, TEXT2, s)
+    prep, book = prepare.prepare(TEXT, s), prepare.prepare("", s, use_book=True)
+    batch = prepare.prepare_batch(TEXT, TEXT2, s)
     with seeded(1):
         mha = M.MultiHeadAttention(s.d_in, s.d_out, s.context_length, 0.0, s.num_heads).eval()
-    learn_cfg = LN.LearnConfig(steps=3, vocab=3, seq_len=4, d_out=4, batch_size=8, snapshots=2)
+    learn_cfg = toy_tasks.LearnConfig(
+        steps=3, vocab=3, seq_len=4, d_out=4, batch_size=8, snapshots=2
+    )
     weights = torch.softmax(prep.x[0] @ prep.x[0].T, dim=-1)
     return {
-        "prepare": lambda: L.prepare(TEXT, s),
-        "prepare[book]": lambda: L.prepare("", s, use_book=True),
-        "simplified": lambda: L.simplified(prep),
-        "trainable[v1]": lambda: L.trainable(prep, s, "v1"),
-        "trainable[v2]": lambda: L.trainable(prep, s),
-        "causal[train, p=0.5]": lambda: L.causal(prep, s),
-        "causal[book]": lambda: L.causal(book, s),
-        "multihead[train, p=0.5]": lambda: L.multihead(prep, s),
-        "wrapper[train, p=0.5]": lambda: L.wrapper(prep, s),
-        "causal_batch": lambda: L.causal_batch(batch, s),
-        "heatmap": lambda: F.heatmap(weights, prep.labels, prep.labels, title="w"),
-        "side_by_side": lambda: IM.side_by_side(mha, prep.x),
-        "learn.train": lambda: LN.train(learn_cfg),
+        "prepare": lambda: prepare.prepare(TEXT, s),
+        "prepare[book]": lambda: prepare.prepare("", s, use_book=True),
+        "simplified": lambda: prepare.simplified(prep),
+        "trainable[v1]": lambda: prepare.trainable(prep, s, "v1"),
+        "trainable[v2]": lambda: prepare.trainable(prep, s),
+        "causal[train, p=0.5]": lambda: prepare.causal(prep, s),
+        "causal[book]": lambda: prepare.causal(book, s),
+        "multihead[train, p=0.5]": lambda: prepare.multihead(prep, s),
+        "wrapper[train, p=0.5]": lambda: prepare.wrapper(prep, s),
+        "causal_batch": lambda: prepare.causal_batch(batch, s),
+        "heatmap": lambda: figures.heatmap(weights, prep.labels, prep.labels, title="w"),
+        "side_by_side": lambda: impl.side_by_side(mha, prep.x),
+        "learn.train": lambda: toy_tasks.train(learn_cfg),
     }
 
 

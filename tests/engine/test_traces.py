@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import seeded
 
 from .helpers import book_seed, labels, typed_batch
@@ -26,14 +26,18 @@ def _x():
 
 def _spec(kind, dropout=0.5, seed=7, heads=HEADS):
     d_out = D_OUT // heads if kind == "wrapper" else D_OUT
-    return T.ModuleSpec(kind, D_IN, d_out, CTX, dropout, heads, False, seed)
+    return tracing.ModuleSpec(kind, D_IN, d_out, CTX, dropout, heads, False, seed)
 
 
 def _trace(kind, training=False, dropout=0.5, dropout_seed=11):
     x = _x()
     if kind == "v1" or kind == "v2":
-        return T.trace_trainable(_spec(kind, dropout), x[0], LAB)
-    fn = {"causal": T.trace_causal, "mha": T.trace_multihead, "wrapper": T.trace_wrapper}[kind]
+        return tracing.trace_trainable(_spec(kind, dropout), x[0], LAB)
+    fn = {
+        "causal": tracing.trace_causal,
+        "mha": tracing.trace_multihead,
+        "wrapper": tracing.trace_wrapper,
+    }[kind]
     return fn(_spec(kind, dropout), x, LAB, training=training, dropout_seed=dropout_seed)
 
 
@@ -54,7 +58,7 @@ def softmax_calls(monkeypatch):
 @pytest.mark.parametrize(
     ("build", "expected"),
     [
-        (lambda: T.trace_simplified(_x()[0], LAB), 1),
+        (lambda: tracing.trace_simplified(_x()[0], LAB), 1),
         (lambda: _trace("v1"), 1),
         (lambda: _trace("v2"), 1),
         (lambda: _trace("causal"), 1),
@@ -105,7 +109,7 @@ def test_forward_equals_trace_output_bit_for_bit(kind, training):
 
 def test_forward_with_the_chapters_own_seeding_equals_the_trace():
     x = _x()
-    tr = T.trace_causal(_spec("causal", seed=42), x, LAB, training=True, dropout_seed=42)
+    tr = tracing.trace_causal(_spec("causal", seed=42), x, LAB, training=True, dropout_seed=42)
     with book_seed(42):
         ca = M.CausalAttention(D_IN, D_OUT, CTX, 0.5)
         ca.train()
@@ -150,18 +154,18 @@ def test_trace_attributes_cannot_be_assigned():
 
 @pytest.mark.parametrize("kind", ["simplified", "v2", "causal", "mha", "wrapper"])
 def test_trace_tensors_refuse_in_place_changes(kind):
-    tr = T.trace_simplified(_x()[0], LAB) if kind == "simplified" else _trace(kind)
-    for tensor in T.tensors_of(tr):
+    tr = tracing.trace_simplified(_x()[0], LAB) if kind == "simplified" else _trace(kind)
+    for tensor in tracing.tensors_of(tr):
         assert tensor.is_inference()
     with pytest.raises(RuntimeError, match="[Ii]nference"):
         tr.output.add_(1.0)
     with pytest.raises(RuntimeError):
-        (tr.heads[0] if isinstance(tr, T.WrapperTrace) else tr).attn_weights.zero_()
+        (tr.heads[0] if isinstance(tr, tracing.WrapperTrace) else tr).attn_weights.zero_()
 
 
 def test_trace_inputs_are_a_copy_of_the_callers_tensor():
     x = _x()
-    tr = T.trace_causal(_spec("causal"), x, LAB)
+    tr = tracing.trace_causal(_spec("causal"), x, LAB)
     x[0, 0, 0] += 100.0
     assert not torch.equal(tr.inputs, x)
 
@@ -208,7 +212,7 @@ def test_wrapper_traces_each_head_as_a_causal_trace():
     tr = _trace("wrapper")
     assert len(tr.heads) == HEADS
     for head in tr.heads:
-        assert isinstance(head, T.CausalTrace)
+        assert isinstance(head, tracing.CausalTrace)
         assert head.attn_weights.shape == (2, N, N)
         assert head.context.shape == (2, N, D_OUT // HEADS)
     assert tr.output.shape == (2, N, D_OUT)
@@ -221,7 +225,7 @@ def test_wrapper_traces_each_head_as_a_causal_trace():
 
 def test_simplified_trace_holds_every_route_to_the_weights():
     x = _x()[0]
-    tr = T.trace_simplified(x, LAB)
+    tr = tracing.trace_simplified(x, LAB)
     assert tr.attn_scores.shape == (N, N)
     assert torch.allclose(tr.attn_scores, tr.attn_scores.T, atol=1e-4)  # X X^T
     assert torch.allclose(tr.sum_weights.sum(-1), torch.ones(N), atol=1e-5)
@@ -231,26 +235,29 @@ def test_simplified_trace_holds_every_route_to_the_weights():
 
 
 def test_simplified_trace_skips_the_loop_above_the_cap():
-    n = T.LOOP_TOKEN_CAP + 1
-    tr = T.trace_simplified(
+    n = tracing.LOOP_TOKEN_CAP + 1
+    tr = tracing.trace_simplified(
         torch.randn(n, 3, generator=torch.Generator().manual_seed(0)), labels(n)
     )
     assert tr.loop_scores is None
-    assert T.trace_simplified(torch.ones(T.LOOP_TOKEN_CAP, 3), labels(16)).loop_scores is not None
+    assert (
+        tracing.trace_simplified(torch.ones(tracing.LOOP_TOKEN_CAP, 3), labels(16)).loop_scores
+        is not None
+    )
 
 
 # --- the mask -----------------------------------------------------------------------------
 def test_mask_is_built_at_context_length_and_sliced_to_the_tokens():
     tr = _trace("causal")
     assert tr.mask.shape == (CTX, CTX)
-    mask = T.causal_mask(tr)
+    mask = tracing.causal_mask(tr)
     assert mask.shape == (N, N)
     assert torch.equal(mask, torch.triu(torch.ones(N, N), diagonal=1))
 
 
 def test_masked_scores_are_minus_infinity_exactly_on_future_keys():
     tr = _trace("mha")
-    future = T.causal_mask(tr).bool()
+    future = tracing.causal_mask(tr).bool()
     scores = tr.attn_scores
     assert torch.isneginf(scores[..., future]).all()
     assert torch.isfinite(scores[..., ~future]).all()
@@ -259,17 +266,17 @@ def test_masked_scores_are_minus_infinity_exactly_on_future_keys():
 
 def test_unmasked_scores_are_q_k_transpose():
     tr = _trace("causal")
-    unmasked = T.unmasked_scores(tr)
+    unmasked = tracing.unmasked_scores(tr)
     assert torch.isfinite(unmasked).all()
     assert torch.allclose(unmasked, tr.queries @ tr.keys.transpose(1, 2))
-    future = T.causal_mask(tr).bool()
+    future = tracing.causal_mask(tr).bool()
     assert torch.equal(unmasked[..., ~future], tr.attn_scores[..., ~future])
 
 
 @pytest.mark.parametrize("kind", ["causal", "mha"])
 def test_renormalized_weights_equal_the_minus_infinity_route(kind):
     tr = _trace(kind)
-    route1 = T.renormalized_weights(tr)
+    route1 = tracing.renormalized_weights(tr)
     assert route1.shape == tr.attn_weights.shape
     assert torch.allclose(route1, tr.attn_weights, atol=1e-6)
 
@@ -280,7 +287,7 @@ def test_dropout_mask_in_training_mode(kind):
     p = 0.5
     tr = _trace(kind, training=True, dropout=p, dropout_seed=5)
     weights, dropped = tr.attn_weights, tr.weights_dropped
-    mask = T.dropout_mask(tr)
+    mask = tracing.dropout_mask(tr)
     nan = torch.isnan(mask)
     assert torch.equal(nan, weights == 0)
     assert set(mask[~nan].unique().tolist()) == {0.0, 1.0}
@@ -297,8 +304,8 @@ def test_dropout_mask_in_training_mode(kind):
 def test_dropout_mask_is_read_not_drawn_again():
     tr = _trace("causal", training=True)
     assert torch.equal(
-        torch.nan_to_num(T.dropout_mask(tr), nan=-1.0),
-        torch.nan_to_num(T.dropout_mask(tr), nan=-1.0),
+        torch.nan_to_num(tracing.dropout_mask(tr), nan=-1.0),
+        torch.nan_to_num(tracing.dropout_mask(tr), nan=-1.0),
     )
 
 
@@ -306,7 +313,7 @@ def test_dropout_mask_is_read_not_drawn_again():
 def test_eval_mode_dropout_is_the_identity(kind):
     tr = _trace(kind, training=False, dropout=0.5)
     assert torch.equal(tr.weights_dropped, tr.attn_weights)
-    mask = T.dropout_mask(tr)
+    mask = tracing.dropout_mask(tr)
     assert (mask[~torch.isnan(mask)] == 1).all()
 
 
@@ -318,8 +325,8 @@ def test_training_with_dropout_zero_draws_nothing():
 def test_dropout_keeps_about_one_minus_p_of_the_weights():
     x = typed_batch(D_IN, n=6)
     x = torch.cat([x] * 8)  # 16 examples: enough draws for the rate to show
-    tr = T.trace_causal(_spec("causal", 0.3), x, LAB, training=True, dropout_seed=3)
-    mask = T.dropout_mask(tr)
+    tr = tracing.trace_causal(_spec("causal", 0.3), x, LAB, training=True, dropout_seed=3)
+    mask = tracing.dropout_mask(tr)
     rate = float(mask[~torch.isnan(mask)].mean())
     assert abs(rate - 0.7) < 0.1
 
@@ -335,7 +342,7 @@ def _contiguous_stride(shape):
 
 def test_strides_table_shows_the_head_split_non_contiguous_and_the_merge_contiguous():
     tr = _trace("mha")
-    rows = T.strides_table(tr)
+    rows = tracing.strides_table(tr)
     by_layout = {}
     for row in rows:
         by_layout.setdefault((row["shape"], row["stride"]), []).append(row)
@@ -355,7 +362,7 @@ def test_strides_table_shows_the_head_split_non_contiguous_and_the_merge_contigu
 
 
 def test_strides_table_contiguity_agrees_with_the_strides():
-    for row in T.strides_table(_trace("mha")):
+    for row in tracing.strides_table(_trace("mha")):
         shape = eval(row["shape"])  # a tuple the engine printed
         stride = eval(row["stride"])
         assert row["contiguous"] is (stride == _contiguous_stride(shape)), row["step"]
@@ -364,7 +371,7 @@ def test_strides_table_contiguity_agrees_with_the_strides():
 # --- specs --------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["v1", "v2", "causal", "wrapper", "mha"])
 def test_constructor_call_rebuilds_the_same_module(kind):
-    spec = T.ModuleSpec(kind, 5, 4, 9, 0.25, 2, kind != "v1", 77)
+    spec = tracing.ModuleSpec(kind, 5, 4, 9, 0.25, 2, kind != "v1", 77)
     namespace = {
         "SelfAttention_v1": M.SelfAttention_v1,
         "SelfAttention_v2": M.SelfAttention_v2,
@@ -383,11 +390,11 @@ def test_constructor_call_rebuilds_the_same_module(kind):
 
 def test_unknown_module_kind_is_refused():
     with pytest.raises(ValueError, match="unknown module kind 'gru'"):
-        T.ModuleSpec("gru", 2, 2).build()
+        tracing.ModuleSpec("gru", 2, 2).build()
 
 
 def test_empty_input_has_no_nan_in_the_simplified_trace():
-    tr = T.trace_simplified(torch.empty(0, 3), ())
+    tr = tracing.trace_simplified(torch.empty(0, 3), ())
     assert tuple(tr.attn_weights.shape) == (0, 0)
     assert tr.num_tokens == 0
     assert not math.isnan(float(tr.context.sum()))

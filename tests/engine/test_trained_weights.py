@@ -18,10 +18,10 @@ from attnviz.core.settings import (
     SettingsError,
 )
 from attnviz.models import detectors as D
-from attnviz.models.induction import passes as P
+from attnviz.models.induction import passes
 from attnviz.models.induction.model import ModelConfig, run
 from attnviz.models.induction.recorded import recorded
-from attnviz.teach import prepare as L
+from attnviz.teach import prepare
 from attnviz.teach.lessons import causal as CL
 from attnviz.teach.lessons import heads as H
 from attnviz.teach.lessons import multihead as ML
@@ -58,7 +58,7 @@ def test_trained_weights_fix_the_sizes_of_passes_2_to_4_and_leave_pass_1_alone()
 
 def _prep(text=TWICE, kind="multihead", **changes):
     s = Settings(weights="trained", **changes)
-    return L.prepare(text, s.for_pass("inputs")), s.for_pass(kind)
+    return prepare.prepare(text, s.for_pass("inputs")), s.for_pass(kind)
 
 
 def test_the_chapters_modules_hold_the_grown_models_weights_exactly():
@@ -67,16 +67,16 @@ def test_the_chapters_modules_hold_the_grown_models_weights_exactly():
     with torch.inference_mode():
         r = run(model, torch.tensor([prep.model_ids]))
     assert torch.equal(prep.x, r.layer_inputs[0])
-    causal = L.causal(prep, s)
+    causal = prepare.causal(prep, s)
     assert causal.spec.seed is None and causal.spec.trained is not None
     assert torch.equal(causal.attn_weights[0], r.attn_weights[0, 0, 2])
-    mha = L.multihead(prep, Settings(weights="trained").for_pass("multihead"))
+    mha = prepare.multihead(prep, Settings(weights="trained").for_pass("multihead"))
     assert torch.equal(mha.attn_weights[0], r.attn_weights[0, 0])
     # v1 holds the transpose (Exercise 3.1) and computes the same numbers as v2
     two = Settings(weights="trained").for_pass("trainable")
-    v1, v2 = L.trainable(prep, two, "v1"), L.trainable(prep, two, "v2")
+    v1, v2 = prepare.trainable(prep, two, "v1"), prepare.trainable(prep, two, "v2")
     torch.testing.assert_close(v1.attn_weights, v2.attn_weights)
-    state = P.module_state("v2", 0, 2, 4000)
+    state = passes.module_state("v2", 0, 2, 4000)
     assert torch.equal(v2.params["W_query.weight"], state["W_query.weight"])
     assert "load_state_dict(passes.module_state('v2', layer=0, head=2, step=4000)" in (
         v2.spec.build_lines("sa")
@@ -86,17 +86,17 @@ def test_the_chapters_modules_hold_the_grown_models_weights_exactly():
 def _all_claims(text: str, weights: str, training: bool):
     """(claims, panels) of passes 2, 3 and 4 at these settings."""
     s = Settings(weights=weights, training=training, dropout=0.3)
-    prep = L.prepare(text, s.for_pass("inputs"))
+    prep = prepare.prepare(text, s.for_pass("inputs"))
     out = []
     two = s.for_pass("trainable")
-    tr, other = L.trainable(prep, two), L.trainable(prep, two, "v1")
+    tr, other = prepare.trainable(prep, two), prepare.trainable(prep, two, "v1")
     lesson = TL.trainable_lesson(tr, other, None, False)
     out.append((lesson.claims, lesson.panels))
     three = s.for_pass("causal")
-    lab = L.causal(prep, three.with_changes(training=True))
-    c = CL.causal_lesson(L.causal(prep, three), lab, None, (), settings=three, book=False)
+    lab = prepare.causal(prep, three.with_changes(training=True))
+    c = CL.causal_lesson(prepare.causal(prep, three), lab, None, (), settings=three, book=False)
     out.append((c.claims, c.panels))
-    four = L.multihead(prep, s.for_pass("multihead"))
+    four = prepare.multihead(prep, s.for_pass("multihead"))
     m = ML.build(four, None, False)
     out.append((m.claims, m.panels))
     return out
@@ -161,8 +161,8 @@ def test_the_spread_sentence_says_close_or_far_by_the_numbers():
 def test_trained_heads_are_named_on_pass_4_and_random_ones_are_not():
     for weights, named in (("trained", True), ("random", False)):
         s = Settings(weights=weights)
-        prep = L.prepare(TWICE, s.for_pass("inputs"))
-        m = ML.build(L.multihead(prep, s.for_pass("multihead")), None, False)
+        prep = prepare.prepare(TWICE, s.for_pass("inputs"))
+        m = ML.build(prepare.multihead(prep, s.for_pass("multihead")), None, False)
         names = [c for c in m.claims if c.prop in ("named_by_score", "named_by_none")]
         assert bool(names) == named
         if named:

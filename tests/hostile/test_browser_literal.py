@@ -16,7 +16,7 @@ import urllib.parse
 
 import pytest
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.tokens import tokenize
 from bench.support.browser import chromium, wait_for_app
 from bench.support.network import Blackhole
@@ -42,7 +42,7 @@ def texts(canary: str) -> tuple[str, str]:
 
 def shown_labels(text: str) -> list[str]:
     """The tick labels a student must read: the escaped labels the app sends, decoded once."""
-    return [html.unescape(s) for s in F.axis_labels(tokenize(text, cap=TOKEN_CAP).labels)]
+    return [html.unescape(s) for s in figures.axis_labels(tokenize(text, cap=TOKEN_CAP).labels)]
 
 
 def _labels_axis(categories: list[str], labels: list[str]) -> bool:

@@ -15,7 +15,7 @@ from collections import defaultdict
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.tokens import tokenize
 from bench.support.pages import OWN_INPUTS, ROOT, RUNS_MULTIHEAD, app_pages
 
@@ -216,13 +216,13 @@ def test_case_on_page(case_id, page, canary, blackhole_start):
     book = dict(case.query).get("book") == "true"
     if draws and expect == "charts" and case.text_after and not book:
         tokens = tokenize(case.text_after, cap=TOKEN_CAP)
-        expected = F.axis_labels(tokens.labels)
+        expected = figures.axis_labels(tokens.labels)
         if page.lays_text_after_filler:  # page 8: filler, then the text twice
             from attnviz.models.induction import api
             from attnviz.models.induction.passes import map_tokens
 
             laid = api.probe(map_tokens(tokens.ids).ids, tokens.displays)
-            expected = F.axis_labels(laid.labels)
+            expected = figures.axis_labels(laid.labels)
         drawn = [labels for spec in charts for labels in label_lists(spec)]
         assert any(labels == expected[: len(labels)] for labels in drawn), (
             f"no figure labelled with the text's tokens; expected {expected[:6]}…, "

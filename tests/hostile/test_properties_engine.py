@@ -19,13 +19,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnviz import figures as F
-from attnviz.core import trace as T
+from attnviz import figures
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import rng_lock_held_by_me
 from attnviz.core.settings import BOUNDS, Settings
 from attnviz.core.tokens import tokenize
-from attnviz.models import implementations as IM
-from attnviz.teach import checks as C
+from attnviz.models import implementations as impl
+from attnviz.teach import checks as live_checks
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import multihead as ML
 from tests.support import module_checks as MC
@@ -135,7 +135,7 @@ def _causal_pass(tr, s: Settings, draws: bool, b: int, n: int) -> None:
     _dropout_invariant(tr, s, draws)
 
 
-def _ok(result: C.CheckResult) -> None:
+def _ok(result: live_checks.CheckResult) -> None:
     assert result.status in OK, (result.name, result.status, result.detail)
 
 
@@ -165,7 +165,7 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
 
     def call(name, *args, **kwargs):
         called.add(name)
-        return getattr(F, name)(*args, **kwargs)
+        return getattr(figures, name)(*args, **kwargs)
 
     for kind, z in (("weights", weights), ("signed", scores), ("mask", (weights == 0).float())):
         spec = call("heatmap", z, labels, labels, title="t", kind=kind)
@@ -175,7 +175,7 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
         assert call("shape_words", spec) == f"{n} × {n}"
     spec = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
     fig = _heatmap_matches(spec, n, 1)
-    assert fig.layout.xaxis.tickfont.color == F.AXIS_COLOUR
+    assert fig.layout.xaxis.tickfont.color == figures.AXIS_COLOUR
     assert fig.layout.shapes[0].to_plotly_json()["y0"] == call("row_outline", 0)["y0"]
     blank = call("blank_non_finite", scores.numpy())
     assert np.isnan(blank[~torch.isfinite(scores).numpy()]).all()
@@ -187,7 +187,15 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     visible = np.tril(np.ones((n, n), dtype=bool))
     assert np.isnan(ratio[~visible]).all() and np.isfinite(ratio[visible]).all()
     _heatmap_matches(
-        call("heatmap", ratio, labels, labels, title="r", kind="relative", value_name=F.RATIO_NAME),
+        call(
+            "heatmap",
+            ratio,
+            labels,
+            labels,
+            title="r",
+            kind="relative",
+            value_name=figures.RATIO_NAME,
+        ),
         n,
         n,
     )
@@ -315,7 +323,7 @@ def test_any_text_and_settings_run_through_every_pass_check_and_figure(case):
     assert tuple(causal.output.shape) == (1, n, d_out)
     _causal_pass(causal, s, draws, 1, n)
     if draws:
-        mask = T.dropout_mask(causal)
+        mask = tracing.dropout_mask(causal)
         assert set(mask[torch.isfinite(mask)].unique().tolist()) <= {0.0, 1.0}
 
     multi_problem = None if use_book else s.multihead_problem()
@@ -326,7 +334,7 @@ def test_any_text_and_settings_run_through_every_pass_check_and_figure(case):
         assert tuple(multi.attn_weights.shape) == (1, H, n, n)
         assert tuple(multi.output.shape) == (1, n, d_out)
         _causal_pass(multi, s, draws, 1, n)
-        assert len(T.strides_table(multi)) == 9
+        assert len(tracing.strides_table(multi)) == 9
         wrap = lesson.wrapper(prep, s)
         per_head = 2 if use_book else s.d_out // s.num_heads
         assert tuple(wrap.output.shape) == (1, n, H * per_head)
@@ -358,47 +366,47 @@ def _batch(text: str, text2: str, s: Settings, use_book: bool) -> None:
     assert tuple(tr.output.shape) == (2, n, 2 if use_book else s.d_out)
     _causal_pass(tr, s, s.training and s.dropout > 0 and not use_book, 2, n)
     if n and not use_book:
-        _ok(C.batch_rows_independent(lesson.spec_causal(s).build().eval(), batch.x))
+        _ok(live_checks.batch_rows_independent(lesson.spec_causal(s).build().eval(), batch.x))
 
 
-def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool) -> None:
+def _checks_on_correct_code(prep, s: Settings, simple: tracing.Trace, multihead: bool) -> None:
     """Every check on the app's own (correct) code, in eval mode where the claims hold."""
     x = prep.x
-    _ok(C.rows_sum_to_one(simple.attn_weights))
-    _ok(C.weights_are_softmax(simple.attn_scores, simple.attn_weights))
-    _ok(C.naive_softmax_matches(simple.attn_scores))
+    _ok(live_checks.rows_sum_to_one(simple.attn_weights))
+    _ok(live_checks.weights_are_softmax(simple.attn_scores, simple.attn_weights))
+    _ok(live_checks.naive_softmax_matches(simple.attn_scores))
     if simple.loop_scores is not None:
-        _ok(C.loops_equal_matmul(simple.inputs, simple.loop_scores))
+        _ok(live_checks.loops_equal_matmul(simple.inputs, simple.loop_scores))
     v1, v2 = lesson.spec_trainable(s, "v1"), lesson.spec_trainable(s)
-    _ok(C.v1_equals_v2(v1.build(), v2.build(), x[0]))
+    _ok(live_checks.v1_equals_v2(v1.build(), v2.build(), x[0]))
     trainable = lesson.trainable(prep, s)
-    _ok(C.weights_are_softmax(trainable.scaled_scores, trainable.attn_weights))
+    _ok(live_checks.weights_are_softmax(trainable.scaled_scores, trainable.attn_weights))
 
     causal = lesson.causal(prep, s)
     spec = lesson.spec_causal(s)
     _ok(
-        C.masking_routes_agree(
-            T.renormalized_weights(causal), causal.attn_weights, causal.scaled_scores
+        live_checks.masking_routes_agree(
+            tracing.renormalized_weights(causal), causal.attn_weights, causal.scaled_scores
         )
     )
-    _ok(C.no_future_leak(spec.build().eval(), x))
-    _ok(C.matches_sdpa(causal.queries, causal.keys, causal.values, causal.context, True))
+    _ok(live_checks.no_future_leak(spec.build().eval(), x))
+    _ok(live_checks.matches_sdpa(causal.queries, causal.keys, causal.values, causal.context, True))
     _ok(
-        C.eval_ignores_dropout(
+        live_checks.eval_ignores_dropout(
             lambda m, inp: m(inp), lambda p: replace(spec, dropout=p).build(), x, s.dropout
         )
     )
     if not multihead:
         return
     multi = lesson.multihead(prep, s)
-    mask = T.causal_mask(multi).bool()
+    mask = tracing.causal_mask(multi).bool()
     _ok(
-        C.heads_equal_loop(
+        live_checks.heads_equal_loop(
             multi.queries, multi.keys, multi.values, multi.context, s.num_heads, mask
         )
     )
     _ok(
-        C.matches_sdpa(
+        live_checks.matches_sdpa(
             multi.queries_heads,
             multi.keys_heads,
             multi.values_heads,
@@ -413,18 +421,18 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
     _ok(MC.wrapper_equals_split(mha(), x))
     _ok(MC.matches_torch_mha(mha(), x))
     _ok(MC.torch_mha_weights_match(mha(), x))
-    _ok(C.no_future_leak(mha().eval(), x))
+    _ok(live_checks.no_future_leak(mha().eval(), x))
     module = mha().eval()
     with torch.inference_mode():
         own = module(x)
-    _ok(C.same_output_as_mha(module, x, own, "the same module"))
+    _ok(live_checks.same_output_as_mha(module, x, own, "the same module"))
     # The pages' way: the eval-mode trace and its references, computed once.
     checked = ML.eval_trace(multi)
-    refs = IM.references(checked)
-    side = IM.side_from(checked, refs)
+    refs = impl.references(checked)
+    side = impl.side_from(checked, refs)
     for result in (*side.checks, side.weights_check):
         _ok(result)
-    for check in (IM.loop_check, IM.future_check, IM.wrapper_check):
+    for check in (impl.loop_check, impl.future_check, impl.wrapper_check):
         _ok(check(checked, refs))
 
 
@@ -432,10 +440,10 @@ def _checks_on_correct_code(prep, s: Settings, simple: T.Trace, multihead: bool)
 def test_every_public_figure_function_is_exercised():
     public = {
         name
-        for name, fn in inspect.getmembers(F, callable)
+        for name, fn in inspect.getmembers(figures, callable)
         if not name.startswith("_")
         and not inspect.isclass(fn)
-        and getattr(fn, "__module__", None) == F.__name__
+        and getattr(fn, "__module__", None) == figures.__name__
     }
     assert public == set(FIGURE_FUNCTIONS)
 
@@ -445,10 +453,10 @@ def test_every_check_is_run_on_correct_code(monkeypatch):
     spy, and one example where every pass applies goes through the same helpers."""
     public_checks = {
         name
-        for name, fn in inspect.getmembers(C, inspect.isfunction)
-        if fn.__module__ == C.__name__
+        for name, fn in inspect.getmembers(live_checks, inspect.isfunction)
+        if fn.__module__ == live_checks.__name__
         and not name.startswith("_")
-        and inspect.signature(fn).return_annotation in ("CheckResult", C.CheckResult)
+        and inspect.signature(fn).return_annotation in ("CheckResult", live_checks.CheckResult)
     }
     called: set[str] = set()
 
@@ -460,7 +468,7 @@ def test_every_check_is_run_on_correct_code(monkeypatch):
         return run
 
     for name in public_checks:
-        monkeypatch.setattr(C, name, spy(name, getattr(C, name)))
+        monkeypatch.setattr(live_checks, name, spy(name, getattr(live_checks, name)))
     s = Settings(d_in=8, d_out=8, num_heads=2, context_length=16, dropout=0.1)
     text = "the cat sat on the mat"
     _batch(text, "a dog ran", s, False)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from attnviz.models import detectors as D
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 from tests.pretrained.conftest import TINY, save_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,12 +24,12 @@ def tiny(tmp_path_factory):
     with torch.random.fork_rng(devices=[]):  # save_model seeds the global generator
         model = save_model(folder, "lm", seed=11)
     yield str(folder), model
-    P.clear_loaded()
+    gpt2.clear_loaded()
 
 
 def test_probe_scores_are_the_detectors_on_transformers_own_attention(tiny):
     folder, model = tiny
-    probe = P.probe_scores(folder, length=20, seed=4)
+    probe = gpt2.probe_scores(folder, length=20, seed=4)
     assert len(probe.ids) == 40  # no <|endoftext|> in a 120-token vocabulary
     assert probe.ids[:20] == probe.ids[20:]
     with torch.no_grad():
@@ -46,7 +46,7 @@ def test_probe_scores_are_the_detectors_on_transformers_own_attention(tiny):
 
 def test_strongest_lists_the_heads_in_order_of_their_score(tiny):
     folder, _ = tiny
-    probe = P.probe_scores(folder, length=10, seed=0)
+    probe = gpt2.probe_scores(folder, length=10, seed=0)
     top = probe.strongest("previous", count=3)
     values = [probe.scores["previous"][layer, head] for layer, head in top]
     assert values == sorted(values, reverse=True)
@@ -55,14 +55,14 @@ def test_strongest_lists_the_heads_in_order_of_their_score(tiny):
 
 def test_a_prefix_id_outside_the_vocabulary_is_left_out_and_one_inside_kept(tiny):
     folder, _ = tiny
-    assert P.probe_scores(folder, length=5, prefix=(50256,)).ids.__len__() == 10
-    kept = P.probe_scores(folder, length=5, prefix=(7,))
+    assert gpt2.probe_scores(folder, length=5, prefix=(50256,)).ids.__len__() == 10
+    kept = gpt2.probe_scores(folder, length=5, prefix=(7,))
     assert kept.ids[0] == 7 and len(kept.ids) == 11
 
 
 def _real_gpt2_folder() -> str | None:
-    folder = P.weights_folder()
-    if folder is None or P.missing_files(folder):
+    folder = gpt2.weights_folder()
+    if folder is None or gpt2.missing_files(folder):
         return None
     return folder
 
@@ -75,9 +75,9 @@ def _real_gpt2_folder() -> str | None:
 def test_gpt2_smalls_strongest_induction_heads_are_the_published_ones():
     folder = _real_gpt2_folder()
     assert folder is not None
-    if (P.read_config(folder).n_layers, P.read_config(folder).n_heads) != (12, 12):
+    if (gpt2.read_config(folder).n_layers, gpt2.read_config(folder).n_heads) != (12, 12):
         pytest.skip(f"{folder} does not hold GPT-2 small (12 layers of 12 heads)")
-    probe = P.probe_scores(folder)  # <|endoftext|>, 50 random tokens, the same 50 again
+    probe = gpt2.probe_scores(folder)  # <|endoftext|>, 50 random tokens, the same 50 again
     top = probe.strongest("induction", count=8)
     assert PUBLISHED_INDUCTION_HEADS <= set(top), (top, probe.scores["induction"].round(2))
     for layer, head in PUBLISHED_INDUCTION_HEADS:

@@ -12,14 +12,14 @@ import pytest
 import torch
 from streamlit.testing.v1 import AppTest
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.tokens import tokenize
 from attnviz.models import detectors as D
 from attnviz.models.induction import api
 from attnviz.models.induction.passes import map_tokens
 from attnviz.teach.lessons import grow as G
 from tests.app.conftest import APP, chart, spec_array, unescape
-from ui.models import growing as I
+from ui.models import growing
 
 PAGE = "pages/grow-induction-heads.py"
 TEXT = "Your journey starts with one step"
@@ -97,7 +97,7 @@ def test_the_two_score_charts_side_by_side_keep_the_same_room_for_their_legends(
     prev, ind = view.previous.spec, view.induction.spec
     assert len(prev["data"]) == len(ind["data"]) - 1
     assert prev["layout"]["margin"]["t"] == ind["layout"]["margin"]["t"]
-    alone = F.lines(  # as many series, drawn alone: the room of its own legend
+    alone = figures.lines(  # as many series, drawn alone: the room of its own legend
         [0, 1],
         {f"head {i}": [0.0, 1.0] for i in range(len(prev["data"]))},
         title="Previous-token score of every head",
@@ -195,21 +195,21 @@ def test_ablation_numbers_are_the_engines():
 
 @pytest.fixture
 def clean_runs():
-    I.runs.clear()
+    growing.runs.clear()
     yield
-    I.runs.clear()
+    growing.runs.clear()
 
 
 def test_grow_reports_progress_and_waits_its_turn_behind_another_run(clean_runs):
     at = open_page({"gseed": "3", "gsteps": "25"})
     assert "Press Grow to train" in " ".join(unescape(i.value) for i in at.info)
-    ahead = I.TURNS.join()  # another student's run holds the turn for two seconds
+    ahead = growing.TURNS.join()  # another student's run holds the turn for two seconds
     threading.Timer(2.0, ahead.leave).start()
     at.button(key="ggrow").click().run()
     assert not at.exception, [e.message for e in at.exception]
-    reports = I.finished_run(3, 25)
+    reports = growing.finished_run(3, 25)
     assert reports is not None and reports[0].step == 0 and reports[-1].step == 25
-    assert len(I.TURNS) == 0  # the turn was given up
+    assert len(growing.TURNS) == 0  # the turn was given up
     note = [c for c in captions(at) if "in the queue" in c]
     assert len(note) == 1 and "behind 1 other run" in note[0], captions(at)
     waited = float(note[0].split("waited ")[1].split(" s")[0])
@@ -226,7 +226,7 @@ def test_grow_reports_progress_and_waits_its_turn_behind_another_run(clean_runs)
     # the same seed and steps again: shown from the shared runs, nothing trains
     at.button(key="ggrow").click().run()
     assert "Already grown" in " ".join(captions(at))
-    assert I.finished_run(3, 25) is reports
+    assert growing.finished_run(3, 25) is reports
 
 
 def test_the_queue_is_first_come_first_served_and_leaving_frees_the_turn():

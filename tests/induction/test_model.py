@@ -8,14 +8,14 @@ import pytest
 import torch
 
 from attnviz.core import modules as M
-from attnviz.models.induction import model as IM
+from attnviz.models.induction import model as induction_model
 from attnviz.models.induction import train as IT
 
 SMALL = IT.TrainConfig(steps=6, batch_size=8)
 
 
 def test_the_model_is_the_chapters_module_stacked_with_embeddings_and_an_unembedding():
-    model = IM.build_model(IM.ModelConfig(), seed=0)
+    model = induction_model.build_model(induction_model.ModelConfig(), seed=0)
     assert len(model.blocks) == 2
     for att in model.blocks:
         assert type(att) is M.MultiHeadAttention
@@ -25,13 +25,16 @@ def test_the_model_is_the_chapters_module_stacked_with_embeddings_and_an_unembed
     assert model.out_head.weight.shape == (64, 64) and model.out_head.bias is None
     names = {n for n, _ in model.named_parameters()}
     assert not any("norm" in n or "ff" in n for n in names)  # no LayerNorm, no MLP
-    assert IM.build_model(IM.ModelConfig(layers=1), seed=0).blocks.__len__() == 1
+    assert (
+        induction_model.build_model(induction_model.ModelConfig(layers=1), seed=0).blocks.__len__()
+        == 1
+    )
     with pytest.raises(ValueError, match="not divisible by 3 heads"):
-        IM.ModelConfig(num_heads=3)
+        induction_model.ModelConfig(num_heads=3)
 
 
 def test_the_model_is_causal_no_later_token_changes_an_earlier_prediction():
-    model = IM.build_model(IM.ModelConfig(), seed=1)
+    model = induction_model.build_model(induction_model.ModelConfig(), seed=1)
     ids = torch.randint(0, 64, (1, 24), generator=torch.Generator().manual_seed(0))
     changed = ids.clone()
     changed[0, 15:] = (changed[0, 15:] + 1) % 64
@@ -62,12 +65,12 @@ def test_the_first_copy_and_the_repeat_cover_the_right_predictions():
 
 
 def test_ablating_a_head_zeroes_its_slice_of_the_context_and_nothing_else():
-    model = IM.build_model(IM.ModelConfig(), seed=2)
+    model = induction_model.build_model(induction_model.ModelConfig(), seed=2)
     model.eval()
     before = {n: p.clone() for n, p in model.named_parameters()}
     ids = torch.randint(0, 64, (3, 24), generator=torch.Generator().manual_seed(5))
-    full = IM.run(model, ids)
-    cut = IM.run(model, ids, ablate=[(0, 1)])
+    full = induction_model.run(model, ids)
+    cut = induction_model.run(model, ids, ablate=[(0, 1)])
     # layer 0's weights are untouched; layer 0's output loses exactly head 1's share
     assert torch.equal(full.attn_weights[:, 0], cut.attn_weights[:, 0])
     att = model.blocks[0]
@@ -82,7 +85,7 @@ def test_ablating_a_head_zeroes_its_slice_of_the_context_and_nothing_else():
     assert not torch.equal(full.attn_weights[:, 1], cut.attn_weights[:, 1])
     assert all(torch.equal(p, before[n]) for n, p in model.named_parameters())
     with pytest.raises(ValueError, match="no head 2.0"):
-        IM.run(model, ids, ablate=[(2, 0)])
+        induction_model.run(model, ids, ablate=[(2, 0)])
 
 
 def test_training_is_deterministic_and_never_draws_from_the_global_generator():

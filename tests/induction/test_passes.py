@@ -9,7 +9,7 @@ import torch
 from attnviz.core import modules as M
 from attnviz.core.tokens import tokenize
 from attnviz.models import detectors as D
-from attnviz.models.induction import passes as P
+from attnviz.models.induction import passes
 from attnviz.models.induction.model import run
 from attnviz.models.induction.recorded import recorded
 
@@ -18,23 +18,23 @@ DEFAULT_TEXT = "Your journey starts with one step"
 
 def _default_repeated():
     tokens = tokenize(DEFAULT_TEXT)
-    ids = P.repeated(tokens.ids)
+    ids = passes.repeated(tokens.ids)
     labels = [f"{i}: {d}" for i, d in enumerate(tokens.displays * 2)]
     return ids, labels
 
 
 def test_tokens_map_in_order_of_first_appearance_and_repeats_stay_repeats():
-    m = P.map_tokens([50256, 464, 50256, 3797, 464])
+    m = passes.map_tokens([50256, 464, 50256, 3797, 464])
     assert m.ids == (0, 1, 0, 2, 1) and m.distinct == 3 and not m.wrapped
-    many = P.map_tokens(list(range(1000, 1066)) + [1000, 1064])
+    many = passes.map_tokens(list(range(1000, 1066)) + [1000, 1064])
     assert many.ids[:64] == tuple(range(64))
     assert many.ids[64:] == (0, 1, 0, 0)  # 65th and 66th distinct wrap to 0 and 1
     assert many.wrapped and many.distinct == 66
-    assert P.repeated((3, 4), copies=3) == (3, 4, 3, 4, 3, 4)
-    assert P.repeated((3, 4, 5), limit=4) == (3, 4, 5, 3)
+    assert passes.repeated((3, 4), copies=3) == (3, 4, 3, 4, 3, 4)
+    assert passes.repeated((3, 4, 5), limit=4) == (3, 4, 5, 3)
 
 
-def _model_layer(tp: P.TrainedPass):
+def _model_layer(tp: passes.TrainedPass):
     ref = recorded().reference
     model = ref.model(tp.step)
     ids = torch.tensor([tp.model_ids])
@@ -50,7 +50,7 @@ def _model_layer(tp: P.TrainedPass):
 def test_the_chapters_modules_reproduce_the_trained_models_own_attention(layer, layout):
     ids, labels = _default_repeated()
     for head in range(4):
-        tp = P.trained_pass(ids, labels, layer=layer, head=head, layout=layout)
+        tp = passes.trained_pass(ids, labels, layer=layer, head=head, layout=layout)
         T = len(tp.model_ids)
         r, taps, out = _model_layer(tp)
         assert torch.equal(tp.x, r.layer_inputs[layer])
@@ -75,28 +75,28 @@ def test_the_chapters_modules_reproduce_the_trained_models_own_attention(layer, 
 
 def test_the_modules_take_the_chapters_shapes_and_leave_the_rng_alone():
     ids, labels = _default_repeated()
-    tp = P.trained_pass(ids, labels)
+    tp = passes.trained_pass(ids, labels)
     assert tp.x.shape == (1, 12, 64) and tp.labels == tuple(labels)
     v2, causal, mha = tp.self_attention_v2(), tp.causal_attention(0.1), tp.multi_head_attention()
     assert v2.W_query.weight.shape == (16, 64) and causal.mask.shape == (24, 24)
     assert causal.dropout.p == 0.1
     assert (mha.num_heads, mha.head_dim, mha.out_proj.weight.shape) == (4, 16, (64, 64))
-    assert tp.model_ids == P.map_tokens(ids).ids
+    assert tp.model_ids == passes.map_tokens(ids).ids
 
 
 def test_long_texts_are_cut_to_the_models_context_with_a_message():
-    tp = P.trained_pass(list(range(30)), [str(i) for i in range(30)])
+    tp = passes.trained_pass(list(range(30)), [str(i) for i in range(30)])
     assert tp.x.shape == (1, 24, 64) and len(tp.labels) == 24
     assert tp.messages == (
         "The text has 30 tokens; the trained model's context is 24, so the first 24 are used.",
     )
     with pytest.raises(ValueError, match="layer must be 0–1 and head 0–3"):
-        P.trained_pass([1], ["0: a"], layer=2)
+        passes.trained_pass([1], ["0: a"], layer=2)
 
 
 def test_trained_heads_differ_on_the_default_text_repeated_twice():
     ids, labels = _default_repeated()
-    tp = P.trained_pass(ids, labels)
+    tp = passes.trained_pass(ids, labels)
     with torch.inference_mode():
         with M.recording() as taps:
             tp.multi_head_attention()(tp.x)
@@ -112,7 +112,7 @@ def test_trained_heads_differ_on_the_default_text_repeated_twice():
 def test_the_probe_layout_shows_layer_ones_induction_heads_through_pass_3():
     tokens = tokenize(DEFAULT_TEXT)
     labels = [f"{i}: {d}" for i, d in enumerate(tokens.displays)]
-    tp = P.trained_pass(tokens.ids, labels, layer=1, head=0, layout="probe")
+    tp = passes.trained_pass(tokens.ids, labels, layer=1, head=0, layout="probe")
     assert len(tp.model_ids) == 24 and tp.labels[12] == "12: Your" and tp.labels[0] == "0: ·"
     assert tp.model_ids[12:18] == tp.model_ids[18:] == (0, 1, 2, 3, 4, 5)
     with torch.inference_mode(), M.recording() as taps:
@@ -120,4 +120,4 @@ def test_the_probe_layout_shows_layer_ones_induction_heads_through_pass_3():
     w = taps["attn_weights"][0]  # (1, 24, 24)
     assert D.induction_score(w, repeat=6)[0] >= 0.5
     with pytest.raises(ValueError, match="layout must be"):
-        P.trained_pass(tokens.ids, labels, layout="other")
+        passes.trained_pass(tokens.ids, labels, layout="other")

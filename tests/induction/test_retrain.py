@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.models.induction import recorded as R
+from attnviz.models.induction import recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ WEIGHT_RTOL = 2**-9  # two float16 steps
 WEIGHT_ATOL = 1e-3
 
 
-def measures_apart(a: R.RecordedRun, b: R.RecordedRun) -> float:
+def measures_apart(a: recorded.RecordedRun, b: recorded.RecordedRun) -> float:
     """The largest difference between two runs' logged measures, every step and score."""
     assert a.log_steps == b.log_steps
     worst = 0.0
@@ -46,7 +46,7 @@ def measures_apart(a: R.RecordedRun, b: R.RecordedRun) -> float:
     return worst
 
 
-def weights_close(a: R.RecordedRun, b: R.RecordedRun) -> list[str]:
+def weights_close(a: recorded.RecordedRun, b: recorded.RecordedRun) -> list[str]:
     """The checkpoints' parameters that differ by more than WEIGHT_RTOL/ATOL (none, if close)."""
     assert a.steps == b.steps
     far = []
@@ -63,7 +63,7 @@ def test_the_comparison_fails_a_run_that_is_not_the_same():
     """The comparison above can fail: a run against itself passes; its one-layer control (the
     same data and seed, another model) is far apart in its measures; a copy of it with one
     checkpoint's weights 1% larger is caught."""
-    shipped = R.recorded()
+    shipped = recorded.recorded()
     ref, ctl = shipped.reference, shipped.control
     assert measures_apart(ref, ref) == 0.0 and not weights_close(ref, ref)
     common = [s for s in ref.log_steps if s in ctl.log_steps]
@@ -90,10 +90,12 @@ def test_retraining_the_reference_seed_reproduces_the_shipped_runs(tmp_path):
         timeout=1800,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    again = R.read_run(tmp_path, "reference")
-    control = R.read_run(tmp_path, "control")
-    shipped = R.recorded()
-    if R.read_sums(tmp_path) != R.read_sums(R.DATA):  # another kind of CPU: the same run, closely
+    again = recorded.read_run(tmp_path, "reference")
+    control = recorded.read_run(tmp_path, "control")
+    shipped = recorded.recorded()
+    if recorded.read_sums(tmp_path) != recorded.read_sums(
+        recorded.DATA
+    ):  # another kind of CPU: the same run, closely
         for ours, theirs in ((again, shipped.reference), (control, shipped.control)):
             assert measures_apart(ours, theirs) <= MEASURE_TOLERANCE, ours.name
             assert not weights_close(ours, theirs), weights_close(ours, theirs)[:5]
@@ -101,4 +103,4 @@ def test_retraining_the_reference_seed_reproduces_the_shipped_runs(tmp_path):
     assert end.induction >= 0.5
     assert end.loss_repeat <= 0.25 * math.log(64) and end.loss_first >= 0.8 * math.log(64)
     assert control.log[-1].measures.induction <= 0.15
-    assert (tmp_path / R.LOG).read_text().startswith("# scripts/train-induction")
+    assert (tmp_path / recorded.LOG).read_text().startswith("# scripts/train-induction")

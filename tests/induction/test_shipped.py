@@ -8,26 +8,26 @@ import numpy as np
 import pytest
 import torch
 
-from attnviz.models.induction import recorded as R
+from attnviz.models.induction import recorded
 from attnviz.models.induction.train import SCORES, held_out, measure
 
 CHANCE = math.log(64)
 
 
 def test_the_shipped_files_match_their_sha256sums():
-    sums = R.read_sums()
-    assert set(sums) == set(R.HASHED)
+    sums = recorded.read_sums()
+    assert set(sums) == set(recorded.HASHED)
     for name, digest in sums.items():
-        assert R.sha256_of(R.DATA / name) == digest, name
+        assert recorded.sha256_of(recorded.DATA / name) == digest, name
 
 
 def test_the_shipped_files_are_a_few_megabytes_at_most():
-    total = sum((R.DATA / name).stat().st_size for name in R.HASHED)
+    total = sum((recorded.DATA / name).stat().st_size for name in recorded.HASHED)
     assert total < 5 * 2**20, total
 
 
 def test_the_final_checkpoint_reproduces_its_recorded_scores():
-    ref = R.recorded().reference
+    ref = recorded.recorded().reference
     last = ref.steps[-1]
     again = measure(ref.model(last), held_out(ref.config))
     kept = ref.checkpoint_measures[last]  # from the stored float16 weights, when written
@@ -42,7 +42,7 @@ def test_the_final_checkpoint_reproduces_its_recorded_scores():
 
 
 def test_float16_storage_moves_no_checkpoints_score_by_more_than_0_01():
-    for run in (R.recorded().reference, R.recorded().control):
+    for run in (recorded.recorded().reference, recorded.recorded().control):
         for step, kept in run.checkpoint_measures.items():
             logged = run.entry(step).measures
             for name in SCORES:
@@ -51,29 +51,29 @@ def test_float16_storage_moves_no_checkpoints_score_by_more_than_0_01():
 
 
 def test_the_run_is_logged_every_25_steps_with_a_checkpoint_every_100():
-    rec = R.recorded()
+    rec = recorded.recorded()
     assert rec.reference.log_steps == tuple(range(0, 4001, 25))
     assert rec.reference.steps == tuple(range(0, 4001, 100))
     assert rec.control.steps == (0, 1000, 2000, 3000, 4000)
     assert rec.control.log_steps == tuple(range(0, 4001, 25))
-    assert rec.reference.config == R.REFERENCE and rec.control.config == R.CONTROL
+    assert rec.reference.config == recorded.REFERENCE and rec.control.config == recorded.CONTROL
     assert rec.reference.config.model.layers == 2 and rec.control.config.model.layers == 1
 
 
 def test_the_reference_grows_an_induction_head_and_the_control_does_not():
-    ref = R.recorded().reference.log[-1].measures
-    control = R.recorded().control.log[-1].measures
+    ref = recorded.recorded().reference.log[-1].measures
+    control = recorded.recorded().control.log[-1].measures
     assert ref.induction >= 0.5
     assert ref.loss_repeat <= 0.25 * CHANCE
     assert ref.loss_first >= 0.8 * CHANCE
     assert control.induction <= 0.15
-    start = R.recorded().reference.log[0].measures
+    start = recorded.recorded().reference.log[0].measures
     assert start.induction < 0.1 and start.loss_repeat > 0.9 * CHANCE
 
 
 def test_the_shipped_models_are_read_once_frozen_and_in_eval_mode():
-    rec = R.recorded()
-    assert R.recorded() is rec
+    rec = recorded.recorded()
+    assert recorded.recorded() is rec
     model = rec.reference.model(rec.reference.steps[-1])
     assert not model.training
     assert not any(p.requires_grad for p in model.parameters())

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz.models import toy_tasks as L
+from attnviz.models import toy_tasks
 from ui.models import watch as ui_learn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,13 +23,13 @@ SIDEBAR_NOTE = "book mode and the text and settings in the sidebar do not apply 
 def train_calls(monkeypatch):
     """Count calls of the engine's training function (the page reaches it through ui.models.watch)."""
     calls = []
-    real = L.train
+    real = toy_tasks.train
 
     def counting(config, on_progress=None):
         calls.append(config)
         return real(config, on_progress)
 
-    monkeypatch.setattr(L, "train", counting)
+    monkeypatch.setattr(toy_tasks, "train", counting)
     ui_learn.runs.clear()  # no run left over from another test
     yield calls
     ui_learn.runs.clear()
@@ -78,7 +78,7 @@ def test_page_loads_with_a_prompt_and_never_trains_on_load(train_calls):
     at.run()  # a rerun (any widget change) does not train either
     assert train_calls == []
     assert_sidebar_present(at)
-    assert f"learning rate **{L.DEFAULT_LR}**" in " ".join(c.value for c in at.caption)
+    assert f"learning rate **{toy_tasks.DEFAULT_LR}**" in " ".join(c.value for c in at.caption)
     assert at.button(key="ltrain").label == "Train"
 
 
@@ -88,7 +88,7 @@ def test_pressing_train_trains_once_and_shows_curves_snapshots_and_accuracy(trai
     at.button(key="ltrain").click().run()
     assert not at.exception, [e.message for e in at.exception]
     assert len(train_calls) == 1
-    assert train_calls[0] == L.LearnConfig(steps=6, seed=7)
+    assert train_calls[0] == toy_tasks.LearnConfig(steps=6, seed=7)
     result = ui_learn.existing_run(train_calls[0])
     assert result is not None
 
@@ -111,7 +111,7 @@ def test_pressing_train_trains_once_and_shows_curves_snapshots_and_accuracy(trai
     assert [int(o) for o in snapshot_slider.options] == [s.step for s in result.snapshots]
     assert snapshot_slider.value == 6
     assert "Head 0, step 6" in charts and "Expected (for comparison)" in charts
-    share = L.pattern_share(result.final_weights, result.expected)[0]
+    share = toy_tasks.pattern_share(result.final_weights, result.expected)[0]
     assert any(f"this example: head 0 {share:.2f}." in c.value for c in at.caption)
     badges = [m.value for m in at.markdown if "badge[" in str(m.value)]
     assert any(f"Head 0: {result.head_share[0]:.3f}" in b for b in badges)
@@ -149,7 +149,9 @@ def test_page_values_in_the_link_are_read_and_not_called_unknown(train_calls):
     assert at.number_input(key="lseed").value == 9
     assert at.number_input(key="k").disabled  # k belongs to the shift task
     at.button(key="ltrain").click().run()
-    assert train_calls == [L.LearnConfig(task="marked", num_heads=2, lr=0.1, steps=5, seed=9)]
+    assert train_calls == [
+        toy_tasks.LearnConfig(task="marked", num_heads=2, lr=0.1, steps=5, seed=9)
+    ]
     assert "Learnt: head 1 after 5 steps" in specs(at)
 
 
@@ -158,8 +160,8 @@ def test_bad_page_values_in_the_link_are_named_and_replaced_by_defaults(train_ca
     (warning,) = [w.value for w in at.warning]
     for name in ("steps", "lr", "lheads", "task", "k"):
         assert name in warning
-    assert at.number_input(key="steps").value == L.DEFAULT_STEPS
-    assert at.select_slider(key="lr").value == L.DEFAULT_LR
+    assert at.number_input(key="steps").value == toy_tasks.DEFAULT_STEPS
+    assert at.select_slider(key="lr").value == toy_tasks.DEFAULT_LR
     assert at.radio(key="lheads").value == 1 and at.radio(key="task").value == "shift"
     assert at.number_input(key="k").value == 2
     assert train_calls == []

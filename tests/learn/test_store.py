@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from attnviz.models import toy_tasks as L
+from attnviz.models import toy_tasks
 from attnviz.models.toy_tasks import LearnConfig
 from ui.memo import Memo
 from ui.models import watch as ui_learn
@@ -25,7 +25,7 @@ def runs():
 
 def test_an_existing_run_is_looked_up_without_training(runs, monkeypatch):
     calls = []
-    monkeypatch.setattr(L, "train", lambda config, on_progress=None: calls.append(config))
+    monkeypatch.setattr(toy_tasks, "train", lambda config, on_progress=None: calls.append(config))
     assert ui_learn.existing_run(TINY) is None
     assert calls == [] and len(runs) == 0
 
@@ -37,7 +37,7 @@ def test_a_run_is_trained_once_per_settings(runs, monkeypatch):
         calls.append(config)
         return f"run {config.steps}"
 
-    monkeypatch.setattr(L, "train", fake)
+    monkeypatch.setattr(toy_tasks, "train", fake)
     assert ui_learn.train(TINY) == "run 2"
     assert ui_learn.train(LearnConfig(steps=2)) == "run 2"  # equal settings: the same run
     assert ui_learn.existing_run(TINY) == "run 2"
@@ -54,7 +54,7 @@ def test_a_run_that_raises_leaves_nothing_behind_and_the_next_press_trains_again
             raise RuntimeError("training failed")
         return "trained"
 
-    monkeypatch.setattr(L, "train", failing_then_working)
+    monkeypatch.setattr(toy_tasks, "train", failing_then_working)
     with pytest.raises(RuntimeError, match="training failed"):
         ui_learn.train(TINY)
     assert ui_learn.existing_run(TINY) is None

@@ -9,32 +9,32 @@ import pytest
 import torch
 
 from attnviz.core import seeding
-from attnviz.models import toy_tasks as L
+from attnviz.models import toy_tasks
 
 TARGET_ACCURACY = 0.99
 TARGET_SHARE = 0.9
-SEEDS = (L.LearnConfig().seed, 0, 1, 2, 3, 4)  # the page's default seed, and five more
+SEEDS = (toy_tasks.LearnConfig().seed, 0, 1, 2, 3, 4)  # the page's default seed, and five more
 
 
 @pytest.fixture(scope="module")
-def default_runs() -> dict[tuple[str, int], L.LearnResult]:
+def default_runs() -> dict[tuple[str, int], toy_tasks.LearnResult]:
     """One training run per task and seed, with every other setting at its default."""
     return {
-        (task, seed): L.train(L.LearnConfig(task=task, seed=seed))
-        for task in L.TASKS
+        (task, seed): toy_tasks.train(toy_tasks.LearnConfig(task=task, seed=seed))
+        for task in toy_tasks.TASKS
         for seed in SEEDS
     }
 
 
 def test_defaults_are_one_head_and_at_most_600_steps():
-    cfg = L.LearnConfig()
+    cfg = toy_tasks.LearnConfig()
     assert cfg.num_heads == 1
     assert cfg.steps <= 600
-    assert cfg.lr == L.DEFAULT_LR == 0.05
+    assert cfg.lr == toy_tasks.DEFAULT_LR == 0.05
     assert cfg.d_in >= 32 or cfg.d_in == 2 * cfg.vocab + cfg.seq_len
 
 
-@pytest.mark.parametrize("task", list(L.TASKS))
+@pytest.mark.parametrize("task", list(toy_tasks.TASKS))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_defaults_learn_the_task_and_attend_to_the_expected_key(default_runs, task, seed):
     result = default_runs[(task, seed)]
@@ -44,9 +44,9 @@ def test_defaults_learn_the_task_and_attend_to_the_expected_key(default_runs, ta
     assert len(result.loss) == len(result.accuracy) == result.config.steps <= 600
 
 
-@pytest.mark.parametrize("task", list(L.TASKS))
+@pytest.mark.parametrize("task", list(toy_tasks.TASKS))
 def test_attention_starts_near_uniform_and_ends_on_the_expected_pattern(default_runs, task):
-    result = default_runs[(task, L.LearnConfig().seed)]
+    result = default_runs[(task, toy_tasks.LearnConfig().seed)]
     first, last = result.snapshots[0], result.snapshots[-1]
     assert first.step == 0 and last.step == result.config.steps
     T = result.config.seq_len
@@ -60,7 +60,7 @@ def test_attention_starts_near_uniform_and_ends_on_the_expected_pattern(default_
 
 
 def test_snapshots_are_spread_over_the_run_with_one_weight_matrix_per_head():
-    result = L.train(L.LearnConfig(steps=30, num_heads=2))
+    result = toy_tasks.train(toy_tasks.LearnConfig(steps=30, num_heads=2))
     steps = [s.step for s in result.snapshots]
     assert steps[0] == 0 and steps[-1] == 30 and steps == sorted(set(steps))
     assert 12 <= len(steps) <= 20
@@ -73,8 +73,8 @@ def test_snapshots_are_spread_over_the_run_with_one_weight_matrix_per_head():
 
 
 def test_the_same_seed_gives_bit_identical_curves_and_weights():
-    cfg = L.LearnConfig(task="marked", steps=25, seed=11)
-    a, b = L.train(cfg), L.train(cfg)
+    cfg = toy_tasks.LearnConfig(task="marked", steps=25, seed=11)
+    a, b = toy_tasks.train(cfg), toy_tasks.train(cfg)
     assert a.loss == b.loss and a.accuracy == b.accuracy
     assert a.state.keys() == b.state.keys()
     for name in a.state:
@@ -85,25 +85,25 @@ def test_the_same_seed_gives_bit_identical_curves_and_weights():
 
 
 def test_a_different_seed_gives_a_different_run():
-    a = L.train(L.LearnConfig(steps=10, seed=1))
-    b = L.train(L.LearnConfig(steps=10, seed=2))
+    a = toy_tasks.train(toy_tasks.LearnConfig(steps=10, seed=1))
+    b = toy_tasks.train(toy_tasks.LearnConfig(steps=10, seed=2))
     assert a.loss != b.loss
     assert not torch.equal(a.state["attention.W_query.weight"], b.state["attention.W_query.weight"])
 
 
 def test_construction_matches_manual_seed_as_the_book_seeds_modules():
-    cfg = L.LearnConfig(seed=123)
+    cfg = toy_tasks.LearnConfig(seed=123)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(123)
-        book_way = L.AttentionLearner(cfg.vocab, cfg.seq_len, cfg.d_out, cfg.num_heads)
-    ours = L.build_model(cfg)
+        book_way = toy_tasks.AttentionLearner(cfg.vocab, cfg.seq_len, cfg.d_out, cfg.num_heads)
+    ours = toy_tasks.build_model(cfg)
     for (name, p), (_, q) in zip(book_way.named_parameters(), ours.named_parameters(), strict=True):
         assert torch.equal(p, q), name
 
 
 def test_training_leaves_the_global_generator_untouched():
     before = torch.random.get_rng_state()  # the autouse fixture started a stream (seed 2024)
-    L.train(L.LearnConfig(steps=15))
+    toy_tasks.train(toy_tasks.LearnConfig(steps=15))
     assert torch.equal(torch.random.get_rng_state(), before)
 
 
@@ -126,7 +126,7 @@ def test_training_does_not_hold_the_seeding_lock_and_others_can_seed_meanwhile()
             # Training is paused inside this callback: the other thread must get through.
             assert other_done.wait(timeout=10), "seeded() blocked while training ran"
 
-    L.train(L.LearnConfig(steps=8), on_progress)
+    toy_tasks.train(toy_tasks.LearnConfig(steps=8), on_progress)
     assert seen == [(s, 8) for s in range(1, 9)]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(5)
@@ -134,7 +134,7 @@ def test_training_does_not_hold_the_seeding_lock_and_others_can_seed_meanwhile()
 
 
 def test_results_are_read_only():
-    result = L.train(L.LearnConfig(steps=3))
+    result = toy_tasks.train(toy_tasks.LearnConfig(steps=3))
     with pytest.raises(AttributeError):
         result.held_out_accuracy = 1.0  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -145,15 +145,15 @@ def test_results_are_read_only():
 
 
 def test_held_out_data_is_separate_from_the_training_batches():
-    cfg = L.LearnConfig()
-    held = L.held_out(cfg)
-    assert held.tokens.shape == (L.HELD_OUT_SIZE, cfg.seq_len)
-    first_batch = L.make_batch(cfg, torch.Generator().manual_seed(cfg.seed), cfg.batch_size)
+    cfg = toy_tasks.LearnConfig()
+    held = toy_tasks.held_out(cfg)
+    assert held.tokens.shape == (toy_tasks.HELD_OUT_SIZE, cfg.seq_len)
+    first_batch = toy_tasks.make_batch(cfg, torch.Generator().manual_seed(cfg.seed), cfg.batch_size)
     held_rows = {tuple(r) for r in held.tokens.tolist()}
     assert not held_rows & {tuple(r) for r in first_batch.tokens.tolist()}
 
 
 def test_held_out_and_example_seeds_are_out_of_every_students_reach():
-    highest = L.BOUNDS["seed"][1]
-    for seed in (L.HELD_OUT_SEED, L.EXAMPLE_SEED):
+    highest = toy_tasks.BOUNDS["seed"][1]
+    for seed in (toy_tasks.HELD_OUT_SEED, toy_tasks.EXAMPLE_SEED):
         assert highest < seed < 2**32  # torch's generator keeps only the low 32 bits

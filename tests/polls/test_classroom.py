@@ -12,8 +12,8 @@ import json
 import pytest
 import torch
 
-from attnviz import figures as F
-from attnviz.classroom import poll_questions as C
+from attnviz import figures
+from attnviz.classroom import poll_questions
 from attnviz.classroom.polls import (
     Choice,
     MemoryPollStore,
@@ -52,12 +52,12 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_key_is_graded_right_and_each_misconception_is_told_apart(case):
     q = CASES[case]()
-    asked = C.poll_question(q)
+    asked = poll_questions.poll_question(q)
     form = asked.answer
-    assert form.matches(form.clean(C.to_poll_answer(q, q.key)), asked.key)
+    assert form.matches(form.clean(poll_questions.to_poll_answer(q, q.key)), asked.key)
     for m in q.misconceptions:
         if m.name in asked.misconceptions:
-            mine = form.clean(C.to_poll_answer(q, m.answer))
+            mine = form.clean(poll_questions.to_poll_answer(q, m.answer))
             assert form.matches(mine, asked.misconceptions[m.name])
             assert not form.matches(mine, asked.key)
     store = MemoryPollStore()
@@ -66,26 +66,26 @@ def test_the_key_is_graded_right_and_each_misconception_is_told_apart(case):
 
 def test_each_format_becomes_the_polls_own():
     assert CASES["token"]().answer_format == Q.TOKEN
-    token = C.poll_question(CASES["token"]())
+    token = poll_questions.poll_question(CASES["token"]())
     assert isinstance(token.answer, Choice)
     assert token.answer.options == ("0: The", "1: ␣cat", "2: ␣sat", "3: ␣on", "4: ␣the", "5: ␣mat")
     assert token.key == 2 and token.misconceptions == {
         Q.COLUMN: CASES["token"]().misconceptions[0].answer
     }
-    number = C.poll_question(CASES["number"]())
+    number = poll_questions.poll_question(CASES["number"]())
     assert isinstance(number.answer, Number) and number.answer.decimals == 2
     assert number.key == round(CASES["number"]().key, 2)
-    integer = C.poll_question(CASES["integer"]())
+    integer = poll_questions.poll_question(CASES["integer"]())
     assert isinstance(integer.answer, Number) and integer.answer.decimals == 0
     assert integer.key == 15.0 and (integer.answer.lo, integer.answer.hi) == (0, 36)
     assert set(integer.misconceptions) == {Q.MASK_WITH_ZERO, Q.DIAGONAL_MASKED}
-    shape = C.poll_question(CASES["shape"]())
+    shape = poll_questions.poll_question(CASES["shape"]())
     assert isinstance(shape.answer, Choice)
     # Every distinct order of (1, 2, 6, 4): 24, sorted; the key and the no-transpose answer.
     assert len(shape.answer.options) == 24
     assert shape.answer.options[shape.key] == "(1, 2, 6, 4)"
     assert shape.answer.options[shape.misconceptions[Q.NO_TRANSPOSE]] == "(1, 6, 2, 4)"
-    row = C.poll_question(CASES["row"]())
+    row = poll_questions.poll_question(CASES["row"]())
     assert isinstance(row.answer, Sketch) and row.answer.length == 6
     assert row.answer.tolerance == Q.TV_TOLERANCE
 
@@ -95,7 +95,7 @@ def test_a_float32_key_just_above_its_float64_bound_still_fits():
     float32 key is 1.1111111342906952: the poll's range must hold it."""
     q = CASES["dropout"]()
     assert q.high is not None and float(q.key) > q.high  # the case this test is about
-    asked = C.poll_question(q)
+    asked = poll_questions.poll_question(q)
     assert asked.answer.hi >= round(float(q.key), 2)
     assert MemoryPollStore().create(asked).__class__.__name__ == "Created"
 
@@ -114,14 +114,14 @@ def test_a_misconception_the_sketch_grading_cannot_tell_apart_is_not_sealed():
             Q.Misconception(Q.COLUMN, far, "far"),
         ),
     )
-    asked = C.poll_question(q)
+    asked = poll_questions.poll_question(q)
     assert list(asked.misconceptions) == [Q.COLUMN]
 
 
 def test_the_payload_a_phone_gets_carries_no_key():
     for case, make in CASES.items():
         q = make()
-        asked = C.poll_question(q)
+        asked = poll_questions.poll_question(q)
         sent = json.dumps([asked.payload, asked.settings])
         assert set(asked.payload) == {"v", "kind", "page", "seed", "prompt"}, case
         secrets = [repr(asked.key), json.dumps(asked.key)]
@@ -138,18 +138,21 @@ def test_the_payload_a_phone_gets_carries_no_key():
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_phone_rebuilds_the_presenters_question(case):
     q = CASES[case]()
-    asked = C.poll_question(q)
+    asked = poll_questions.poll_question(q)
     through_json = json.loads(json.dumps([asked.payload, asked.settings]))
-    assert C.question_from(*through_json) == q
+    assert poll_questions.question_from(*through_json) == q
 
 
 def test_a_payload_that_does_not_make_the_same_question_is_refused():
-    asked = C.poll_question(CASES["number"]())
-    assert C.question_from({**asked.payload, "prompt": "another prompt"}, asked.settings) is None
-    assert C.question_from({**asked.payload, "v": 99}, asked.settings) is None
+    asked = poll_questions.poll_question(CASES["number"]())
+    assert (
+        poll_questions.question_from({**asked.payload, "prompt": "another prompt"}, asked.settings)
+        is None
+    )
+    assert poll_questions.question_from({**asked.payload, "v": 99}, asked.settings) is None
     bad = {**asked.settings, "settings": {**asked.settings["settings"], "d_in": -1}}
-    assert C.question_from(asked.payload, bad) is None
-    assert C.question_from({"kind": "score"}, {}) is None
+    assert poll_questions.question_from(asked.payload, bad) is None
+    assert poll_questions.question_from({"kind": "score"}, {}) is None
 
 
 def test_the_sentences_are_the_counts():
@@ -157,20 +160,24 @@ def test_the_sentences_are_the_counts():
     sealed = {"key": "1", "misconceptions": {Q.COLUMN: "2"}}
     one = tally_round(form, 1, ["1", "1", "2", "0", "2"], sealed)
     two = tally_round(form, 2, ["1", "1", "1", "2"], sealed)
-    assert C.tally_lines(form, one) == ("0: a — 1 (20%)", "1: b — 2 (40%)", "2: c — 2 (40%)")
-    assert C.answered_line(two) == "Round 2: 4 answers"
+    assert poll_questions.tally_lines(form, one) == (
+        "0: a — 1 (20%)",
+        "1: b — 2 (40%)",
+        "2: c — 2 (40%)",
+    )
+    assert poll_questions.answered_line(two) == "Round 2: 4 answers"
     view = PresenterView(
         "ABCDEF", None, {}, {}, form, (one, two), key=1, key_label="1: b",  # type: ignore[arg-type]
         misconceptions=((Q.COLUMN, 2, "2: c"),),
     )  # fmt: skip
-    assert C.reveal_lines(view) == (
+    assert poll_questions.reveal_lines(view) == (
         "Round 1: 2 of 5 right (40%)",
         "Round 2: 3 of 4 right (75%)",
         "25% (1 of 4) answered as reading a column instead of a row would",
     )
     sketch = Sketch(2)
     spread = tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)
-    assert C.tally_lines(sketch, spread) == (
+    assert poll_questions.tally_lines(sketch, spread) == (
         "key 0: mean 0.75, spread ±0.25",
         "key 1: mean 0.25, spread ±0.25",
     )
@@ -179,7 +186,7 @@ def test_the_sentences_are_the_counts():
 def test_the_tally_chart_draws_the_counts_and_marks_the_key():
     form = Choice(("0: a", "1: b", "2: c"))
     one = tally_round(form, 1, ["1", "1", "2"], None)
-    chart = C.tally_chart(form, [one], key=1)
+    chart = poll_questions.tally_chart(form, [one], key=1)
     assert chart is not None
     bars = chart.spec["data"][0]
     assert bars["x"] == ["0: a", "1: b", "2: c"]
@@ -189,17 +196,17 @@ def test_the_tally_chart_draws_the_counts_and_marks_the_key():
     # and which one is the answer; tick labels large and level unless they would overlap.
     layout = chart.spec["layout"]
     assert layout["title"]["text"] == "Answers per option; the answer in yellow"
-    assert bars["marker"]["color"][1] == F.HIGHLIGHT
+    assert bars["marker"]["color"][1] == figures.HIGHLIGHT
     assert layout["xaxis"]["tickfont"]["size"] >= 16 and "tickangle" not in layout["xaxis"]
-    plain = C.tally_chart(form, [one])
+    plain = poll_questions.tally_chart(form, [one])
     assert plain is not None and plain.spec["layout"]["title"]["text"] == "Answers per option"
     two = tally_round(form, 2, ["1", "1", "1"], None)
-    both = C.tally_chart(form, [one, two])
+    both = poll_questions.tally_chart(form, [one, two])
     assert both is not None and [s.name for s in both.series] == ["round 1", "round 2"]
     assert [s.values.tolist() for s in both.series] == [[0, 2, 1], [0, 3, 0]]
-    assert C.tally_chart(form, [RoundTally(1, 0, form_counts(form))]) is None
+    assert poll_questions.tally_chart(form, [RoundTally(1, 0, form_counts(form))]) is None
     sketch = Sketch(2)
-    mean = C.tally_chart(
+    mean = poll_questions.tally_chart(
         sketch, [tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)], (0.6, 0.2)
     )
     assert mean is not None
@@ -212,17 +219,22 @@ def test_the_tally_counts_whole_answers_on_its_axis_and_in_its_hover():
     # Seen on the projector: two answers gave Plotly's ticks 0, 0.2, 0.4, ..., 1 "answers".
     form = Choice(("0: a", "1: b", "2: c"))
     one = tally_round(form, 1, ["1", "2"], None)
-    for chart in (C.tally_chart(form, [one]), C.tally_chart(form, [one, one])):
+    for chart in (
+        poll_questions.tally_chart(form, [one]),
+        poll_questions.tally_chart(form, [one, one]),
+    ):
         assert chart is not None
         y = chart.spec["layout"]["yaxis"]
         assert (y["tick0"], y["dtick"], y["tickformat"]) == (0, 1, "d")
         assert all("%{y}" in t["hovertemplate"] for t in chart.spec["data"])
         assert all(":.4f" not in t["hovertemplate"] for t in chart.spec["data"])
     crowd = tally_round(form, 1, ["1"] * 40 + ["2"] * 3, None)
-    many = C.tally_chart(form, [crowd])
+    many = poll_questions.tally_chart(form, [crowd])
     assert many is not None and many.spec["layout"]["yaxis"]["dtick"] == 5  # 0, 5, …, 40
     sketch = Sketch(2)  # a sketch's bars are weights, not counts: Plotly's own ticks
-    mean = C.tally_chart(sketch, [tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)])
+    mean = poll_questions.tally_chart(
+        sketch, [tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)]
+    )
     assert mean is not None and "dtick" not in mean.spec["layout"]["yaxis"]
 
 
@@ -233,24 +245,27 @@ def form_counts(form: Choice) -> tuple[tuple[str, int], ...]:
 def test_the_true_figure_is_the_hidden_matrix_with_the_asked_row_outlined():
     q = CASES["number"]()  # a score on pass 2: the raw scores, before 1/√d_k
     n = Q.read(q.page, q.text, q.settings, q.book)
-    figure = C.reveal_figure(q, n)
+    figure = poll_questions.reveal_figure(q, n)
     assert isinstance(figure, Panel)
     assert torch.equal(figure.values, n.raw[0])
     assert figure.style.outline_rows == (q.query,)
     assert float(figure.values[q.query, q.other]) == pytest.approx(q.key)
     dropped = CASES["dropout"]()
     n = Q.read(dropped.page, dropped.text, dropped.settings, dropped.book)
-    figure = C.reveal_figure(dropped, n)
+    figure = poll_questions.reveal_figure(dropped, n)
     assert isinstance(figure, Panel) and n.dropped is not None
     assert torch.equal(figure.values, n.dropped[0])
     assert float(figure.values[dropped.query].sum()) == pytest.approx(dropped.key, abs=1e-6)
     zeros = CASES["integer"]()
     n = Q.read(zeros.page, zeros.text, zeros.settings, zeros.book)
-    figure = C.reveal_figure(zeros, n)
+    figure = poll_questions.reveal_figure(zeros, n)
     assert isinstance(figure, Panel) and int((figure.values == 0).sum()) == zeros.key
-    assert C.reveal_figure(CASES["shape"](), Q.read("multihead", TEXT, Settings())) is None
+    assert (
+        poll_questions.reveal_figure(CASES["shape"](), Q.read("multihead", TEXT, Settings()))
+        is None
+    )
     scaling = CASES["choice"]()
     n = Q.read(scaling.page, scaling.text, scaling.settings, scaling.book)
-    bars = C.reveal_figure(scaling, n)
+    bars = poll_questions.reveal_figure(scaling, n)
     assert bars is not None and not isinstance(bars, Panel)
     assert [s.name for s in bars.series] == ["softmax(scores / √d_k)", "softmax(scores)"]

@@ -14,7 +14,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnviz.classroom import poll_questions as C
+from attnviz.classroom import poll_questions
 from attnviz.classroom.polls import Created, MemoryPollStore, Refused, UnavailableStore
 from attnviz.classroom.qr import qr_svg
 from attnviz.core.settings import Settings
@@ -243,7 +243,7 @@ def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
     assert f"The answer: {key:.2f}" in shown
     assert "Round 1: 2 of 4 right (50%)" in shown
     assert "25% (1 of 4) answered as reading a column instead of a row would" in shown
-    assert C.explanation_of(Q.COLUMN) in shown
+    assert poll_questions.explanation_of(Q.COLUMN) in shown
     figures = [s for s in projector.get("plotly_chart") if s.key == "poll_figure"]
     assert len(figures) == 1  # the true figure: the raw scores, the asked row outlined
     assert "the answer" in figures[0].proto.spec
@@ -254,8 +254,10 @@ def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
         assert not mine(at.radio) and not mine(at.number_input)
     assert f"Your answer {key:.2f} is right." in texts(right, "success")
     assert f"Your answer {column:.2f} is not the answer." in texts(column_phone, "error")
-    assert any(C.explanation_of(Q.COLUMN) in t for t in texts(column_phone, "markdown"))
-    assert not any(C.explanation_of(Q.COLUMN) in t for t in texts(other, "markdown"))
+    assert any(
+        poll_questions.explanation_of(Q.COLUMN) in t for t in texts(column_phone, "markdown")
+    )
+    assert not any(poll_questions.explanation_of(Q.COLUMN) in t for t in texts(other, "markdown"))
     assert "2 of 4 right in round 1 (50%)." in texts(right, "caption")
     answer_after = store.answer(made_.code, "late", 1, key)
     assert isinstance(answer_after, Refused) and answer_after.reason == "revealed"

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from attnviz.core.settings import Settings
-from attnviz.teach import prepare as LS
+from attnviz.teach import prepare
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as LC
 from attnviz.teach.lessons import multihead as LM
@@ -87,9 +87,9 @@ class Setting:
 
 def _prepared(s: Setting):
     """The page's tokens and X, as ``ui/cache.py`` prepares them."""
-    prep = LS.prepare(s.text, s.settings, s.book)
+    prep = prepare.prepare(s.text, s.settings, s.book)
     if s.page in ("causal", "multihead"):
-        prep, _ = LS.within_context(prep, s.settings.context_length)
+        prep, _ = prepare.within_context(prep, s.settings.context_length)
     return prep
 
 
@@ -109,7 +109,7 @@ def shown(s: Setting, head: int = 0) -> Shown:
     prep = _prepared(s)
     st = s.settings
     if s.page == "simplified":
-        tr = LS.simplified(prep)
+        tr = prepare.simplified(prep)
         lesson = L1.simplified_lesson(tr, s.book)
         qv = L1.query_view(tr, min(1, tr.num_tokens - 1), 1, 0, s.book)
         panels = {p.key: p.values for p in lesson.panels.values()}
@@ -121,10 +121,10 @@ def shown(s: Setting, head: int = 0) -> Shown:
         return Shown(panels, charts, Q.numbers_of("simplified", tr), claims)
     if s.page == "trainable":
         version = "v1" if s.book else "v2"
-        tr = LS.trainable(prep, st, version)
-        other = LS.trainable(prep, st, "v2" if version == "v1" else "v1")
+        tr = prepare.trainable(prep, st, version)
+        other = prepare.trainable(prep, st, "v2" if version == "v1" else "v1")
         wide_s = L2.wide_settings(st, s.book)
-        wide = LS.trainable(prep, wide_s, version) if wide_s else None
+        wide = prepare.trainable(prep, wide_s, version) if wide_s else None
         lesson = L2.trainable_lesson(tr, other, wide, s.book)
         panels = {p.key: p.values for p in lesson.panels.values()}
         figures = (
@@ -137,19 +137,19 @@ def shown(s: Setting, head: int = 0) -> Shown:
         claims = tuple((lesson.panels[c.panel].key, c.text) for c in lesson.claims)
         return Shown(panels, charts, Q.numbers_of("trainable", tr), claims)
     if s.page == "causal":
-        tr = LS.causal(prep, st)
-        lab = LS.causal(prep, st.with_changes(training=True)) if st.dropout > 0 else None
+        tr = prepare.causal(prep, st)
+        lab = prepare.causal(prep, st.with_changes(training=True)) if st.dropout > 0 else None
         if s.book:
             lab = None
         text2 = "" if s.book else s.query.get("text2", TEXT2)
-        batch = LS.prepare_batch(s.text, text2, st, s.book)
-        bt = LS.causal_batch(batch, st, s.book) if batch.num_tokens else None
+        batch = prepare.prepare_batch(s.text, text2, st, s.book)
+        bt = prepare.causal_batch(batch, st, s.book) if batch.num_tokens else None
         lesson = LC.causal_lesson(tr, lab, bt, batch.labels, settings=st, book=s.book)
         panels = {p.key: p.values for p in lesson.panels.values()}
         claims = tuple((c.panel, c.text) for c in lesson.claims)
         return Shown(panels, (), Q.numbers_of("causal", tr, lab, s.book), claims)
     if s.page == "multihead":
-        tr = LS.multihead(prep, st)
+        tr = prepare.multihead(prep, st)
         view = LM.build(tr, None, s.book)
         head_view = LM.head_view(tr, head)
         panels = {view.grid.key: view.grid.values}
@@ -172,15 +172,15 @@ def numbers(s: Setting) -> Q.Numbers:
     prep = _prepared(s)
     st = s.settings
     if s.page == "simplified":
-        return Q.numbers_of("simplified", LS.simplified(prep))
+        return Q.numbers_of("simplified", prepare.simplified(prep))
     if s.page == "trainable":
-        return Q.numbers_of("trainable", LS.trainable(prep, st, "v1" if s.book else "v2"))
+        return Q.numbers_of("trainable", prepare.trainable(prep, st, "v1" if s.book else "v2"))
     if s.page == "causal":
         lab = None
         if not s.book and st.dropout > 0:
-            lab = LS.causal(prep, st.with_changes(training=True))
-        return Q.numbers_of("causal", LS.causal(prep, st), lab, s.book)
-    return Q.numbers_of("multihead", LS.multihead(prep, st))
+            lab = prepare.causal(prep, st.with_changes(training=True))
+        return Q.numbers_of("causal", prepare.causal(prep, st), lab, s.book)
+    return Q.numbers_of("multihead", prepare.multihead(prep, st))
 
 
 def question(s: Setting, seed: int = 0) -> Q.Question | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attnviz import figures as F
+from attnviz import figures
 from tests.app.conftest import unescape
 
 from .pages import Secret, found_strings, found_values
@@ -23,7 +23,7 @@ def chart_arrays(spec: dict) -> list[np.ndarray]:
     def walk(v) -> None:
         if isinstance(v, dict):
             if "bdata" in v:
-                out.append(F.unpacked(v).astype(np.float32).reshape(-1))
+                out.append(figures.unpacked(v).astype(np.float32).reshape(-1))
                 return
             for x in v.values():
                 walk(x)
@@ -75,7 +75,7 @@ class Seen:
         for i, spec in enumerate(self.charts):
             hits = found_values(chart_arrays(spec), secret.values)
             if hits:
-                out[f"chart {i}: {F.title_of(spec)}"] = sorted(hits)[:5]
+                out[f"chart {i}: {figures.title_of(spec)}"] = sorted(hits)[:5]
         hits = found_values(self.tables, secret.values)
         if hits:
             out["tables"] = sorted(hits)[:5]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import pytest
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach import questions as Q
-from ui.teach import predict as P
+from ui.teach import predict
 
 from .pages import Setting, numbers
 
@@ -46,14 +46,14 @@ def _wrong(q: Q.Question):
 def test_every_kind_is_marked_on_a_valid_spec():
     kinds = set()
     for q, n in _questions():
-        panel = P.reveal_panel(q, n)
+        panel = predict.reveal_panel(q, n)
         if q.kind == Q.SPLIT_SHAPE:
             assert panel is None
             continue
         kinds.add(q.kind)
-        for look in (F.NORMAL, F.PROJECTOR):
+        for look in (figures.NORMAL, figures.PROJECTOR):
             grade = Q.grade(q, _wrong(q))
-            spec, caption = P.marked_spec(q, grade, panel, look)
+            spec, caption = predict.marked_spec(q, grade, panel, look)
             go.Figure(spec)  # raises on a property plotly.js does not know
             names = [s["name"] for s in spec["layout"].get("shapes", [])]
             if q.kind in (Q.SCORE, Q.DROPOUT_SURVIVOR):
@@ -71,10 +71,10 @@ def test_every_kind_is_marked_on_a_valid_spec():
     [("(1, 2, 6, 4)", (1, 2, 6, 4)), ("1,2,6,4", (1, 2, 6, 4)), (" [3, 5] ", (3, 5))],
 )
 def test_a_shape_is_read_from_what_a_student_types(text, shape):
-    assert P.parse_shape(text) == shape
+    assert predict.parse_shape(text) == shape
 
 
 @pytest.mark.parametrize("text", ["", "(1, 2, x, 4)", "1 2 6 4", "(-1, 2)", "(1.5, 2)"])
 def test_a_shape_that_is_not_whole_numbers_gets_a_sentence(text):
     with pytest.raises(Q.AnswerError, match="whole numbers separated by commas"):
-        P.parse_shape(text)
+        predict.parse_shape(text)

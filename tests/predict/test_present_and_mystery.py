@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
 from tests.app.conftest import badges, exceptions, open_app, unescape
@@ -115,7 +115,7 @@ def test_spot_the_bug_shows_the_exhibit_and_names_nothing_until_the_diagnosis(pa
     assert badges(at) == []
     assert not [c for c in at.code if c.language == "diff"]
     if m.answer != MY.NONE:
-        bug = B.BUGS_BY_KEY[m.answer]
+        bug = bugs.BUGS_BY_KEY[m.answer]
         for secret_text in (bug.key, bug.symptom, bug.replacement, m.reveal.summary):
             assert secret_text not in text, secret_text
     titles = [c.title for c in m.choices]
@@ -134,7 +134,7 @@ def test_spot_the_bug_shows_the_exhibit_and_names_nothing_until_the_diagnosis(pa
     if m.answer == MY.NONE:
         assert diffs == []
         return
-    bug = B.BUGS_BY_KEY[m.answer]
+    bug = bugs.BUGS_BY_KEY[m.answer]
     assert diffs == [m.reveal.diff]  # the engine's Bug.diff for the module the page ran
     added = [ln[1:].strip() for ln in diffs[0].splitlines() if ln.startswith("+ ")]
     assert added == [bug.replacement.strip()]

@@ -16,7 +16,7 @@ import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs
 from attnviz.teach import mystery as MY
 from bench import loadtest
 from bench.support import aio
@@ -131,7 +131,7 @@ def test_no_websocket_message_names_the_bug_before_the_diagnosis(server):
     s = Setting.of(page, {"text": text})
     m = MY.pose(page, text, s.settings, False, 0)
     assert m is not None and m.answer != MY.NONE, "seed 0 poses a bug here"
-    bug = B.BUGS_BY_KEY[m.answer]
+    bug = bugs.BUGS_BY_KEY[m.answer]
     mystery = b"".join(page_run(server, "mystery=true", page))
     secrets = (bug.key, bug.symptom, bug.replacement.strip(), m.reveal.summary)
     for secret_text in secrets:  # as plain text, or escaped for Markdown

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -51,7 +51,7 @@ def save_model(folder: Path, layout: str, seed: int = 0):
     _randomise_norms(model)
     model.eval()
     model.save_pretrained(folder)
-    weights = folder / P.WEIGHTS_FILE
+    weights = folder / gpt2.WEIGHTS_FILE
     if layout == "published":
         # The files published for gpt2 also carry each layer's causal mask buffer.
         tensors = load_file(str(weights))
@@ -94,7 +94,7 @@ def small_folder(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("gpt2-small-shape")
     torch.manual_seed(0)
     GPT2Model(GPT2Config()).save_pretrained(folder)
-    config = json.loads((folder / P.CONFIG_FILE).read_text())
+    config = json.loads((folder / gpt2.CONFIG_FILE).read_text())
     assert (config["n_layer"], config["n_head"], config["n_embd"]) == (12, 12, 768)
     return str(folder)
 
@@ -102,4 +102,4 @@ def small_folder(tmp_path_factory) -> str:
 @pytest.fixture(autouse=True)
 def _forget_loaded_model():
     yield
-    P.clear_loaded()
+    gpt2.clear_loaded()

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from attnviz.core import modules as M
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 
 from .conftest import LAYOUTS, TINY
 
@@ -32,7 +32,7 @@ def _reference(model, ids):
 def test_attention_weights_equal_transformers_output_attentions(models, layout):
     folder, model = models[layout]
     ids = _ids(1)
-    ours = P.attention_weights(folder, ids)
+    ours = gpt2.attention_weights(folder, ids)
     theirs, _ = _reference(model, ids)
     assert ours.shape == (TINY["n_layer"], TINY["n_head"], 23, 23) == theirs.shape
     assert ours.dtype == torch.float32
@@ -55,14 +55,14 @@ def test_next_token_logits_match_transformers(models, layout):
         head.tie_weights()
         model = head
     _, theirs = _reference(model, ids)
-    ours = P.next_token_logits(folder, ids)
+    ours = gpt2.next_token_logits(folder, ids)
     assert ours.shape == (TINY["vocab_size"],)
     torch.testing.assert_close(ours, theirs, atol=2e-5, rtol=1e-5)
     assert int(ours.argmax()) == int(theirs.argmax())
 
 
 def test_the_key_layouts_are_read_as_such(models):
-    seen = {layout: P.load(models[layout][0]) for layout in LAYOUTS}
+    seen = {layout: gpt2.load(models[layout][0]) for layout in LAYOUTS}
     assert {k: v.layout for k, v in seen.items()} == {
         "lm": "prefixed",
         "bare": "bare",
@@ -76,9 +76,9 @@ def test_c_attn_is_split_in_three_and_transposed(models):
     from safetensors import safe_open
 
     folder, _ = models["bare"]
-    att = P.load(folder).model.trf_blocks[1].att
+    att = gpt2.load(folder).model.trf_blocks[1].att
     assert isinstance(att, M.MultiHeadAttention)
-    with safe_open(f"{folder}/{P.WEIGHTS_FILE}", framework="pt") as f:
+    with safe_open(f"{folder}/{gpt2.WEIGHTS_FILE}", framework="pt") as f:
         c_attn = f.get_tensor("h.1.attn.c_attn.weight")  # (in, 3 x out)
         c_bias = f.get_tensor("h.1.attn.c_attn.bias")
     d = TINY["n_embd"]
@@ -91,10 +91,10 @@ def test_c_attn_is_split_in_three_and_transposed(models):
 
 def test_the_recorded_weights_are_the_ones_the_forward_used(models):
     """Context = weights @ values, merged and projected, gives the module's own output."""
-    att = P.load(models["bare"][0]).model.trf_blocks[0].att
+    att = gpt2.load(models["bare"][0]).model.trf_blocks[0].att
     x = torch.randn(1, 9, TINY["n_embd"])
     with torch.inference_mode():
-        output, weights = P.attention_with_weights(att, x)
+        output, weights = gpt2.attention_with_weights(att, x)
         assert torch.equal(output, att(x))
         values = att.W_value(x).view(1, 9, att.num_heads, att.head_dim).transpose(1, 2)
         context = (weights @ values).transpose(1, 2).reshape(1, 9, att.d_out)
@@ -108,14 +108,14 @@ def test_concurrent_sessions_get_their_own_weights(models):
     folder, model = models["lm"]
     texts = [_ids(seed, 11 + seed) for seed in range(6)]
     expected = [_reference(model, ids)[0] for ids in texts]
-    P.load(folder)
+    gpt2.load(folder)
     results: dict[int, torch.Tensor] = {}
     errors = []
 
     def work(i):
         try:
             for _ in range(5):
-                results[i] = P.attention_weights(folder, texts[i])
+                results[i] = gpt2.attention_weights(folder, texts[i])
         except Exception as exc:
             errors.append(exc)
 
@@ -132,16 +132,16 @@ def test_concurrent_sessions_get_their_own_weights(models):
 def test_the_model_is_loaded_once_per_process_even_when_asked_at_once(models, monkeypatch):
     folder, _ = models["bare"]
     builds = []
-    real = P._build
+    real = gpt2._build
 
     def counting(path):
         builds.append(path)
         return real(path)
 
-    monkeypatch.setattr(P, "_build", counting)
-    P.clear_loaded()
+    monkeypatch.setattr(gpt2, "_build", counting)
+    gpt2.clear_loaded()
     got = []
-    threads = [threading.Thread(target=lambda: got.append(P.load(folder))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: got.append(gpt2.load(folder))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:

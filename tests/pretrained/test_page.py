@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz.core.tokens import tokenize
 from attnviz.models import detectors as D
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 from tests.app.conftest import APP, chart, chart_specs, chart_title, spec_array, unescape
 from ui.models import trained
 
@@ -23,7 +23,7 @@ TEXT = "Your journey starts with one step"
 
 @pytest.fixture(autouse=True)
 def _cold(monkeypatch):
-    monkeypatch.delenv(P.ENV, raising=False)
+    monkeypatch.delenv(gpt2.ENV, raising=False)
     yield
     from ui.memo import clear_all
 
@@ -85,7 +85,7 @@ def test_without_weights_students_get_one_sentence_and_a_picture_and_no_trained_
 
 def test_a_folder_without_the_weights_file_is_named(tmp_path, monkeypatch):
     (tmp_path / "config.json").write_text("{}")
-    monkeypatch.setenv(P.ENV, str(tmp_path))
+    monkeypatch.setenv(gpt2.ENV, str(tmp_path))
     at = open_page()
     assert "lacks model.safetensors" in instructor_box(at)
     assert not any(chart_title(s).startswith("GPT-2") for s in chart_specs(at))
@@ -99,7 +99,7 @@ def test_broken_weights_get_a_message_not_a_traceback(tmp_path, monkeypatch, pag
     config = json.loads((folder / "config.json").read_text())
     config["n_embd"] = 48
     (folder / "config.json").write_text(json.dumps(config))
-    monkeypatch.setenv(P.ENV, str(folder))
+    monkeypatch.setenv(gpt2.ENV, str(folder))
     at = open_page()
     errors = [unescape(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith("The weights in `ATTNVIZ_GPT2_DIR` could not")
@@ -108,11 +108,11 @@ def test_broken_weights_get_a_message_not_a_traceback(tmp_path, monkeypatch, pag
 
 
 def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, page_folder):
-    monkeypatch.setenv(P.ENV, page_folder)
+    monkeypatch.setenv(gpt2.ENV, page_folder)
     at = open_page()
     weights = drawn(page_folder)  # (2, 4, 6, 6)
     # The cached view is the engine's own output (to float32 round-off: thread counts differ).
-    engine = P.attention_weights(page_folder, ids_of(TEXT))
+    engine = gpt2.attention_weights(page_folder, ids_of(TEXT))
     torch.testing.assert_close(weights, engine, atol=1e-6, rtol=1e-5)
     grid = chart(at, "All 8 heads")
     z = spec_array(grid["data"][0]["z"])
@@ -132,9 +132,9 @@ def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, p
     assert spec_array(random["data"][0]["z"]).shape == (6, 6)
     tables = [t.value for t in at.dataframe]
     criteria = tables[0]
-    assert list(criteria["type"]) == list(P.HEAD_TYPES)
-    counts = P.head_types(P.head_measures(weights))
-    assert list(criteria["heads"]) == [int(counts[t].sum()) for t in P.HEAD_TYPES]
+    assert list(criteria["type"]) == list(gpt2.HEAD_TYPES)
+    counts = gpt2.head_types(gpt2.head_measures(weights))
+    assert list(criteria["heads"]) == [int(counts[t].sum()) for t in gpt2.HEAD_TYPES]
     measured = tables[1]
     assert float(measured.iloc[0, 1]) == pytest.approx(
         float(weights[0, 0, torch.arange(1, 6), torch.arange(0, 5)].mean())
@@ -142,7 +142,7 @@ def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, p
     # One set of detectors: the open head's scores on the probe (random tokens repeated), the
     # measurement that names every head in the "Open a head" list, as on page 8.
     probe = tables[2]
-    scores = P.probe_scores(page_folder, length=(64 - 1) // 2)  # the test model's context: 64
+    scores = gpt2.probe_scores(page_folder, length=(64 - 1) // 2)  # the test model's context: 64
     assert list(probe["detector"]) == [
         "previous-token",
         "current-token",
@@ -165,7 +165,7 @@ def test_the_page_draws_every_head_of_every_layer_from_the_engine(monkeypatch, p
 
 
 def test_opening_a_head_and_the_log_scale(monkeypatch, page_folder):
-    monkeypatch.setenv(P.ENV, page_folder)
+    monkeypatch.setenv(gpt2.ENV, page_folder)
     at = open_page(state={"t_open": (1, 2), "t_scale": "relative to an even share (log scale)"})
     weights = drawn(page_folder)
     detail = chart(at, "GPT-2 layer 1, head 2")
@@ -179,10 +179,10 @@ def test_opening_a_head_and_the_log_scale(monkeypatch, page_folder):
 
 
 def test_the_filter_keeps_the_heads_that_meet_the_criterion(monkeypatch, page_folder):
-    monkeypatch.setenv(P.ENV, page_folder)
+    monkeypatch.setenv(gpt2.ENV, page_folder)
     weights = drawn(page_folder)
-    types = P.head_types(P.head_measures(weights))
-    kind = max(P.HEAD_TYPES, key=lambda t: int(types[t].sum()))
+    types = gpt2.head_types(gpt2.head_measures(weights))
+    kind = max(gpt2.HEAD_TYPES, key=lambda t: int(types[t].sum()))
     count = int(types[kind].sum())
     assert 0 < count < 8, "the test model must give a type some heads but not all"
     at = open_page(state={"t_types": [kind]})
@@ -197,7 +197,7 @@ def test_the_filter_keeps_the_heads_that_meet_the_criterion(monkeypatch, page_fo
 
 
 def test_a_text_longer_than_the_context_is_cut(monkeypatch, page_folder):
-    monkeypatch.setenv(P.ENV, page_folder)
+    monkeypatch.setenv(gpt2.ENV, page_folder)
     at = open_page(text="one two " * 50)
     captions = [unescape(c.value) for c in at.caption]
     assert "GPT-2's context is 64 tokens: the first 64 are used." in captions
@@ -217,7 +217,7 @@ def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
 
     running, most = [0], [0]
     lock = threading.Lock()
-    real = P.attention_weights
+    real = gpt2.attention_weights
 
     def slow(folder, ids):
         with lock:
@@ -228,7 +228,7 @@ def test_at_most_two_texts_run_through_gpt2_at_once(monkeypatch, page_folder):
             running[0] -= 1
         return real(folder, ids)
 
-    monkeypatch.setattr(P, "attention_weights", slow)
+    monkeypatch.setattr(gpt2, "attention_weights", slow)
     threads = [
         threading.Thread(target=trained.view, args=(page_folder, (1, 2, 3 + i))) for i in range(6)
     ]

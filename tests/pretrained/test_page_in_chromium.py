@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 from bench.support.browser import CHART, chromium, settle, wait_for_app
 from bench.support.network import proxy_env
 from bench.support.server import running_app
@@ -21,7 +21,7 @@ SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 @pytest.fixture(scope="module")
 def browser_page(blackhole, page_folder):
-    env = {**proxy_env(blackhole), P.ENV: page_folder}
+    env = {**proxy_env(blackhole), gpt2.ENV: page_folder}
     if "TIKTOKEN_CACHE_DIR" in os.environ:
         env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
     with running_app(env=env) as (url, _proc), chromium(blackhole.port) as browser:

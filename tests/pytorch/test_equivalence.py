@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from attnviz.core import modules as M
 from attnviz.models import implementations as impl
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 from tests.support import module_checks as MC
 
 from .helpers import mha, random_x
@@ -58,7 +58,7 @@ def _recorded(module, x):
 def test_sdpa_gives_our_context_vectors_on_every_shape(case):
     module, x = case
     _, rec = _recorded(module, x)
-    result = C.matches_sdpa(
+    result = live_checks.matches_sdpa(
         rec["queries_heads"], rec["keys_heads"], rec["values_heads"], rec["context_heads"], True
     )
     assert result.passed, result.detail
@@ -85,7 +85,7 @@ def test_nn_multiheadattention_gives_our_output_where_d_in_equals_d_out(case):
 def test_nn_multiheadattention_per_head_weights_equal_ours(case):
     module, x = case
     _, rec = _recorded(module, x)
-    output, weights = C.torch_mha_forward(module, x)
+    output, weights = live_checks.torch_mha_forward(module, x)
     b, tokens, _ = x.shape
     assert weights.shape == (b, module.num_heads, tokens, tokens)  # one matrix per head
     assert torch.equal(weights == 0, rec["attn_weights"] == 0)  # the same cells are masked
@@ -101,7 +101,7 @@ def test_nn_multiheadattention_is_not_applicable_when_d_in_differs(case):
     for result in (MC.matches_torch_mha(module, x), MC.torch_mha_weights_match(module, x)):
         assert result.status == "n/a"
         assert f"d_in={d_in}, d_out={module.d_out}" in result.explanation
-    assert C.torch_mha_forward(module, x) is None
+    assert live_checks.torch_mha_forward(module, x) is None
     with pytest.raises(ValueError, match="d_in == d_out"):
         impl.TorchMHA(module, need_weights=False)
 

@@ -8,7 +8,7 @@ import torch
 
 from attnviz.core.settings import GPT2_SMALL, Settings
 from attnviz.models import implementations as impl
-from attnviz.teach import prepare as L
+from attnviz.teach import prepare
 from attnviz.teach.lessons import pytorch as lessons
 
 TEXT = "Your journey starts with one step"
@@ -23,8 +23,8 @@ CASES = {
 
 
 def build(text: str, s: Settings, book: bool) -> lessons.PytorchLesson:
-    prep, _ = L.within_context(L.prepare(text, s, book), s.context_length)
-    trace = L.multihead(prep, s)
+    prep, _ = prepare.within_context(prepare.prepare(text, s, book), s.context_length)
+    trace = prepare.multihead(prep, s)
     side = impl.side_by_side(trace.spec.build(), trace.inputs)
     return lessons.lesson(trace, side, training=s.training and not book, book=book)
 

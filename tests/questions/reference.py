@@ -13,7 +13,7 @@ from attnviz.core import book as BK
 from attnviz.core import modules as M
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
-from attnviz.teach import prepare as L
+from attnviz.teach import prepare
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Reference:
 
 def _inputs(text: str, s: Settings, book: bool, causal: bool) -> torch.Tensor:
     """X (1, T, d_in): the page's inputs (the embedding is not what these tests check)."""
-    x = L.prepare(text, s, book).x
+    x = prepare.prepare(text, s, book).x
     return x[:, : s.context_length] if causal else x
 
 

@@ -15,9 +15,8 @@ from attnviz.core.inputs import BOOK_TEXT
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
 from attnviz.core.trace import record
-from attnviz.teach import bugs as B
+from attnviz.teach import bugs, prepare
 from attnviz.teach import mystery as MY
-from attnviz.teach import prepare as L
 
 from .classifier import classify
 from .settings import random_case
@@ -25,7 +24,9 @@ from .settings import random_case
 TEXT = "Your journey starts with one step"
 SETTINGS_PER_BUG = 100
 NAMED_AT_LEAST = 0.95
-CASES = [(page, key) for page in MY.PAGES for key in (MY.NONE, *(b.key for b in B.bugs_for(page)))]
+CASES = [
+    (page, key) for page in MY.PAGES for key in (MY.NONE, *(b.key for b in bugs.bugs_for(page)))
+]
 
 
 @functools.cache
@@ -118,15 +119,15 @@ def _showing_here(page: str) -> tuple[str, ...]:
 @pytest.mark.parametrize("key", sorted({h[0] for h in HIDDEN}))
 def test_each_enumerated_bug_shows_at_other_settings(key):
     """The enumeration is not empty talk: each of those bugs is posable at these settings."""
-    assert key in _showing_here(B.BUGS_BY_KEY[key].pass_kind)
+    assert key in _showing_here(bugs.BUGS_BY_KEY[key].pass_kind)
 
 
 # --- what the page may show ------------------------------------------------------------------
 def test_the_exhibit_names_no_bug_and_shows_the_same_tensors_as_without_one():
     s, text = SHOWING, SHOWING_TEXT
     words = set()
-    for bug in B.BUGS:
-        words |= {bug.key, bug.title, bug.check, B.C.TITLES.get(bug.check, bug.check)}
+    for bug in bugs.BUGS:
+        words |= {bug.key, bug.title, bug.check, bugs.live_checks.TITLES.get(bug.check, bug.check)}
     for page in MY.PAGES:
         plain = MY.stage(page, text, s, False, MY.NONE).exhibit
         for key in _showing_here(page):
@@ -143,12 +144,12 @@ def test_the_exhibit_names_no_bug_and_shows_the_same_tensors_as_without_one():
 
 def test_without_a_bug_the_exhibit_is_the_pages_own_trace():
     s = Settings(d_in=4, d_out=8, num_heads=2, dropout=0.5, training=True)
-    prep, _ = L.within_context(L.prepare(TEXT, s), s.context_length)
+    prep, _ = prepare.within_context(prepare.prepare(TEXT, s), s.context_length)
     traces = {
-        "simplified": L.simplified(prep),
-        "trainable": L.trainable(prep, s),
-        "causal": L.causal(prep, s),
-        "multihead": L.multihead(prep, s),
+        "simplified": prepare.simplified(prep),
+        "trainable": prepare.trainable(prep, s),
+        "causal": prepare.causal(prep, s),
+        "multihead": prepare.multihead(prep, s),
     }
     for page, tr in traces.items():
         ex = MY.stage(page, TEXT, s, False, MY.NONE).exhibit
@@ -191,7 +192,7 @@ def test_a_diagnosis_is_graded_and_the_reveal_names_the_check():
     assert "No future leak" in wrong.reveal.summary
     with pytest.raises(ValueError, match="Pick one of"):
         MY.diagnose(m, "not a bug")
-    assert [c.key for c in m.choices] == [*(b.key for b in B.bugs_for("causal")), MY.NONE]
+    assert [c.key for c in m.choices] == [*(b.key for b in bugs.bugs_for("causal")), MY.NONE]
 
 
 def test_the_reveal_of_a_bug_that_raises_quotes_the_error():
@@ -215,7 +216,7 @@ def _apply(diff: str, source: str) -> str:
 def _patched(diff: str, target: str):
     """The engine's ``target`` with ``diff`` applied, compiled beside the engine's code."""
     namespace = dict(vars(M))
-    source = _apply(diff, B.source_of(getattr(M, target)))
+    source = _apply(diff, bugs.source_of(getattr(M, target)))
     exec(compile(source, f"<diff applied to {target}>", "exec"), namespace)
     return namespace[target]
 
@@ -223,20 +224,20 @@ def _patched(diff: str, target: str):
 TAPS = {"attn_scores": MY.SCORES, "attn_weights": MY.WEIGHTS, "weights_dropped": MY.DROPPED}
 
 
-@pytest.mark.parametrize("key", [b.key for b in B.BUGS])
+@pytest.mark.parametrize("key", [b.key for b in bugs.BUGS])
 def test_the_revealed_diff_applied_to_the_engines_code_gives_what_the_page_showed(key):
-    bug = B.BUGS_BY_KEY[key]
+    bug = bugs.BUGS_BY_KEY[key]
     s = Settings(d_in=4, d_out=8, num_heads=2, dropout=0.5, context_length=32)
     m = MY.stage(bug.pass_kind, TEXT, s, False, key)
     spec = {
         "simplified": None,
-        "trainable": L.spec_trainable(s),
-        "causal": L.spec_causal(s),
-        "multihead": L.spec_multihead(s),
+        "trainable": prepare.spec_trainable(s),
+        "causal": prepare.spec_causal(s),
+        "multihead": prepare.spec_multihead(s),
     }[bug.pass_kind]
     assert m.reveal.diff == bug.diff(spec)
     code = _patched(m.reveal.diff, bug.target(spec))
-    prep = L.prepare(TEXT, s)
+    prep = prepare.prepare(TEXT, s)
     x = prep.x[0] if bug.pass_kind in ("simplified", "trainable") else prep.x
     module = spec.build().eval() if spec is not None else None
     with torch.inference_mode(), seeded(s.seed_dropout):

@@ -12,43 +12,43 @@ import copy
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach.panel import Panel, draw
 
 
-def spec_of(item, look: F.Look = F.NORMAL) -> dict:
+def spec_of(item, look: figures.Look = figures.NORMAL) -> dict:
     """The spec of a Panel (drawn at ``look``), a Chart, or a spec given as is."""
     if isinstance(item, Panel):
         return draw(item, look)
-    if isinstance(item, F.Chart):
+    if isinstance(item, figures.Chart):
         return item.spec
     return item
 
 
-def as_figure(item, look: F.Look = F.NORMAL) -> go.Figure:
+def as_figure(item, look: figures.Look = figures.NORMAL) -> go.Figure:
     """A validated Plotly figure of ``item`` (its typed arrays unpacked to numpy, as Plotly
     accepts them), so a misspelt property or a bad value fails the test."""
     spec = copy.deepcopy(spec_of(item, look))
     for trace in spec["data"]:
         for name in ("z", "x", "y", "customdata"):
             if isinstance(trace.get(name), dict) and "bdata" in trace[name]:
-                trace[name] = F.unpacked(trace[name])
+                trace[name] = figures.unpacked(trace[name])
         error = trace.get("error_x")
         if isinstance(error, dict):
             for name in ("array", "arrayminus"):
                 if isinstance(error.get(name), dict):
-                    error[name] = F.unpacked(error[name])
+                    error[name] = figures.unpacked(error[name])
     return go.Figure(spec)
 
 
 def z_of(item, trace: int = 0) -> np.ndarray:
     """The numbers a heatmap trace draws, as float32."""
-    return np.asarray(F.unpacked(spec_of(item)["data"][trace]["z"]))
+    return np.asarray(figures.unpacked(spec_of(item)["data"][trace]["z"]))
 
 
 def words_of(item) -> str:
     """A figure's title as a reader takes it in: the title on one line, then its subtitle (a
     note such as "after dropout, scale 0 to 2") in brackets when it has one."""
     spec = spec_of(item)
-    title, note = F.title_of(spec), F.subtitle_of(spec)
+    title, note = figures.title_of(spec), figures.subtitle_of(spec)
     return f"{title} ({note})" if note else title

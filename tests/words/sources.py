@@ -23,13 +23,12 @@ from string import Template
 import pandas as pd
 import torch
 
-from attnviz import figures as F
-from attnviz.core import trace as T
+from attnviz import figures
+from attnviz.core import trace as tracing
 from attnviz.core.inputs import BOOK_TEXT
 from attnviz.core.settings import BOOK, Settings
 from attnviz.models import toy_tasks as learn
-from attnviz.teach import bugs as B
-from attnviz.teach import prepare as L
+from attnviz.teach import bugs, prepare
 from attnviz.teach.checks import CheckResult
 from attnviz.teach.lessons import causal, home, multihead, simplified, trainable
 from attnviz.teach.lessons import watch_learn as learn_lesson
@@ -110,10 +109,10 @@ def strings_of(obj, where: str, depth: int = 0) -> Sentences:
         yield f"{where} (check {obj.name}: title)", obj.title
         yield f"{where} (check {obj.name}: detail)", obj.detail
     elif isinstance(obj, Panel):
-        yield f"{where} [{obj.key}] title", F.title_of(obj.figure)
+        yield f"{where} [{obj.key}] title", figures.title_of(obj.figure)
         for part in ("caption", "sentence"):
             yield f"{where} [{obj.key}] {part}", getattr(obj, part)
-    elif isinstance(obj, F.Chart):  # a bar or line chart: its title and its series' names
+    elif isinstance(obj, figures.Chart):  # a bar or line chart: its title and its series' names
         yield f"{where} (chart title)", obj.title
         for series in obj.series:
             yield f"{where} (series name)", series.name
@@ -137,25 +136,25 @@ def strings_of(obj, where: str, depth: int = 0) -> Sentences:
 def lessons(name: str) -> Sentences:
     """Every page's lesson objects at the named settings (SETTINGS)."""
     text, text2, s, book = SETTINGS[name]
-    prep = L.prepare(text, s, use_book=book)
+    prep = prepare.prepare(text, s, use_book=book)
     yield from strings_of(home.home_lesson(prep), f"{name}: home")
-    tr1 = L.simplified(prep)
+    tr1 = prepare.simplified(prep)
     yield from strings_of(simplified.simplified_lesson(tr1, book), f"{name}: pass 1")
     yield from strings_of(simplified.query_view(tr1, 1, 1, 0, book), f"{name}: pass 1 query")
-    v2, v1 = L.trainable(prep, s, "v2"), L.trainable(prep, s, "v1")
+    v2, v1 = prepare.trainable(prep, s, "v2"), prepare.trainable(prep, s, "v1")
     wide_s = trainable.wide_settings(s, book)
-    wide = L.trainable(prep, wide_s, "v2") if wide_s else None
+    wide = prepare.trainable(prep, wide_s, "v2") if wide_s else None
     yield from strings_of(trainable.trainable_lesson(v2, v1, wide, book), f"{name}: pass 2")
     ctx = 6 if book else s.context_length
-    within, _ = L.within_context(prep, ctx)
-    tr3 = L.causal(within, s)
-    lab = L.causal(within, s.with_changes(training=True)) if not book and s.dropout else None
-    batch = L.prepare_batch(text, text2, s, book)
-    bt = L.causal_batch(batch, s, book) if batch.num_tokens else None
+    within, _ = prepare.within_context(prep, ctx)
+    tr3 = prepare.causal(within, s)
+    lab = prepare.causal(within, s.with_changes(training=True)) if not book and s.dropout else None
+    batch = prepare.prepare_batch(text, text2, s, book)
+    bt = prepare.causal_batch(batch, s, book) if batch.num_tokens else None
     lesson3 = causal.causal_lesson(tr3, lab, bt, batch.labels, settings=s, book=book)
     yield from strings_of(lesson3, f"{name}: pass 3")
-    tr4 = L.multihead(within, s)
-    wrapper = L.wrapper(within, s) if book else None
+    tr4 = prepare.multihead(within, s)
+    wrapper = prepare.wrapper(within, s) if book else None
     yield from strings_of(multihead.preface(s, book), f"{name}: pass 4 preface")
     yield from strings_of(multihead.build(tr4, wrapper, book), f"{name}: pass 4")
     for h in range(tr4.num_heads):
@@ -181,11 +180,11 @@ def bug_texts() -> Sentences:
     reasons the settings give for hiding it."""
     fields = {"weights": "0.1", "output": "0.1", "margin": "2", "ctx": "8", "T": "6"}
     fields |= {"scores": "2, 6, 6"}
-    for bug in B.BUGS:
+    for bug in bugs.BUGS:
         where = f"bug {bug.key}"
         yield f"{where}: title", bug.title
         yield f"{where}: symptom", bug.symptom
-        yield f"{where}: slips_when", bug.slips_when.format_map(B._Fields(fields))
+        yield f"{where}: slips_when", bug.slips_when.format_map(bugs._Fields(fields))
         if bug.clash:
             yield f"{where}: clash", bug.clash.format(**fields)
         yield f"{where}: shows_when", bug.shows_when()
@@ -200,15 +199,15 @@ def bug_runs() -> Sentences:
     matrices are called, the sentences beside them and the verdict."""
     for name in ("defaults", "book", "training p=0.5"):
         text, text2, s, book = SETTINGS[name]
-        prep = L.prepare(text, s, use_book=book)
+        prep = prepare.prepare(text, s, use_book=book)
         inputs = {
-            "simplified": (L.simplified(prep).inputs, None),
-            "trainable": (L.trainable(prep, s).inputs, L.trainable(prep, s).spec),
+            "simplified": (prepare.simplified(prep).inputs, None),
+            "trainable": (prepare.trainable(prep, s).inputs, prepare.trainable(prep, s).spec),
             "causal": _batch(text, text2, s, book),
-            "multihead": (L.multihead(prep, s).inputs, L.multihead(prep, s).spec),
+            "multihead": (prepare.multihead(prep, s).inputs, prepare.multihead(prep, s).spec),
         }
-        for bug in B.BUGS:
-            found, right = B.outcome(bug.key, *inputs[bug.pass_kind])
+        for bug in bugs.BUGS:
+            found, right = bugs.outcome(bug.key, *inputs[bug.pass_kind])
             where = f"{name}: bug {bug.key} run"
             for part in ("why", "error", "verdict"):
                 if part != "error":
@@ -219,8 +218,10 @@ def bug_runs() -> Sentences:
             yield from strings_of(tuple(m.title for m in found.shown), f"{where}: titles")
 
 
-def _batch(text: str, text2: str, s: Settings, book: bool) -> tuple[torch.Tensor, T.ModuleSpec]:
-    bt = L.causal_batch(L.prepare_batch(text, text2, s, book), s, book)
+def _batch(
+    text: str, text2: str, s: Settings, book: bool
+) -> tuple[torch.Tensor, tracing.ModuleSpec]:
+    bt = prepare.causal_batch(prepare.prepare_batch(text, text2, s, book), s, book)
     return bt.inputs, bt.spec
 
 

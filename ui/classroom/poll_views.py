@@ -31,9 +31,8 @@ from typing import Any
 
 import streamlit as st
 
-from attnviz import figures as F
-from attnviz.classroom import poll_questions as C
-from attnviz.classroom import polls as P
+from attnviz import figures
+from attnviz.classroom import poll_questions, polls
 from attnviz.teach import questions as Q
 from ui import cache, charts, state, url
 from ui.text import md_escape
@@ -65,20 +64,20 @@ ACTIONS = {
 
 
 # --- the store --------------------------------------------------------------------------------
-_store: P.PollStore | None = None
+_store: polls.PollStore | None = None
 _store_lock = threading.Lock()
 
 
-def store() -> P.PollStore:
+def store() -> polls.PollStore:
     """This server's poll store, made once per process from the environment."""
     global _store
     with _store_lock:
         if _store is None:
-            _store = P.store_from_env()
+            _store = polls.store_from_env()
         return _store
 
 
-def use_store(chosen: P.PollStore | None) -> None:
+def use_store(chosen: polls.PollStore | None) -> None:
     """Put ``chosen`` in place of the environment's store (tests); None: make it again."""
     global _store
     with _store_lock:
@@ -132,7 +131,7 @@ def question_of(view) -> Q.Question | None:
     projector's view), once per process; None when it cannot be made here."""
 
     def build() -> Q.Question | None:
-        args = C.trace_args(view.settings)
+        args = poll_questions.trace_args(view.settings)
         page = view.payload.get("page")
         if args is None or page not in Q.PAGES:
             return None
@@ -142,7 +141,7 @@ def question_of(view) -> Q.Question | None:
             return None
         if numbers is None:
             return None
-        return C.question_from(view.payload, view.settings, numbers)
+        return poll_questions.question_from(view.payload, view.settings, numbers)
 
     return cache.derived.get(("poll question", *_plain_key(view)), build)
 
@@ -151,24 +150,24 @@ def reveal_figure_of(view, question: Q.Question):
     """The true figure of the poll's question, made once per question and shared."""
 
     def build():
-        args = C.trace_args(view.settings)
+        args = poll_questions.trace_args(view.settings)
         numbers = None if args is None else numbers_for(question.page, *args)
-        return None if numbers is None else C.reveal_figure(question, numbers)
+        return None if numbers is None else poll_questions.reveal_figure(question, numbers)
 
     return cache.derived.get(("poll figure", *_plain_key(view)), build)
 
 
 # --- opening a poll (the presenter's step calls this too) --------------------------------------
-def open_poll(question: Q.Question) -> P.Created | P.Refused:
+def open_poll(question: Q.Question) -> polls.Created | polls.Refused:
     """Open a poll on ``question``: its join code and the presenter's secret, or why not."""
     try:
-        asked = C.poll_question(question)
+        asked = poll_questions.poll_question(question)
     except ValueError as error:
-        return P.Refused("bad_question", f"This question cannot be polled: {error}.")
+        return polls.Refused("bad_question", f"This question cannot be polled: {error}.")
     return store().create(asked)
 
 
-def presenter_link(created: P.Created) -> dict[str, str]:
+def presenter_link(created: polls.Created) -> dict[str, str]:
     """The query parameters of the presenter's view of a new poll (they carry the secret:
     only the presenter's own browser gets them)."""
     return {POLL: created.code, SECRET: created.secret}
@@ -176,7 +175,7 @@ def presenter_link(created: P.Created) -> dict[str, str]:
 
 def _ask(question: Q.Question) -> None:
     created = open_poll(question)
-    if isinstance(created, P.Refused):
+    if isinstance(created, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", created.message)
         return
     for name, value in presenter_link(created).items():
@@ -188,7 +187,7 @@ def ask_button(question: Q.Question, *, key: str = "poll_ask") -> None:
     poll and takes the presenter to its projector view."""
     if st.button("Ask the class", key=key, icon=":material/groups:"):
         created = open_poll(question)
-        if isinstance(created, P.Refused):
+        if isinstance(created, polls.Refused):
             st.warning(created.message)
             return
         st.switch_page(PAGE_FILE, query_params=presenter_link(created))
@@ -234,7 +233,7 @@ def _note() -> None:
 
 
 def _bad_code(code: str) -> str | None:
-    clean = P.clean_code(code)
+    clean = polls.clean_code(code)
     if clean is None:
         st.warning(
             "This is not a join code: a code is six letters and digits, as the projector shows."
@@ -271,11 +270,11 @@ def start(cfg: state.Config) -> None:
     st.markdown(md_escape(question.prompt))
     if question.answer_format in (Q.TOKEN, Q.CHOICE, Q.SHAPE):
         try:
-            options = C.answer_format(question)
+            options = poll_questions.answer_format(question)
         except ValueError as error:
             st.info(md_escape(f"This question cannot be polled: {error}."))
             return
-        if isinstance(options, P.Choice):
+        if isinstance(options, polls.Choice):
             st.caption("Choices: " + md_escape(" · ".join(options.options)))
     left, right = st.columns(2)
     with left:
@@ -324,7 +323,7 @@ def projector(code: str, secret: str) -> None:
         return
     view = store().presenter_view(code, secret)
     _note()
-    if isinstance(view, P.Refused):
+    if isinstance(view, polls.Refused):
         _refused(view)
         if view.reason == "not_allowed":
             st.caption(md_escape(f"Students join at {join_link(code)}"))
@@ -353,7 +352,7 @@ def projector(code: str, secret: str) -> None:
         _revealed(view, question)
 
 
-def _refused(refused: P.Refused, presenter: bool = True) -> None:
+def _refused(refused: polls.Refused, presenter: bool = True) -> None:
     """A store's refusal as the page says it: the store down is a warning, the rest info;
     the presenter is offered a new poll."""
     if refused.reason == "unavailable":
@@ -367,11 +366,11 @@ def _refused(refused: P.Refused, presenter: bool = True) -> None:
 
 
 @st.fragment(run_every=PROJECTOR_REFRESH)
-def _live(code: str, secret: str, drawn: P.PollState) -> None:
+def _live(code: str, secret: str, drawn: polls.PollState) -> None:
     """The projector's live part, run every PROJECTOR_REFRESH seconds on its own: one read of
     the store."""
     view = store().presenter_view(code, secret)
-    if isinstance(view, P.Refused):
+    if isinstance(view, polls.Refused):
         _refused(view)
         return
     if view.state != drawn:  # another device of the presenter's moved the poll on
@@ -379,13 +378,13 @@ def _live(code: str, secret: str, drawn: P.PollState) -> None:
     _tally(view, question_of(view))
 
 
-def _tally(view: P.PresenterView, question: Q.Question | None) -> None:
+def _tally(view: polls.PresenterView, question: Q.Question | None) -> None:
     """How many answered (every round), and the spread when shown."""
     last = view.rounds[-1] if view.rounds else None
     if last is not None:
-        st.markdown(f"### {C.answered_line(last)}")
+        st.markdown(f"### {poll_questions.answered_line(last)}")
         if len(view.rounds) > 1:
-            st.caption(" · ".join(C.answered_line(t) for t in view.rounds[:-1]))
+            st.caption(" · ".join(poll_questions.answered_line(t) for t in view.rounds[:-1]))
     if not view.state.shown:
         st.caption("The answers stay hidden until you show them.")
         return
@@ -395,7 +394,7 @@ def _tally(view: P.PresenterView, question: Q.Question | None) -> None:
         charts.send(chart, key="poll_tally")
     shown = view.rounds if view.key is not None else view.rounds[-1:]
     for tally in shown:
-        lines = C.tally_lines(view.answer, tally)
+        lines = poll_questions.tally_lines(view.answer, tally)
         if lines:
             st.caption(f"Round {tally.round}")
             st.text("\n".join(lines))
@@ -405,21 +404,21 @@ def _tally(view: P.PresenterView, question: Q.Question | None) -> None:
 def _tally_chart(form, rounds, key, labels) -> tuple[str, int, str] | None:
     """The tally's chart, encoded once per distinct tally (a projector redraws it twice a
     second; most of those runs see the same counts)."""
-    chart = C.tally_chart(form, rounds, key, labels)
+    chart = poll_questions.tally_chart(form, rounds, key, labels)
     return None if chart is None else charts.encode(chart.spec, chart.label)
 
 
 def _act(action: str, code: str, secret: str) -> None:
     result = getattr(store(), action)(code, secret)
-    if isinstance(result, P.Refused):
+    if isinstance(result, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", result.message)
 
 
-def _controls(code: str, secret: str, view: P.PresenterView) -> None:
+def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
     s = view.state
     disabled = {
         "show": s.phase != "open" or s.shown,
-        "reask": s.phase != "open" or s.round >= P.ROUNDS[-1],
+        "reask": s.phase != "open" or s.round >= polls.ROUNDS[-1],
         "reveal": s.phase != "open",
         "close": s.phase == "closed",
     }
@@ -449,20 +448,24 @@ def _controls(code: str, secret: str, view: P.PresenterView) -> None:
 
 def _csv(code: str, secret: str) -> str:
     made = store().csv(code, secret)
-    return made.message if isinstance(made, P.Refused) else made
+    return made.message if isinstance(made, polls.Refused) else made
 
 
-def _revealed(view: P.PresenterView, question: Q.Question | None) -> None:
+def _revealed(view: polls.PresenterView, question: Q.Question | None) -> None:
     st.subheader(md_escape(f"The answer: {view.key_label}"))
-    lines = C.reveal_lines(view)
+    lines = poll_questions.reveal_lines(view)
     if lines:
         st.text("\n".join(lines))
     if question is not None:
         figure = reveal_figure_of(view, question)
         if figure is not None:
-            charts.chart(figure, key="poll_figure", look=F.PROJECTOR)
+            charts.chart(figure, key="poll_figure", look=figures.PROJECTOR)
     for name, _value, label in view.misconceptions or ():
-        st.markdown(md_escape(f"{C.title_of(name)} ({label}): {C.explanation_of(name)}"))
+        st.markdown(
+            md_escape(
+                f"{poll_questions.title_of(name)} ({label}): {poll_questions.explanation_of(name)}"
+            )
+        )
 
 
 # --- a phone -------------------------------------------------------------------------------
@@ -472,7 +475,7 @@ def student(code: str) -> None:
     if not code:
         return
     view = store().student_view(code, session_id())
-    if isinstance(view, P.Refused):
+    if isinstance(view, polls.Refused):
         _refused(view, presenter=False)
         _watch(code, None)
         return
@@ -504,11 +507,13 @@ def student(code: str) -> None:
 
 
 @st.fragment
-def _answering(code: str, drawn: P.PollState, form: P.AnswerFormat, question: Q.Question) -> None:
+def _answering(
+    code: str, drawn: polls.PollState, form: polls.AnswerFormat, question: Q.Question
+) -> None:
     """The phone's answer and its form, a fragment of its own: sending an answer reruns this
     part only (about a third of a full run's CPU), with one read of the store."""
     view = store().student_view(code, session_id())
-    if isinstance(view, P.Refused) or view.state != drawn:
+    if isinstance(view, polls.Refused) or view.state != drawn:
         st.rerun()  # the poll moved on (or the store went away): the whole page again
         return
     _note()
@@ -526,9 +531,9 @@ def _answer_keys(code: str, round_: int, n: int = 1) -> list[str]:
     return [f"poll_{code}_r{round_}_{i}" for i in range(n)]
 
 
-def _answer_form(code: str, round_: int, form: P.AnswerFormat, question: Q.Question) -> None:
+def _answer_form(code: str, round_: int, form: polls.AnswerFormat, question: Q.Question) -> None:
     with st.form(key=f"poll_form_{code}_{round_}", border=False):
-        if isinstance(form, P.Choice):
+        if isinstance(form, polls.Choice):
             (k,) = _answer_keys(code, round_)
             st.radio(
                 "Your answer",
@@ -538,7 +543,7 @@ def _answer_form(code: str, round_: int, form: P.AnswerFormat, question: Q.Quest
                 key=k,
             )
             keys = [k]
-        elif isinstance(form, P.Number):
+        elif isinstance(form, polls.Number):
             (k,) = _answer_keys(code, round_)
             whole = form.decimals == 0
             st.number_input(
@@ -565,11 +570,11 @@ def _answer_form(code: str, round_: int, form: P.AnswerFormat, question: Q.Quest
         )
 
 
-def _submit(code: str, round_: int, form: P.AnswerFormat, keys: tuple[str, ...]) -> None:
+def _submit(code: str, round_: int, form: polls.AnswerFormat, keys: tuple[str, ...]) -> None:
     """The form's callback: one answer for this session and round (a second replaces it)."""
     values = [st.session_state.get(k) for k in keys]
     value: Any
-    if isinstance(form, P.Sketch):
+    if isinstance(form, polls.Sketch):
         value = tuple(float(v or 0.0) for v in values)
     else:
         value = values[0]
@@ -577,14 +582,14 @@ def _submit(code: str, round_: int, form: P.AnswerFormat, keys: tuple[str, ...])
         st.session_state[NOTE_KEY] = ("warning", "Pick or type an answer first.")
         return
     result = store().answer(code, session_id(), round_, value)
-    if isinstance(result, P.Refused):
+    if isinstance(result, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", result.message)
     else:
         word = "changed" if result.replaced else "recorded"
         st.session_state[NOTE_KEY] = ("success", f"Answer {word} (round {result.round}).")
 
 
-def _graded(view: P.StudentView, question: Q.Question) -> None:
+def _graded(view: polls.StudentView, question: Q.Question) -> None:
     """After the reveal: the key, this student's answer graded as the class's tally grades
     it, the misconception it shows (if any), the share right, and the true figure."""
     form = view.answer
@@ -598,18 +603,18 @@ def _graded(view: P.StudentView, question: Q.Question) -> None:
         st.error(md_escape(f"Your answer {form.label(mine)} is not the answer."))
         for m in question.misconceptions:
             try:
-                theirs = form.clean(C.to_poll_answer(question, m.answer))
+                theirs = form.clean(poll_questions.to_poll_answer(question, m.answer))
             except (ValueError, TypeError):
                 continue
             if form.matches(mine, theirs):
-                st.write(md_escape(f"{C.title_of(m.name)}: {m.explanation}"))
+                st.write(md_escape(f"{poll_questions.title_of(m.name)}: {m.explanation}"))
                 break
     if view.tally:
         last = view.tally[-1]
         if last.right is not None:
             st.caption(
                 f"{last.right} of {last.answered} right in round {last.round} "
-                f"({C.percent(last.right, last.answered)})."
+                f"({poll_questions.percent(last.right, last.answered)})."
             )
     figure = reveal_figure_of(view, question)
     if figure is not None:
@@ -617,10 +622,10 @@ def _graded(view: P.StudentView, question: Q.Question) -> None:
 
 
 @st.fragment(run_every=PHONE_REFRESH)
-def _watch(code: str, drawn: P.PollState | None) -> None:
+def _watch(code: str, drawn: polls.PollState | None) -> None:
     """A phone's watcher, every few seconds on its own: a full run when the poll moved on
     (the next round, the spread shown, the reveal, closed, or the store back)."""
     view = store().student_view(code)
-    now = None if isinstance(view, P.Refused) else view.state
+    now = None if isinstance(view, polls.Refused) else view.state
     if now != drawn:
         st.rerun()

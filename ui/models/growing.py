@@ -22,7 +22,7 @@ from typing import cast
 import streamlit as st
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.tokens import Tokens, tokenize
 from attnviz.models.induction import api
 from attnviz.models.induction.train import Progress
@@ -285,12 +285,12 @@ def grown_view(seed: int, reports: tuple[Progress, ...]) -> G.GrownView:
     )
 
 
-def _draw_now(chart: F.Chart, where) -> None:
+def _draw_now(chart: figures.Chart, where) -> None:
     """A chart that changes at every report, sent as is (not kept in the shared cache)."""
     spec = json.dumps(chart.spec, separators=(",", ":"), allow_nan=False)
     height = int(chart.spec["layout"]["height"])
     charts.send_plotly_spec(where, spec, charts.PLOT_CONFIG_JSON, height, None, chart.label)
 
 
-def ablation_chart(view: G.AblationView, head: int) -> F.Chart:
+def ablation_chart(view: G.AblationView, head: int) -> figures.Chart:
     return cache.lesson_of(("grow ablation chart", view.step, head), lambda: view.chart(head))

@@ -21,7 +21,7 @@ import torch
 from attnviz.core.settings import GPT2_SMALL, Settings
 from attnviz.core.tokens import Tokens, get_tokenizer, tokenize
 from attnviz.models import detectors as D
-from attnviz.models import gpt2 as P
+from attnviz.models import gpt2
 from attnviz.server import budget, gate
 from attnviz.teach.panel import CAUSAL_WEIGHTS, Panel, Style, token_panel
 from ui import cache
@@ -29,11 +29,11 @@ from ui.memo import Memo
 
 # The caps and the number of forwards at once live in the engine, which counts them in the
 # server's memory bound (attnviz.server.budget.server_bound).
-ATTENTION_BYTES = P.ATTENTION_CACHE_BYTES
+ATTENTION_BYTES = gpt2.ATTENTION_CACHE_BYTES
 _attention = Memo(256, ATTENTION_BYTES, "gpt2 attention", long_work=True)
-_figures = Memo(256, P.FIGURE_CACHE_BYTES, "gpt2 figures")
+_figures = Memo(256, gpt2.FIGURE_CACHE_BYTES, "gpt2 figures")
 # A class typing at once queues here instead of holding 50 forwards in memory.
-FORWARD_SLOTS = P.FORWARD_SLOTS
+FORWARD_SLOTS = gpt2.FORWARD_SLOTS
 _forwards = threading.BoundedSemaphore(FORWARD_SLOTS)
 
 # What a student reads on a server without the weights: what the page shows once they are there.
@@ -66,12 +66,12 @@ HOW_TO_GET = (
 
 def weights_problem() -> tuple[str | None, str | None]:
     """(folder, None) when ``ATTNVIZ_GPT2_DIR`` names a complete folder, else (folder, why)."""
-    folder = P.weights_folder()
+    folder = gpt2.weights_folder()
     if folder is None:
-        return None, f"`{P.ENV}` is not set, so this server has no GPT-2 weights."
-    missing = P.missing_files(folder)
+        return None, f"`{gpt2.ENV}` is not set, so this server has no GPT-2 weights."
+    missing = gpt2.missing_files(folder)
     if missing:
-        return folder, f"The folder `{P.ENV}` names lacks {' and '.join(missing)}."
+        return folder, f"The folder `{gpt2.ENV}` names lacks {' and '.join(missing)}."
     return folder, None
 
 
@@ -88,7 +88,7 @@ def real_vocabulary() -> bool:
 class TrainedView:
     """What GPT-2 does with one text: every head's weights and what the page reads off them."""
 
-    config: P.GPT2Config
+    config: gpt2.GPT2Config
     layout: str
     weights: torch.Tensor  # (layers, heads, T, T)
     thumbs: torch.Tensor  # (layers, heads, s, s)
@@ -113,19 +113,19 @@ def _forward_slot() -> Iterator[None]:
 
 
 def _compute(folder: str, ids: tuple[int, ...]) -> TrainedView:
-    loaded = P.load(folder)
+    loaded = gpt2.load(folder)
     with _forward_slot():
         start = time.perf_counter()
-        weights = P.attention_weights(folder, ids)
+        weights = gpt2.attention_weights(folder, ids)
         seconds = time.perf_counter() - start
-    measures = P.head_measures(weights)
+    measures = gpt2.head_measures(weights)
     return TrainedView(
         loaded.config,
         loaded.layout,
         weights,
-        P.pool(weights),
+        gpt2.pool(weights),
         measures,
-        P.head_types(measures),
+        gpt2.head_types(measures),
         seconds,
     )
 
@@ -134,11 +134,11 @@ def view(folder: str, ids: tuple[int, ...]) -> TrainedView:
     return _attention.get(("view", folder, ids), _compute, (folder, ids))
 
 
-def config_of(folder: str) -> P.GPT2Config:
-    return P.load(folder).config
+def config_of(folder: str) -> gpt2.GPT2Config:
+    return gpt2.load(folder).config
 
 
-def random_settings(cfg: P.GPT2Config | None, sidebar: Settings) -> Settings:
+def random_settings(cfg: gpt2.GPT2Config | None, sidebar: Settings) -> Settings:
     """The chapter's random MultiHeadAttention at the trained model's width (GPT-2 small's
     without weights), with the sidebar's seeds, eval mode and biases as GPT-2 has them."""
     width = cfg.emb_dim if cfg else GPT2_SMALL["d_out"]
@@ -183,7 +183,7 @@ def _grid(folder, ids, wanted, selected):
     title = f"All {L * H} heads, layers down, heads across"
     if wanted:
         title = f"{int(shown.sum())} of {L * H} heads: {' or '.join(wanted)}"
-    return P.grid_figure(v.thumbs, shown, title=title, selected=selected)
+    return gpt2.grid_figure(v.thumbs, shown, title=title, selected=selected)
 
 
 def head_panel(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
@@ -196,7 +196,7 @@ def head_panel(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
 
 def head_table(v: TrainedView, layer: int, head: int, random_weights: torch.Tensor) -> list[dict]:
     """The measured criteria for the open head and for the random head beside it."""
-    rand = P.head_measures(random_weights.unsqueeze(0))
+    rand = gpt2.head_measures(random_weights.unsqueeze(0))
     names = {
         "previous": "mean weight on i − 1",
         "first": "mean weight on token 0",
@@ -218,25 +218,25 @@ def types_of(v: TrainedView, layer: int, head: int) -> list[str]:
 
 
 # --- one set of detectors: the heads named as page 8 names the grown model's ------------------
-def _probe(folder: str) -> P.ProbeScores:
+def _probe(folder: str) -> gpt2.ProbeScores:
     with _forward_slot():
         # the prefix and two copies must fit the model's context (a small test model's too)
-        fits = (P.load(folder).config.context_length - 1) // 2
-        return P.probe_scores(folder, length=min(P.PROBE_LENGTH, fits))
+        fits = (gpt2.load(folder).config.context_length - 1) // 2
+        return gpt2.probe_scores(folder, length=min(gpt2.PROBE_LENGTH, fits))
 
 
-def probe(folder: str) -> P.ProbeScores:
+def probe(folder: str) -> gpt2.ProbeScores:
     """Every head's detector scores on the detectors' probe (random tokens repeated once), once
     per process and folder: the same measurement that names the grown model's heads."""
     return _attention.get(("probe", folder), _probe, (folder,))
 
 
-def detector_name(scores: P.ProbeScores, layer: int, head: int) -> str | None:
+def detector_name(scores: gpt2.ProbeScores, layer: int, head: int) -> str | None:
     """What the head's probe scores name it (:func:`attnviz.models.detectors.name_of`), or None."""
     return D.name_of({k: float(v[layer, head]) for k, v in scores.scores.items()})
 
 
-def probe_rows(scores: P.ProbeScores, layer: int, head: int) -> list[dict]:
+def probe_rows(scores: gpt2.ProbeScores, layer: int, head: int) -> list[dict]:
     """The open head's four detector scores on the probe, one row each."""
     return [
         {"detector": D.NAMES[k].removesuffix(" head"), "measures": D.DETECTORS[k],

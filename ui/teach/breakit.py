@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
+from attnviz.teach import bugs
+from attnviz.teach import checks as live_checks
 from attnviz.teach.panel import Panel, Style
 from ui import links
 from ui.render import badge, show
@@ -32,8 +32,8 @@ def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> str:
         "| bug | caught by | what goes wrong | hidden by these settings? |",
         "|---|---|---|---|",
     ]
-    for bug in B.bugs_for(pass_kind):
-        cells = (bug.title, C.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
+    for bug in bugs.bugs_for(pass_kind):
+        cells = (bug.title, live_checks.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
         rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join(rows)
 
@@ -62,8 +62,8 @@ def break_it(
 
     st.subheader("Break it")
     st.markdown(INTRO + "\n\n" + bug_table(pass_kind, hidden))  # one element: the intro, the table
-    bugs = B.bugs_for(pass_kind)
-    titles = {bug.title: bug for bug in bugs}
+    page_bugs = bugs.bugs_for(pass_kind)
+    titles = {bug.title: bug for bug in page_bugs}
     choice = st.selectbox(
         "Turn on a bug", [NONE, *titles], key=links.bug_key(pass_kind), bind="query-params"
     )
@@ -103,7 +103,7 @@ def break_it(
 def _outcome(bug_key: str, x: torch.Tensor, spec, labels):
     """The bug's outcome, the check on the correct code, and (unless it raised) the matrices
     that show its effect (``BugOutcome.shown``) as panels: built once per setting and bug."""
-    outcome, right_check = B.outcome(bug_key, x, spec)
+    outcome, right_check = bugs.outcome(bug_key, x, spec)
     if outcome.error or outcome.wrong is None or outcome.check is None:
         return outcome, right_check, ()
     labels = tuple(labels)

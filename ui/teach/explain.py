@@ -27,10 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from attnviz.core import trace as T
-from attnviz.teach import declared
-from attnviz.teach import derive as D
-from attnviz.teach.lessons import cell as CL
+from attnviz.core import trace as tracing
+from attnviz.teach import declared, derive
+from attnviz.teach.lessons import cell as cell_lesson
 from ui import url
 from ui.numbers import plot
 from ui.text import md_escape
@@ -98,21 +97,21 @@ class Source:
     """A trace whose weights can be explained: ``key`` names it in the shared cache (plain
     values), ``what`` says which computation it is."""
 
-    trace: T.Trace
+    trace: tracing.Trace
     key: tuple
     what: str = ""
 
     @property
     def heads(self) -> int:
         tr = self.trace
-        if isinstance(tr, T.WrapperTrace):
+        if isinstance(tr, tracing.WrapperTrace):
             return len(tr.heads)
-        return tr.num_heads if isinstance(tr, T.MultiHeadTrace) else 1
+        return tr.num_heads if isinstance(tr, tracing.MultiHeadTrace) else 1
 
     @property
     def batches(self) -> int:
         tr = self.trace
-        if isinstance(tr, (T.CausalTrace, T.MultiHeadTrace)):
+        if isinstance(tr, (tracing.CausalTrace, tracing.MultiHeadTrace)):
             return int(tr.inputs.shape[0])
         return 1
 
@@ -170,13 +169,15 @@ def _grid_part(
 ) -> tuple[dict[str, Any], str]:
     """The grid's data (weights to 4 decimals, None where the mask hides a key) and a note when
     it shows only part of the tokens."""
-    weights, labels = D.weights_of(source.trace, head)
+    weights, labels = derive.weights_of(source.trace, head)
     n = len(labels)
     first, last = 0, n - 1
     if window is not None:
         first, last = window
     last = min(last, first + GRID_MAX - 1, n - 1)
-    causal = isinstance(source.trace, (T.CausalTrace, T.MultiHeadTrace, T.WrapperTrace))
+    causal = isinstance(
+        source.trace, (tracing.CausalTrace, tracing.MultiHeadTrace, tracing.WrapperTrace)
+    )
     rows = []
     for i in range(first, last + 1):
         row = weights[i, first : last + 1].tolist()
@@ -286,7 +287,7 @@ def block(
     source = sources[cell.source]
     lesson = cache.lesson_of(
         ("cell", *source.key, cell),
-        lambda: CL.cell_lesson(source.trace, cell.query, cell.key, cell.head, cell.batch),
+        lambda: cell_lesson.cell_lesson(source.trace, cell.query, cell.key, cell.head, cell.batch),
     )
     derivation(lesson, cell, source, numbers=numbers)
 
@@ -296,7 +297,9 @@ def _close() -> None:
         del st.query_params[CELL_PARAM]
 
 
-def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bool) -> None:
+def derivation(
+    lesson: cell_lesson.CellLesson, cell: Cell, source: Source, *, numbers: bool
+) -> None:
     """One cell's derivation, step by step, each with its line of modules.py."""
     d = lesson.derivation
     with st.container(border=True, key="explain_derivation"):
@@ -325,7 +328,7 @@ def derivation(lesson: CL.CellLesson, cell: Cell, source: Source, *, numbers: bo
 TERMS_LABEL = "Every term, their sum and the module's context row"
 
 
-def terms_box(lesson: CL.CellLesson, tag: str) -> None:
+def terms_box(lesson: cell_lesson.CellLesson, tag: str) -> None:
     """The context terms α_ij v_j as a table ending with their sum and the module's row, in a
     closed box built only when opened (a table costs a run a few ms)."""
     with st.expander(TERMS_LABEL, key=f"explain_terms_{tag}", on_change="rerun") as box:
@@ -335,7 +338,7 @@ def terms_box(lesson: CL.CellLesson, tag: str) -> None:
                 st.caption(lesson.table_note)
 
 
-def code_block(lines: tuple[D.CodeLine, ...]) -> str:
+def code_block(lines: tuple[derive.CodeLine, ...]) -> str:
     """A step's lines of modules.py in file order, under one comment naming where they are:
     "# attnviz/core/modules.py, CausalAttention.forward, lines 127, 128 and 131"."""
     ordered = sorted(set(lines), key=lambda line: line.lineno)
@@ -348,7 +351,7 @@ def code_block(lines: tuple[D.CodeLine, ...]) -> str:
 
 
 @st.fragment
-def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> None:
+def slider(d: derive.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> None:
     """One component of q_i, moved: the whole row again (only this fragment reruns)."""
     from ui import cache
 
@@ -382,7 +385,7 @@ def slider(d: D.Derivation, tag: str, cache_key: tuple, *, numbers: bool) -> Non
     )
     lesson = cache.derived.get(
         (*cache_key, int(dim), float(value)),
-        lambda: CL.slider_lesson(d, int(dim), float(value)),
+        lambda: cell_lesson.slider_lesson(d, int(dim), float(value)),
     )
     st.text(lesson.sentence)
     plot(lesson.chart, key=f"explain_slider_{tag}", numbers=numbers)
@@ -429,7 +432,7 @@ def lines(
 
     labels = source.trace.labels
     n = len(labels)
-    causal = isinstance(source.trace, (T.CausalTrace, T.MultiHeadTrace))
+    causal = isinstance(source.trace, (tracing.CausalTrace, tracing.MultiHeadTrace))
     h = min(head or 0, source.heads - 1)
     st.subheader("One query's weights as lines" + (f", head {h}" if source.heads > 1 else ""))
     if _waits(plan):
@@ -450,7 +453,7 @@ def lines(
     )
     chart, sentence = cache.lesson_of(
         ("lines", *source.key, h, int(query), window),
-        lambda: CL.line_chart(source.trace, int(query), int(h), 0, window),
+        lambda: cell_lesson.line_chart(source.trace, int(query), int(h), 0, window),
     )
     plot(chart, key=f"lines_{page}", numbers=numbers)
     st.caption(md_escape(sentence))

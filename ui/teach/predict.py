@@ -43,7 +43,7 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach import declared
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
@@ -454,8 +454,8 @@ def _outlined(q: Q.Question, panel: Panel) -> Panel:
 
 
 def marked_spec(
-    q: Q.Question, grade: Q.Grade | None, panel: Panel, look: F.Look = F.NORMAL
-) -> tuple[F.Spec, str]:
+    q: Q.Question, grade: Q.Grade | None, panel: Panel, look: figures.Look = figures.NORMAL
+) -> tuple[figures.Spec, str]:
     """The spec of ``panel`` (the hidden matrix) with the answer marked on it, and the caption
     that says what the marks mean."""
     shapes, caption = marks(q, grade, panel.values)
@@ -465,7 +465,7 @@ def marked_spec(
 
 
 def draw_marked(
-    q: Q.Question, grade: Q.Grade | None, panel: Panel, *, look: F.Look = F.NORMAL
+    q: Q.Question, grade: Q.Grade | None, panel: Panel, *, look: figures.Look = figures.NORMAL
 ) -> str:
     """Draw ``panel`` (the hidden matrix) with the answer marked on it; returns the caption.
     The spec is kept in the session (it carries this student's answer)."""
@@ -483,7 +483,7 @@ def draw_sketch(q: Q.Question, grade: Q.Grade) -> None:
     if q.answer_format != Q.ROW or not isinstance(grade.answer, tuple):
         return
     assert isinstance(q.key, tuple)
-    chart = F.grouped_bars(
+    chart = figures.grouped_bars(
         {"your sketch": grade.answer, "the weights": q.key},
         q.choices,
         title=f"Row {q.choices[q.query or 0]}: your sketch and the true weights",
@@ -504,7 +504,7 @@ def reveal(
     grade: Q.Grade | None,
     *,
     numbers: Q.Numbers | None = None,
-    look: F.Look = F.NORMAL,
+    look: figures.Look = figures.NORMAL,
 ) -> None:
     """Draw the revealed matrix with the answer marked (and a sketch over the true row), from
     the question alone: its numbers are read from (page, text, settings, book), once per
@@ -654,7 +654,7 @@ class Plan:
             if grade_of(q) is None:
                 self.ask(q, present=True)
                 return True
-            self.answered(q, step, numbers=False, look=F.PROJECTOR)
+            self.answered(q, step, numbers=False, look=figures.PROJECTOR)
             return True
         return self.notice_if_hidden({step.key})
 
@@ -682,7 +682,7 @@ class Plan:
             f"{where}: these numbers would give the answer away."
         )
 
-    def answered(self, q: Q.Question, panel: Panel | None, *, numbers: bool, look=F.NORMAL):
+    def answered(self, q: Q.Question, panel: Panel | None, *, numbers: bool, look=figures.NORMAL):
         """The verdict and the hidden matrix with the answer marked: ``panel`` (the page's own)
         when it draws the question's matrix, else one made from the numbers."""
         grade = grade_of(q)
@@ -698,7 +698,7 @@ class Plan:
             if own:
                 assert panel is not None
                 caption = draw_marked(q, grade, panel, look=look)
-                if panel.caption and look is F.NORMAL:
+                if panel.caption and look is figures.NORMAL:
                     st.caption(panel.caption)
             elif matrix is not None:
                 made = reveal_panel(q, self.numbers)
@@ -708,14 +708,14 @@ class Plan:
                 caption = ""
             if caption:
                 st.caption(md_escape(caption))
-            if look is F.NORMAL:
+            if look is figures.NORMAL:
                 st.button(
                     "Next question",
                     key=f"next_{question_id(q)}",
                     on_click=_next,
                     args=("predict", self.page),
                 )
-        if own and look is F.NORMAL and panel is not None:
+        if own and look is figures.NORMAL and panel is not None:
             from ui.numbers import numbers_box
 
             numbers_box(panel.values, panel.rows, panel.cols, key=panel.key, numbers=numbers)

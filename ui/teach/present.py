@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.teach.panel import Panel
 from ui import state, url
 from ui.charts import chart
@@ -192,7 +192,7 @@ def stepper(
         st.latex(step.formula)
     elif step.sentence:
         st.write(md_escape(step.sentence))
-    chart(step, key=f"present_{step.key}", look=F.PROJECTOR)  # drawn for a projector
+    chart(step, key=f"present_{step.key}", look=figures.PROJECTOR)  # drawn for a projector
     return index
 
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core import book as BK
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
+from attnviz.teach import bugs
+from attnviz.teach import checks as live_checks
 from attnviz.teach.checks import CheckResult
 from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_panel, weights_panel
@@ -212,7 +212,7 @@ def _fmt(p: float) -> str:
 
 
 # --- the mask and the two routes --------------------------------------------------------------
-def _mask(tr: T.CausalTrace) -> tuple[Panel, str, tuple[tuple[str, tuple[str, ...]], ...]]:
+def _mask(tr: tracing.CausalTrace) -> tuple[Panel, str, tuple[tuple[str, tuple[str, ...]], ...]]:
     ctx, n = tr.spec.context_length, tr.num_tokens
     k = min(ctx, n + 4)
     # token labels already start with their position ("2: ␣starts")
@@ -243,16 +243,16 @@ def _mask(tr: T.CausalTrace) -> tuple[Panel, str, tuple[tuple[str, tuple[str, ..
     return panel, sentence, names
 
 
-def _routes(tr: T.CausalTrace, training: bool):
+def _routes(tr: tracing.CausalTrace, training: bool):
     labels = tr.labels
     after = " (before dropout)" if training else ""
     before = {"before": after}
     masked = scores_panel("p3_masked", tr.attn_scores[0], labels)
     route1 = weights_panel(
-        "p3_route1", T.renormalized_weights(tr)[0], labels, causal=True, fill=before
+        "p3_route1", tracing.renormalized_weights(tr)[0], labels, causal=True, fill=before
     )
     route2 = weights_panel("p3_route2", tr.attn_weights[0], labels, causal=True, fill=before)
-    ratio = torch.from_numpy(F.ratio_to_uniform(tr.attn_weights[0]))
+    ratio = torch.from_numpy(figures.ratio_to_uniform(tr.attn_weights[0]))
     uniform = token_panel(
         "p3_uniform",
         ratio,
@@ -260,7 +260,7 @@ def _routes(tr: T.CausalTrace, training: bool):
         f"Each weight relative to uniform{after}",
         formula=r"a_{ij} \cdot (i + 1)",
         sentence="1 is an even share of the keys a row can see; 2 is twice that.",
-        style=Style(colour="relative", value_name=F.RATIO_NAME),
+        style=Style(colour="relative", value_name=figures.RATIO_NAME),
     )
     claims = [
         Claim(
@@ -283,20 +283,22 @@ def _routes(tr: T.CausalTrace, training: bool):
             )
         )
     checks = (
-        C.masking_routes_agree(T.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores),
-        C.no_future_leak(tr.spec.build().eval(), tr.inputs),
+        live_checks.masking_routes_agree(
+            tracing.renormalized_weights(tr), tr.attn_weights, tr.scaled_scores
+        ),
+        live_checks.no_future_leak(tr.spec.build().eval(), tr.inputs),
     )
     return masked, route1, route2, uniform, tuple(claims), checks
 
 
 def _steps(
-    tr: T.CausalTrace, masked: Panel, weights: Panel, training: bool
+    tr: tracing.CausalTrace, masked: Panel, weights: Panel, training: bool
 ) -> tuple[tuple[Panel, ...], tuple[Claim, ...]]:
     """The presenter's six steps: the page's masked scores and Route 2 weights, plus the
     scores before the mask, the scaled scores, the dropout step and the context; and the
     claims the dropout step's sentence makes (what its zeros are, counted)."""
     labels, d_k = tr.labels, tr.keys.shape[-1]
-    scores = scores_panel("p3_step_scores", T.unmasked_scores(tr)[0], labels)
+    scores = scores_panel("p3_step_scores", tracing.unmasked_scores(tr)[0], labels)
     root = {"d_k": d_k, "root": f"{d_k**0.5:.4g}"}
     scaled = scores_panel(
         "p3_step_scaled", tr.scaled_scores[0], labels, value_name="scaled score", fill=root
@@ -322,7 +324,7 @@ def _steps(
         story="p3_step_dropout" if training else "p3_step_dropout_identity",
         fill=said,
     )
-    out_dims = F.dim_labels(tr.spec.d_out, "out")
+    out_dims = figures.dim_labels(tr.spec.d_out, "out")
     context = vectors_panel(
         "p3_step_context", tr.context[0], labels, out_dims, col_name="output dim"
     )
@@ -341,7 +343,7 @@ def _intro(p: float, seed: int, book: bool) -> str:
     )
 
 
-def _book_lab(walk: T.CausalTrace) -> DropoutLab:
+def _book_lab(walk: tracing.CausalTrace) -> DropoutLab:
     p, seed = BK.DROPOUT_EXAMPLE_P, BK.SEED_DROPOUT
     dropout = torch.nn.Dropout(p)  # a fresh module in training mode
     with torch.inference_mode():
@@ -361,14 +363,14 @@ def _book_lab(walk: T.CausalTrace) -> DropoutLab:
     )
 
 
-def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
+def _lab(tr: tracing.CausalTrace, illustrative: bool) -> DropoutLab:
     labels, p, seed = tr.labels, tr.spec.dropout, tr.dropout_seed or 0
     scale = 1 / (1 - p)
     after = tr.weights_dropped[0]
     n = len(labels)
     zero_rows = [i for i in range(n) if float(after[i].abs().sum()) == 0.0]
     outlined = " · outlined: rows dropped to zero" if zero_rows else ""
-    mask = matrix_panel("p3_dmask", T.dropout_mask(tr)[0], labels, labels, value_name="kept")
+    mask = matrix_panel("p3_dmask", tracing.dropout_mask(tr)[0], labels, labels, value_name="kept")
     dropped = weights_panel(
         "p3_dropped",
         after,
@@ -378,10 +380,10 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
         outline_rows=zero_rows,
         fill={"scale": f"{scale:.3g}", "outlined": outlined},
     )
-    dims = F.dim_labels(tr.spec.d_out, "out")
+    dims = figures.dim_labels(tr.spec.d_out, "out")
     values = vectors_panel("p3_values", tr.values[0], labels, dims, col_name="output dim")
     context = vectors_panel("p3_place_w", tr.context[0], labels, dims, col_name="output dim")
-    other = T.context_dropout(tr, p, seed)[0]
+    other = tracing.context_dropout(tr, p, seed)[0]
     context_dropout = vectors_panel("p3_place_c", other, labels, dims, col_name="output dim")
     sums = after.sum(dim=-1)
     shown = ", ".join(f"{float(v):.3f}" for v in sums[:SUMS_SHOWN]) + (
@@ -436,7 +438,7 @@ def _lab(tr: T.CausalTrace, illustrative: bool) -> DropoutLab:
     )
 
 
-def _mode_claims(tr: T.CausalTrace, book: bool) -> tuple[Claim, ...]:
+def _mode_claims(tr: tracing.CausalTrace, book: bool) -> tuple[Claim, ...]:
     if book:
         text = (
             "Book mode runs the chapter's walkthrough in eval mode with dropout 0.0: the "
@@ -464,13 +466,13 @@ def _mode_claims(tr: T.CausalTrace, book: bool) -> tuple[Claim, ...]:
 
 
 # --- the batch --------------------------------------------------------------------------------
-def batch_hidden(x: torch.Tensor, spec: T.ModuleSpec) -> dict[str, str | None]:
+def batch_hidden(x: torch.Tensor, spec: tracing.ModuleSpec) -> dict[str, str | None]:
     """Why each of pass 3's bugs cannot show on the batch ``x`` through ``spec`` (None: it
     shows), for the page's "Break it", which runs on the batch."""
-    return {bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("causal")}
+    return {bug.key: bug.hidden_at(x, spec) for bug in bugs.bugs_for("causal")}
 
 
-def batch_lesson(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -> Batch:
+def batch_lesson(bt: tracing.CausalTrace, labels: tuple[tuple[str, ...], ...], book: bool) -> Batch:
     """The batch part of page 3 (its closed box): both texts' weights, claims and check."""
     n = bt.num_tokens
     dropped = bt.training and bt.spec.dropout > 0
@@ -524,7 +526,7 @@ def batch_lesson(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: b
         sentence,
         tuple(panels),
         tuple(claims),
-        C.batch_rows_independent(bt.spec.build().eval(), bt.inputs),
+        live_checks.batch_rows_independent(bt.spec.build().eval(), bt.inputs),
         printout,
         caption,
         labels[0],
@@ -533,7 +535,7 @@ def batch_lesson(bt: T.CausalTrace, labels: tuple[tuple[str, ...], ...], book: b
 
 
 # --- the page's checks ------------------------------------------------------------------------
-def _checks(tr: T.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
+def _checks(tr: tracing.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
     sp = tr.spec
 
     def build(p):
@@ -541,23 +543,23 @@ def _checks(tr: T.CausalTrace, book: bool) -> tuple[CheckResult, ...]:
 
     with torch.inference_mode():
         before_dropout = tr.attn_weights @ tr.values
-    rows = C.rows_sum_to_one(tr.attn_weights)
-    sdpa = C.matches_sdpa(tr.queries, tr.keys, tr.values, before_dropout, causal=True)
+    rows = live_checks.rows_sum_to_one(tr.attn_weights)
+    sdpa = live_checks.matches_sdpa(tr.queries, tr.keys, tr.values, before_dropout, causal=True)
     if tr.training and sp.dropout > 0:  # both read the weights before dropout: say so
         rows = dataclasses.replace(rows, title=rows.title + " (before dropout)")
         sdpa = dataclasses.replace(sdpa, title=sdpa.title + " (before dropout)")
     return (
         rows,
         sdpa,
-        C.eval_ignores_dropout(
+        live_checks.eval_ignores_dropout(
             lambda m, x: m(x), build, tr.inputs, max(sp.dropout, 0.5 if book else sp.dropout)
         ),
     )
 
 
-def _walkthrough(tr: T.CausalTrace, route1: torch.Tensor) -> tuple[Printout, ...]:
+def _walkthrough(tr: tracing.CausalTrace, route1: torch.Tensor) -> tuple[Printout, ...]:
     with torch.inference_mode():
-        full = torch.softmax(T.unmasked_scores(tr) / tr.keys.shape[-1] ** 0.5, dim=-1)[0]
+        full = torch.softmax(tracing.unmasked_scores(tr) / tr.keys.shape[-1] ** 0.5, dim=-1)[0]
     return (
         Printout("attn_weights before masking (sa_v2, seed 789)", full, "masking_weights_unmasked"),
         Printout(
@@ -570,7 +572,7 @@ def _walkthrough(tr: T.CausalTrace, route1: torch.Tensor) -> tuple[Printout, ...
     )
 
 
-def _head_claims(weights: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
+def _head_claims(weights: Panel, spec: tracing.ModuleSpec) -> tuple[Claim, ...]:
     """How far the module's weights (before dropout) are from an even share; with trained
     weights, what the head is named after on this text (only when its score says so)."""
     who = "These trained weights" if spec.trained else "These random weights"
@@ -584,8 +586,8 @@ def _head_claims(weights: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
 
 
 def dropout_lab(
-    trace: T.CausalTrace,
-    lab_trace: T.CausalTrace | None,
+    trace: tracing.CausalTrace,
+    lab_trace: tracing.CausalTrace | None,
     *,
     settings: Settings,
     book: bool,
@@ -601,9 +603,9 @@ def dropout_lab(
 
 
 def causal_lesson(
-    trace: T.CausalTrace,
-    lab_trace: T.CausalTrace | None,
-    batch_trace: T.CausalTrace | None,
+    trace: tracing.CausalTrace,
+    lab_trace: tracing.CausalTrace | None,
+    batch_trace: tracing.CausalTrace | None,
     batch_labels: tuple[tuple[str, ...], ...],
     *,
     settings: Settings,

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnviz import figures as F
-from attnviz.core import trace as T
-from attnviz.teach import derive as D
+from attnviz import figures
+from attnviz.core import trace as tracing
+from attnviz.teach import derive
 
 # The context table shows at most this many keys and dimensions (a 256-token row of 1,600
 # dimensions would be 400,000 cells); the chart and the sums above it use every one.
@@ -40,29 +40,33 @@ class CellLesson:
     """Everything the page shows for one cell. ``heading`` and the steps' sentences hold token
     labels (the student's text): show them as plain text."""
 
-    derivation: D.Derivation
+    derivation: derive.Derivation
     heading: str
-    score_chart: F.Chart
-    softmax_chart: F.Chart
-    context_chart: F.Chart
+    score_chart: figures.Chart
+    softmax_chart: figures.Chart
+    context_chart: figures.Chart
     context_table: pd.DataFrame  # a row per key's term α_ij v_j, then their sum, then the module's
     table_note: str  # what the table leaves out, or ""
     sums: dict[str, str]  # step name -> a sentence checking that the parts add up
 
     @property
-    def steps(self) -> tuple[D.Step, ...]:
+    def steps(self) -> tuple[derive.Step, ...]:
         return self.derivation.steps
 
 
-def cell_lesson(trace: T.Trace, query: int, key: int, head: int = 0, batch: int = 0) -> CellLesson:
+def cell_lesson(
+    trace: tracing.Trace, query: int, key: int, head: int = 0, batch: int = 0
+) -> CellLesson:
     """The derivation of ``attn_weights[batch, head, query, key]`` of ``trace``, with its charts
     (raises :class:`attnviz.teach.derive.DerivationError` for a cell that does not exist)."""
-    d = D.derivation(trace, query, key, head, batch)
+    d = derive.derivation(trace, query, key, head, batch)
     names = ("x", "x") if d.shared_input else ("q", "k")
     value = "x" if d.shared_input else "v"
     visible = ~d.future
-    score_chart = F.score_terms(d.q, d.k, query=d.query, key=d.key, score=d.score, names=names)
-    softmax_chart = F.softmax_row(
+    score_chart = figures.score_terms(
+        d.q, d.k, query=d.query, key=d.key, score=d.score, names=names
+    )
+    softmax_chart = figures.softmax_row(
         d.row_scaled,
         d.row_exp,
         d.row_weights,
@@ -74,7 +78,7 @@ def cell_lesson(trace: T.Trace, query: int, key: int, head: int = 0, batch: int 
         visible=visible.tolist(),
     )
     after = " after dropout" if d.factors is not None else ""
-    context_chart = F.context_terms(
+    context_chart = figures.context_terms(
         d.used_weights,
         d.term_norms,
         d.labels,
@@ -93,7 +97,7 @@ def cell_lesson(trace: T.Trace, query: int, key: int, head: int = 0, batch: int 
     )
 
 
-def _context_table(d: D.Derivation, value: str) -> tuple[pd.DataFrame, str]:
+def _context_table(d: derive.Derivation, value: str) -> tuple[pd.DataFrame, str]:
     terms = d.terms
     keys = [j for j in range(d.num_tokens) if not bool(d.future[j])]
     cut = []
@@ -115,7 +119,7 @@ def _context_table(d: D.Derivation, value: str) -> tuple[pd.DataFrame, str]:
     return frame, note
 
 
-def _sums(d: D.Derivation, value: str) -> dict[str, str]:
+def _sums(d: derive.Derivation, value: str) -> dict[str, str]:
     """One sentence a step: its parts, added up here, against the number the module computed."""
     total = float(d.products.sum())
     out = {
@@ -145,16 +149,16 @@ def _sums(d: D.Derivation, value: str) -> dict[str, str]:
 class SliderLesson:
     """The row again after one component of q_i changed: its chart and a sentence."""
 
-    change: D.RowChange
-    chart: F.Chart
+    change: derive.RowChange
+    chart: figures.Chart
     sentence: str
 
 
-def slider_lesson(d: D.Derivation, dim: int, value: float) -> SliderLesson:
+def slider_lesson(d: derive.Derivation, dim: int, value: float) -> SliderLesson:
     """``q_i[dim] = value`` and the whole row recomputed (:func:`attnviz.teach.derive.recompute_row`)."""
-    change = D.recompute_row(d, dim, value)
+    change = derive.recompute_row(d, dim, value)
     q = "x" if d.shared_input else "q"
-    chart = F.row_change(
+    chart = figures.row_change(
         d.row_weights,
         change.weights,
         d.labels,
@@ -186,21 +190,21 @@ def line_window(n: int, query: int, window: tuple[int, int] | None) -> tuple[int
 
 
 def line_chart(
-    trace: T.Trace,
+    trace: tracing.Trace,
     query: int,
     head: int = 0,
     batch: int = 0,
     window: tuple[int, int] | None = None,
-) -> tuple[F.Chart, str]:
+) -> tuple[figures.Chart, str]:
     """One query's weights (what the context used) as lines to every key, in the reading
     direction of the text, and the sentence that says where the largest weight went."""
-    view = D.line_view_of(trace, query, head, batch, after_dropout=True)
+    view = derive.line_view_of(trace, query, head, batch, after_dropout=True)
     n = len(view.labels)
     first, last = line_window(n, query, window)
     keep = slice(first, last + 1)
     note = f"keys {first}–{last} of {n}" if (first, last) != (0, n - 1) else ""
     whose = f" (head {view.head})" if view.head is not None else ""
-    chart = F.attention_lines(
+    chart = figures.attention_lines(
         view.weights[keep],
         view.labels[keep],
         query - first,
@@ -208,7 +212,7 @@ def line_chart(
         direction=view.direction,
         note=note,
         title=(
-            f"Query {F.escape_label(view.query_label)}{whose}: a line to every key, "
+            f"Query {figures.escape_label(view.query_label)}{whose}: a line to every key, "
             "as thick as its weight"
         ),
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.models import detectors as D
 from attnviz.models.induction import api
 from attnviz.models.induction.passes import RULE, map_tokens
@@ -57,9 +57,9 @@ class RunView:
 
     step: int
     metrics: tuple[tuple[str, str], ...]  # (label, value)
-    loss: F.Chart
-    previous: F.Chart
-    induction: F.Chart
+    loss: figures.Chart
+    previous: figures.Chart
+    induction: figures.Chart
     names: tuple[str, ...]  # one sentence per head, layer by layer
     phase: str  # where the loss on the repeat falls fastest, and what the heads do then
     layer0: str  # which layer-0 head carries the most of the token before (the intro's claim)
@@ -131,9 +131,9 @@ def _head_series(curves: api.Curves, score: str) -> dict[str, np.ndarray]:
 
 def _score_lines(
     name: str, series: dict[str, np.ndarray], x, step: int, beside: dict[str, np.ndarray]
-) -> F.Chart:
+) -> figures.Chart:
     """One score of every head against the steps, from 0 to 1, ``step`` marked."""
-    return F.lines(
+    return figures.lines(
         x,
         series,
         title=f"{name} score of every head",
@@ -155,7 +155,7 @@ def run_view(step: int) -> RunView:
     m = api.at_step(step)
     x, mark = curves.steps, f"step {_steps_words(step)}"
     chance = curves.chance
-    loss = F.lines(
+    loss = figures.lines(
         x,
         {
             "first copy": curves.loss_first,
@@ -327,10 +327,10 @@ class AblationView:
     sentences: tuple[str, ...]  # one per layer-0 head: what zeroing it does
     scores: tuple[float, ...]  # the last layer's induction score: every head on, then each zeroed
 
-    def chart(self, head: int) -> F.Chart:
+    def chart(self, head: int) -> figures.Chart:
         """The scores as bars, the zeroed ``head`` highlighted."""
         labels = ["every head on", *(f"head 0.{h} zeroed" for h in range(len(self.scores) - 1))]
-        return F.bars(
+        return figures.bars(
             self.scores,
             labels,
             title=f"Layer 1's induction score at step {_steps_words(self.step)}",
@@ -364,15 +364,15 @@ class GrownView:
     seed: int
     steps: int
     seconds: float
-    curves: F.Chart
+    curves: figures.Chart
     names: tuple[str, ...]
     summary: str
 
 
-def grown_chart(reports: Sequence[Progress], title: str) -> F.Chart:
+def grown_chart(reports: Sequence[Progress], title: str) -> figures.Chart:
     """Loss on the repeat and the last layer's best induction score over a run's reports."""
     x = [p.step for p in reports]
-    return F.lines(
+    return figures.lines(
         x,
         {
             "loss on the repeat (nats)": [p.measures.loss_repeat for p in reports],

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.models import detectors as D
 from attnviz.teach.panel import Claim
 
@@ -196,7 +196,7 @@ MODULES = {
 }
 
 
-def trained_note(kind: str, spec: T.ModuleSpec) -> str:
+def trained_note(kind: str, spec: tracing.ModuleSpec) -> str:
     """Pass ``kind``'s module with trained weights (``spec.trained``), in words: what it holds,
     the sizes that fixes and the rule that maps the student's tokens into the model's
     vocabulary."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.inputs import BOOK_WORDS
 from attnviz.teach.lessons.common import vectors_panel
 from attnviz.teach.panel import Claim, Panel
@@ -36,7 +36,7 @@ def home_lesson(prep: Prepared) -> HomeLesson:
         return HomeLesson(prep.book, table, {}, None, None)
     x = prep.x[0]
     n, d_in = x.shape
-    dims = tuple(F.dim_labels(d_in))
+    dims = tuple(figures.dim_labels(d_in))
     panel = vectors_panel("home_x", x, prep.labels, dims, col_name="dimension")
     if prep.book:
         count = (

@@ -18,9 +18,9 @@ from typing import Any
 import pandas as pd
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core import book
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.settings import (
     GPT2_SMALL,
     GPT2_XL,
@@ -29,8 +29,8 @@ from attnviz.core.settings import (
     mha_parameter_count,
 )
 from attnviz.models import implementations as impl
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
+from attnviz.teach import bugs
+from attnviz.teach import checks as live_checks
 from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, pattern_claim, spread_claim
@@ -48,7 +48,7 @@ from attnviz.teach.panel import (
     in_steps,
 )
 
-GRID_CELL_BUDGET = F.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
+GRID_CELL_BUDGET = figures.GRID_CELL_BUDGET  # cells in one figure; more would slow the browser down
 FASTER = 1.05  # a ratio of medians closer to 1 than this is "no real difference"
 
 # Page 4's panels, and the parts of it that draw their numbers (attnviz.teach.panel.Declared).
@@ -298,8 +298,8 @@ class MultiHeadLesson:
 
     book: bool
     labels: tuple[str, ...]
-    spec: T.ModuleSpec  # the weight-split module drawn
-    wrapper_spec: T.ModuleSpec  # the wrapper beside it
+    spec: tracing.ModuleSpec  # the weight-split module drawn
+    wrapper_spec: tracing.ModuleSpec  # the wrapper beside it
     grid: Panel
     grid_note: str | None  # why only head 0 is drawn, when the grid is past its budget
     weights_note: str  # which weights the figures show: before or after dropout, and why
@@ -307,10 +307,10 @@ class MultiHeadLesson:
     strides: tuple[dict, ...]  # the reshape walk's rows (a DataFrame only once its box opens)
     wrapper_text: str  # how the wrapper is built to compare with the split
     book_printouts: tuple[tuple[str, torch.Tensor, str], ...]  # (title, ours, printed name)
-    equivalence: C.CheckResult
+    equivalence: live_checks.CheckResult
     flops_text: str
     timing_shape: tuple
-    checks: tuple[C.CheckResult, ...]
+    checks: tuple[live_checks.CheckResult, ...]
     checks_note: str | None
     hidden: dict[str, str | None]  # bug key -> why the settings hide it (None: it shows)
     panels: dict[str, Panel] = field(default_factory=dict)
@@ -330,7 +330,7 @@ class MultiHeadLesson:
         return tuple(c for c in self.claims if c.panel == key)
 
 
-def dropped(trace: T.MultiHeadTrace) -> bool:
+def dropped(trace: tracing.MultiHeadTrace) -> bool:
     """Whether the context used weights after dropout (training mode with p > 0)."""
     return trace.training and trace.spec.dropout > 0
 
@@ -339,7 +339,7 @@ def _factor(p: float) -> str:
     return f"{1 / (1 - p):.4g}"
 
 
-def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
+def weights_note(trace: tracing.MultiHeadTrace, use_book: bool) -> str:
     p = trace.spec.dropout
     if use_book:
         return (
@@ -361,7 +361,7 @@ def weights_note(trace: T.MultiHeadTrace, use_book: bool) -> str:
     )
 
 
-def _zeros(trace: T.MultiHeadTrace, head: int | None = None) -> Z.Zeros:
+def _zeros(trace: tracing.MultiHeadTrace, head: int | None = None) -> Z.Zeros:
     """The zeros of the weights after dropout (every head, or one), counted (example 0)."""
     pick = slice(None) if head is None else head
     return Z.count(trace.attn_weights[0, pick], trace.weights_dropped[0, pick])
@@ -394,7 +394,7 @@ def _row_claims(key: str, values: torch.Tensor, after_dropout: bool, what: str) 
     return claims
 
 
-def _grid(trace: T.MultiHeadTrace) -> tuple[Panel, str | None]:
+def _grid(trace: tracing.MultiHeadTrace) -> tuple[Panel, str | None]:
     shown = trace.weights_dropped[0]  # (H, T, T): what each head's context used
     H, n = shown.shape[0], shown.shape[-1]
     p = trace.spec.dropout
@@ -437,7 +437,7 @@ def _grid_sentence(shown: torch.Tensor) -> str:
     return "One head attends over the tokens." if shown.shape[0] == 1 else ""
 
 
-def heads_claims(grid: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
+def heads_claims(grid: Panel, spec: tracing.ModuleSpec) -> tuple[Claim, ...]:
     """The sentences about the heads drawn in the grid: whether they differ (and "its own
     pattern" only when they do), how far their weights are from an even share, and with trained
     weights what each head is named after (only when its score says so)."""
@@ -458,11 +458,13 @@ def heads_claims(grid: Panel, spec: T.ModuleSpec) -> tuple[Claim, ...]:
     return tuple(out)
 
 
-def _checks(checked: T.MultiHeadTrace, refs: impl.References) -> tuple[C.CheckResult, ...]:
+def _checks(
+    checked: tracing.MultiHeadTrace, refs: impl.References
+) -> tuple[live_checks.CheckResult, ...]:
     """The chapter's claims about pass 4, in eval mode (dropout off), where they hold: read off
     the eval-mode trace and its references."""
     return (
-        C.rows_sum_to_one(checked.attn_weights),
+        live_checks.rows_sum_to_one(checked.attn_weights),
         impl.loop_check(checked, refs),
         impl.sdpa_check(checked, refs),
         impl.torch_mha_check(checked, refs),
@@ -470,15 +472,15 @@ def _checks(checked: T.MultiHeadTrace, refs: impl.References) -> tuple[C.CheckRe
     )
 
 
-def eval_trace(trace: T.MultiHeadTrace) -> T.MultiHeadTrace:
+def eval_trace(trace: tracing.MultiHeadTrace) -> tracing.MultiHeadTrace:
     """``trace`` itself when it ran without dropout, else the same pass in eval mode (one more
     forward: the app passes its cached eval trace to :func:`build` instead)."""
     if not dropped(trace):
         return trace
-    return T.trace_multihead(trace.spec, trace.inputs, trace.labels)
+    return tracing.trace_multihead(trace.spec, trace.inputs, trace.labels)
 
 
-def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
+def _wrapper_text(spec: tracing.ModuleSpec, use_book: bool) -> str:
     head_dim = spec.d_out // spec.num_heads
     if use_book:
         return (
@@ -495,7 +497,7 @@ def _wrapper_text(spec: T.ModuleSpec, use_book: bool) -> str:
     )
 
 
-def _flops_text(n: int, spec: T.ModuleSpec) -> str:
+def _flops_text(n: int, spec: tracing.ModuleSpec) -> str:
     flops = attention_flops(n, spec.d_in, spec.d_out)
     H = spec.num_heads
     return (
@@ -507,11 +509,11 @@ def _flops_text(n: int, spec: T.ModuleSpec) -> str:
 
 
 def build(
-    trace: T.MultiHeadTrace,
-    wrapper: T.WrapperTrace | None,
+    trace: tracing.MultiHeadTrace,
+    wrapper: tracing.WrapperTrace | None,
     use_book: bool,
     refs: impl.References | None = None,
-    checked: T.MultiHeadTrace | None = None,
+    checked: tracing.MultiHeadTrace | None = None,
 ) -> MultiHeadLesson:
     """Page 4 below its preface, from the weight split's trace; ``wrapper``: the wrapper's
     trace, for book mode's printouts (None outside book mode). The live checks read
@@ -557,7 +559,7 @@ def build(
         scale_note=(
             f"Scores are divided by √head_dim = √{head_dim} = {head_dim**0.5:.4f}, not by √d_out."
         ),
-        strides=tuple(T.strides_table(trace)),
+        strides=tuple(tracing.strides_table(trace)),
         wrapper_text=_wrapper_text(spec, use_book),
         book_printouts=printouts,
         equivalence=impl.wrapper_check(checked, refs),
@@ -573,7 +575,7 @@ def build(
         ),
         checks=_checks(checked, refs),
         checks_note=checks_note,
-        hidden={bug.key: bug.hidden_at(x, spec) for bug in B.bugs_for("multihead")},
+        hidden={bug.key: bug.hidden_at(x, spec) for bug in bugs.bugs_for("multihead")},
         panels={grid.key: grid},
         claims=(
             *_row_claims(grid.key, grid.values, dropped(trace), "All heads"),
@@ -606,7 +608,7 @@ def _per_head(key, values, rows, cols, title, formula, sentence) -> Panel:
     )
 
 
-def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
+def _steps(trace: tracing.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     labels, H, hd, d_out = trace.labels, trace.num_heads, trace.head_dim, trace.spec.d_out
     split_cols = tuple(f"h{h}·{d}" for h in range(H) for d in range(hd))
     sizes = {"H": H, "hd": hd, "d_out": d_out, "last": hd - 1}
@@ -624,7 +626,7 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
         f"Each head scores with its own {hd}-wide queries and keys, divided by √{hd} = "
         f"{hd**0.5:.4g}; future keys get −∞.",
     )
-    dims = tuple(F.dim_labels(hd, "head dim"))
+    dims = tuple(figures.dim_labels(hd, "head dim"))
     context_heads = _per_head(
         "p4_step_context_heads",
         trace.context_heads[0],
@@ -637,7 +639,7 @@ def _steps(trace: T.MultiHeadTrace, grid: Panel) -> tuple[Panel, ...]:
     merged = vectors_panel(
         "p4_step_merged", trace.context[0], labels, split_cols, **heads_side_by_side
     )
-    out_cols = tuple(F.dim_labels(d_out, "out"))
+    out_cols = tuple(figures.dim_labels(d_out, "out"))
     out = vectors_panel(
         "p4_step_out_proj", trace.output[0], labels, out_cols, col_name="output dim", annotate=False
     )
@@ -655,7 +657,7 @@ class HeadView:
     head: int
     panels: dict[str, Panel]
     claims: tuple[Claim, ...]
-    product: C.CheckResult  # context = shown weights @ V, on the tensors drawn
+    product: live_checks.CheckResult  # context = shown weights @ V, on the tensors drawn
     # What the weights panel's own sentence counts in training mode (the presenter's words
     # for it), as claims on that panel; the page shows ``claims`` under the panels.
     sentence_claims: tuple[Claim, ...] = ()
@@ -664,10 +666,10 @@ class HeadView:
         return tuple(c for c in self.claims if c.panel == key)
 
 
-def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
+def head_view(trace: tracing.MultiHeadTrace, head: int) -> HeadView:
     h = min(max(int(head), 0), trace.num_heads - 1)
     labels, hd = trace.labels, trace.head_dim
-    dims = tuple(F.dim_labels(hd, "head dim"))
+    dims = tuple(figures.dim_labels(hd, "head dim"))
     after = dropped(trace)
     p = trace.spec.dropout
     said: dict[str, object] = {"h": h, "hd": hd, "p": p, "factor": _factor(p)}
@@ -719,16 +721,16 @@ def head_view(trace: T.MultiHeadTrace, head: int) -> HeadView:
 
 def context_check(
     weights: torch.Tensor, values: torch.Tensor, context: torch.Tensor
-) -> C.CheckResult:
+) -> live_checks.CheckResult:
     """Z = A·V for the panels drawn: the context shown is the weights shown times V."""
     with torch.inference_mode():
         product = weights @ values
-    return C.compare(
+    return live_checks.compare(
         "context_is_shown_weights_times_v",
         "Context = weights shown @ V",
         product,
         context,
-        max(C.max_abs(values), 1.0) * max(C.max_abs(weights), 1.0),
+        max(live_checks.max_abs(values), 1.0) * max(live_checks.max_abs(weights), 1.0),
         weights.shape[-1],
         "multiply the weights shown by this head's V and you get the context shown",
         "the context shown is not the weights shown times V",

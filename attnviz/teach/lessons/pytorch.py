@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core.trace import MultiHeadTrace
 from attnviz.models import implementations as impl
-from attnviz.teach import checks as C
+from attnviz.teach import checks as live_checks
 from attnviz.teach.lessons.common import vectors_panel, weights_panel
 from attnviz.teach.panel import Claim, Panel
 
@@ -44,12 +44,12 @@ class PytorchLesson:
     here_caption: str
 
     @property
-    def checks(self) -> tuple[C.CheckResult, ...]:
+    def checks(self) -> tuple[live_checks.CheckResult, ...]:
         """Ours against SDPA and nn.MultiheadAttention, on the outputs."""
         return self.side.checks
 
     @property
-    def weights_check(self) -> C.CheckResult:
+    def weights_check(self) -> live_checks.CheckResult:
         """Our weights against nn.MultiheadAttention's (n/a when it cannot hold ours)."""
         return self.side.weights_check
 
@@ -67,7 +67,7 @@ def lesson(
     """``training``: the sidebar's training switch (False in book mode): the page compares in
     eval mode either way and says so."""
     spec, labels = trace.spec, tuple(trace.labels)
-    out_dims = tuple(F.dim_labels(spec.d_out, "out"))
+    out_dims = tuple(figures.dim_labels(spec.d_out, "out"))
     top = float(side.ours.abs().max()) or 1.0  # one colour scale for all three
     outputs = []
     for name, tensor, key in (
@@ -178,7 +178,7 @@ def head_panels(les: PytorchLesson, head: int) -> tuple[Panel, ...]:
 # --- speed --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SpeedView:
-    figure: F.Chart | None
+    figure: figures.Chart | None
     sentences: str  # what the measurement shows, in words
     table: pd.DataFrame
     caption: str
@@ -229,7 +229,7 @@ def speed_view(result: impl.BenchResult) -> SpeedView:
     timed = sorted((t for t in result.timings if t.timed), key=lambda t: t.median_s or 0.0)
     figure = None
     if timed:
-        figure = F.timing_bars(
+        figure = figures.timing_bars(
             [t.label for t in timed],
             [t.ms for t in timed],
             [t.ratio for t in timed],

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import torch
 
-from attnviz import figures as F
-from attnviz.core import trace as T
+from attnviz import figures
+from attnviz.core import trace as tracing
 from attnviz.server import gate
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
+from attnviz.teach import bugs
+from attnviz.teach import checks as live_checks
 from attnviz.teach.lessons.common import scores_panel, vectors_panel, weights_panel
 from attnviz.teach.panel import (
     HOLDS_SCORES,
@@ -79,7 +79,7 @@ class SimplifiedLesson:
     d_in: int
     panels: dict[str, Panel]  # "scores", "weights", "context"
     claims: tuple[Claim, ...]
-    checks: tuple[C.CheckResult, ...]
+    checks: tuple[live_checks.CheckResult, ...]
     book_blocks: tuple[BookBlock, ...]  # book mode: the whole-matrix printouts
     hidden: dict[str, str | None]  # bug key -> why it cannot show here (None: it shows)
     loop_tokens: int  # the nested loop runs on this many tokens
@@ -102,16 +102,16 @@ class QueryView:
     """One query's walk: its scores, three ways to normalise them, and its context vector."""
 
     query: int
-    scores_figure: F.Chart
-    walk_figure: F.Chart
-    walk_check: C.CheckResult
+    scores_figure: figures.Chart
+    walk_figure: figures.Chart
+    walk_check: live_checks.CheckResult
     walk_caption: str  # the scores the walk used and the sums it gives, computed
     context_walk: Panel  # rows: alpha_qj * x_j for each token j, then their sum z
     book_blocks: tuple[BookBlock, ...]  # book mode, query 1: the chapter's x⁽²⁾ walkthrough
 
 
-def _panels(tr: T.SimplifiedTrace) -> dict[str, Panel]:
-    lab, dims = tr.labels, tuple(F.dim_labels(tr.inputs.shape[1]))
+def _panels(tr: tracing.SimplifiedTrace) -> dict[str, Panel]:
+    lab, dims = tr.labels, tuple(figures.dim_labels(tr.inputs.shape[1]))
     scores = scores_panel("p1_scores", tr.attn_scores, lab)
     weights = weights_panel("p1_weights", tr.attn_weights, lab, causal=False)
     context = vectors_panel(
@@ -184,21 +184,21 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
     return tuple(claims)
 
 
-def _checks(tr: T.SimplifiedTrace) -> tuple[C.CheckResult, ...]:
+def _checks(tr: tracing.SimplifiedTrace) -> tuple[live_checks.CheckResult, ...]:
     if tr.loop_scores is not None:
         loop_inputs, loop_scores = tr.inputs, tr.loop_scores
     else:
-        loop_inputs = tr.inputs[: T.LOOP_TOKEN_CAP]
-        loop_scores = T.loop_scores(loop_inputs)
+        loop_inputs = tr.inputs[: tracing.LOOP_TOKEN_CAP]
+        loop_scores = tracing.loop_scores(loop_inputs)
     return (
-        C.rows_sum_to_one(tr.attn_weights),
-        C.weights_are_softmax(tr.attn_scores, tr.attn_weights),
-        C.naive_softmax_matches(tr.attn_scores),
-        C.loops_equal_matmul(loop_inputs, loop_scores),
+        live_checks.rows_sum_to_one(tr.attn_weights),
+        live_checks.weights_are_softmax(tr.attn_scores, tr.attn_weights),
+        live_checks.naive_softmax_matches(tr.attn_scores),
+        live_checks.loops_equal_matmul(loop_inputs, loop_scores),
     )
 
 
-def simplified_lesson(tr: T.SimplifiedTrace, book: bool) -> SimplifiedLesson:
+def simplified_lesson(tr: tracing.SimplifiedTrace, book: bool) -> SimplifiedLesson:
     """Everything page 1 shows about the whole text, from its trace."""
     panels = _panels(tr)
     blocks: tuple[BookBlock, ...] = ()
@@ -215,26 +215,26 @@ def simplified_lesson(tr: T.SimplifiedTrace, book: bool) -> SimplifiedLesson:
         claims=_claims(panels),
         checks=_checks(tr),
         book_blocks=blocks,
-        hidden={bug.key: bug.hidden_at(tr.inputs) for bug in B.bugs_for("simplified")},
-        loop_tokens=min(tr.num_tokens, T.LOOP_TOKEN_CAP),
+        hidden={bug.key: bug.hidden_at(tr.inputs) for bug in bugs.bugs_for("simplified")},
+        loop_tokens=min(tr.num_tokens, tracing.LOOP_TOKEN_CAP),
     )
 
 
-def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, book: bool):
+def query_view(tr: tracing.SimplifiedTrace, query: int, stretch: float, shift: float, book: bool):
     """Query ``query``'s scores (inputs multiplied by ``stretch``, scores shifted by ``shift``),
     their three normalisations, and its context vector as the sum of weighted inputs."""
     lab, x = tr.labels, tr.inputs
     with torch.inference_mode():
         row = tr.attn_scores[query] * float(stretch) ** 2 + float(shift)
         series = {
-            "divide by sum": T.sum_normalize(row),
-            "naive softmax": T.naive_softmax(row),
+            "divide by sum": tracing.sum_normalize(row),
+            "naive softmax": tracing.naive_softmax(row),
             "torch.softmax": torch.softmax(row, dim=-1),
         }
         terms = tr.attn_weights[query].unsqueeze(1) * x  # row j: alpha_qj * x_j
         stacked = torch.cat([terms, tr.context[query].unsqueeze(0)])
     rows = (*lab, f"z (query {query})")
-    dims = tuple(F.dim_labels(x.shape[1]))
+    dims = tuple(figures.dim_labels(x.shape[1]))
     caption = (
         f"Scores used: max {float(row.max()):.4g}, min {float(row.min()):.4g}. "
         f"Sums: divide-by-sum {float(series['divide by sum'].sum()):.4f}, "
@@ -259,11 +259,11 @@ def query_view(tr: T.SimplifiedTrace, query: int, stretch: float, shift: float, 
         )
     return QueryView(
         query=query,
-        scores_figure=F.bars(
+        scores_figure=figures.bars(
             tr.attn_scores[query], lab, title=f"Scores ω for query {query}", highlight=query
         ),
-        walk_figure=F.grouped_bars(series, lab, title=f"Weights for query {query}"),
-        walk_check=C.naive_softmax_matches(row.unsqueeze(0)),
+        walk_figure=figures.grouped_bars(series, lab, title=f"Weights for query {query}"),
+        walk_check=live_checks.naive_softmax_matches(row.unsqueeze(0)),
         walk_caption=caption,
         context_walk=context_walk,
         book_blocks=blocks,
@@ -288,11 +288,11 @@ class LoopTiming:
         )
 
 
-def time_loop(tr: T.SimplifiedTrace, repeat: int = 5) -> LoopTiming:
+def time_loop(tr: tracing.SimplifiedTrace, repeat: int = 5) -> LoopTiming:
     """The nested loops and ``X @ X.T`` timed (each the best of ``repeat``) on at most
     :data:`attnviz.core.trace.LOOP_TOKEN_CAP` tokens."""
     gate.give_up()  # a timing: the other sessions' page runs go meanwhile
-    x = tr.inputs[: T.LOOP_TOKEN_CAP]
+    x = tr.inputs[: tracing.LOOP_TOKEN_CAP]
 
     def best(fn) -> float:
         times = []
@@ -303,4 +303,4 @@ def time_loop(tr: T.SimplifiedTrace, repeat: int = 5) -> LoopTiming:
         return min(times)
 
     with torch.inference_mode():
-        return LoopTiming(x.shape[0], best(lambda: T.loop_scores(x)), best(lambda: x @ x.T))
+        return LoopTiming(x.shape[0], best(lambda: tracing.loop_scores(x)), best(lambda: x @ x.T))

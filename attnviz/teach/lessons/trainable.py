@@ -14,14 +14,13 @@ from typing import cast
 
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.core import book as BK
 from attnviz.core import modules as M
-from attnviz.core import trace as T
+from attnviz.core import trace as tracing
 from attnviz.core.settings import Settings
-from attnviz.teach import bugs as B
-from attnviz.teach import checks as C
-from attnviz.teach import scaling
+from attnviz.teach import bugs, scaling
+from attnviz.teach import checks as live_checks
 from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, spread_claim
 from attnviz.teach.panel import (
@@ -36,7 +35,7 @@ from attnviz.teach.panel import (
 
 # Below this key width the page offers one click to it: at the defaults (d_out 8) dropping the
 # 1/√d_k moves a weight by about 0.03, at d_out 128 by about 0.25 (measured on the default text).
-WIDE_D_OUT = B.WIDE_D_OUT  # 128; the no-1/√d_k bug shows the same width beside its maps
+WIDE_D_OUT = bugs.WIDE_D_OUT  # 128; the no-1/√d_k bug shows the same width beside its maps
 
 TRAINING_NOTE = (
     "Training mode is on, but SelfAttention_v1 and _v2 have no dropout: the weights on this "
@@ -83,20 +82,20 @@ DECLARED = (
 @dataclass(frozen=True)
 class TrainableLesson:
     labels: tuple[str, ...]
-    spec: T.ModuleSpec
+    spec: tracing.ModuleSpec
     constructor: str  # the two lines that build the module, as the student would type them
     panels: dict[str, Panel]  # W_query, W_key, W_value, queries, keys, values, scores, ...
     claims: tuple[Claim, ...]
-    checks: tuple[C.CheckResult, ...]  # the page's live checks (exercise 3.1 is apart)
-    exercise_3_1: C.CheckResult | None  # None: built without the other version
+    checks: tuple[live_checks.CheckResult, ...]  # the page's live checks (exercise 3.1 is apart)
+    exercise_3_1: live_checks.CheckResult | None  # None: built without the other version
     exercise_3_1_block: BookBlock | None  # book mode: sa_v1(inputs) after the transfer
     book_blocks: tuple[BookBlock, ...]
     scaling_note: str  # where to look when there is no wide panel ("" when there is one)
-    entropy_figure: F.Chart
-    gradient_figure: F.Chart
+    entropy_figure: figures.Chart
+    gradient_figure: figures.Chart
     study_caption: str
-    weights_histogram: F.Chart | None  # None: built without the other version
-    scores_histogram: F.Chart | None
+    weights_histogram: figures.Chart | None  # None: built without the other version
+    scores_histogram: figures.Chart | None
     hidden: dict[str, str | None]
 
     def claims_on(self, panel: str) -> tuple[Claim, ...]:
@@ -116,20 +115,20 @@ def wide_settings(settings: Settings, book: bool) -> Settings | None:
     return settings.with_changes(d_out=WIDE_D_OUT)
 
 
-def weight_matrix(tr: T.TrainableTrace, name: str) -> torch.Tensor:
+def weight_matrix(tr: tracing.TrainableTrace, name: str) -> torch.Tensor:
     """W as used in x @ W, shape (d_in, d_out), whichever way the module stores it."""
     if tr.spec.kind == "v2":
         return tr.params[f"{name}.weight"].T  # nn.Linear stores (d_out, d_in) and computes x Wᵀ
     return tr.params[name]
 
 
-def _unscaled_change(tr: T.TrainableTrace) -> torch.Tensor:
+def _unscaled_change(tr: tracing.TrainableTrace) -> torch.Tensor:
     """(T, T): softmax(QKᵀ) minus softmax(QKᵀ/√d_k), what dropping the scaling changes."""
     with torch.inference_mode():
         return torch.softmax(tr.attn_scores, dim=-1) - tr.attn_weights
 
 
-def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
+def _change_panel(tr: tracing.TrainableTrace, key: str) -> Panel:
     change, d_k = _unscaled_change(tr), tr.keys.shape[-1]
     fill = {"d_k": d_k}
     return scores_panel(
@@ -137,10 +136,13 @@ def _change_panel(tr: T.TrainableTrace, key: str) -> Panel:
     )
 
 
-def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Panel]:
+def _panels(tr: tracing.TrainableTrace, wide: tracing.TrainableTrace | None) -> dict[str, Panel]:
     lab = tr.labels
     d_in, d_out = tr.spec.d_in, tr.spec.d_out
-    dims_in, dims_out = tuple(F.dim_labels(d_in, "in")), tuple(F.dim_labels(d_out, "out"))
+    dims_in, dims_out = (
+        tuple(figures.dim_labels(d_in, "in")),
+        tuple(figures.dim_labels(d_out, "out")),
+    )
     out: dict[str, Panel] = {}
     for name, short in (("W_query", "q"), ("W_key", "k"), ("W_value", "v")):
         out[name] = matrix_panel(
@@ -186,7 +188,7 @@ def _panels(tr: T.TrainableTrace, wide: T.TrainableTrace | None) -> dict[str, Pa
     return out
 
 
-def _claims(p: dict[str, Panel], spec: T.ModuleSpec) -> tuple[Claim, ...]:
+def _claims(p: dict[str, Panel], spec: tracing.ModuleSpec) -> tuple[Claim, ...]:
     claims = [Claim("Every row of A sums to 1.", "weights", "rows_sum_to_one")]
     weights = p["weights"]
     who = "These trained weights" if spec.trained else "These random weights"
@@ -222,7 +224,9 @@ def _claims(p: dict[str, Panel], spec: T.ModuleSpec) -> tuple[Claim, ...]:
     return tuple(claims)
 
 
-def _scaling_note(tr: T.TrainableTrace, wide: T.TrainableTrace | None, book: bool) -> str:
+def _scaling_note(
+    tr: tracing.TrainableTrace, wide: tracing.TrainableTrace | None, book: bool
+) -> str:
     if wide is not None:
         return ""
     if tr.spec.trained is not None:
@@ -239,11 +243,11 @@ def _scaling_note(tr: T.TrainableTrace, wide: T.TrainableTrace | None, book: boo
 
 
 @functools.lru_cache(maxsize=1)
-def _study_figures() -> tuple[F.Chart, F.Chart, str]:
+def _study_figures() -> tuple[figures.Chart, figures.Chart, str]:
     """The why-scale curves: the same for every input (shared, read-only)."""
     study = scaling.scaling_study()
     x = study.d_ks
-    entropy = F.lines(
+    entropy = figures.lines(
         x,
         {
             "÷√d_k": study.entropy_scaled,
@@ -255,7 +259,7 @@ def _study_figures() -> tuple[F.Chart, F.Chart, str]:
         y_name="bits",
         log_x=True,
     )
-    gradient = F.lines(
+    gradient = figures.lines(
         x,
         {"÷√d_k": study.grad_norm_scaled, "unscaled": study.grad_norm_unscaled},
         title="Softmax gradient norm |∂α/∂ω|",
@@ -270,26 +274,28 @@ def _study_figures() -> tuple[F.Chart, F.Chart, str]:
     return entropy, gradient, caption
 
 
-def _exercise_3_1(v2: T.TrainableTrace, book: bool):
+def _exercise_3_1(v2: tracing.TrainableTrace, book: bool):
     """Both modules built with the same seed, v2's weights transposed into v1."""
     seed = BK.SEED_V1 if book else v2.spec.seed
     s1 = cast(
-        M.SelfAttention_v1, T.ModuleSpec("v1", v2.spec.d_in, v2.spec.d_out, seed=seed).build()
+        M.SelfAttention_v1, tracing.ModuleSpec("v1", v2.spec.d_in, v2.spec.d_out, seed=seed).build()
     )
     s2 = (
         v2.spec
         if v2.spec.trained
-        else T.ModuleSpec("v2", v2.spec.d_in, v2.spec.d_out, qkv_bias=v2.spec.qkv_bias, seed=seed)
+        else tracing.ModuleSpec(
+            "v2", v2.spec.d_in, v2.spec.d_out, qkv_bias=v2.spec.qkv_bias, seed=seed
+        )
     )
     sa_v2 = cast(M.SelfAttention_v2, s2.build())
-    check = C.v1_equals_v2(s1, sa_v2, v2.inputs)
+    check = live_checks.v1_equals_v2(s1, sa_v2, v2.inputs)
     if check.status == "n/a":
         return check, None
     with torch.inference_mode():
-        return check, C.transferred_v1(s1, sa_v2)(v2.inputs)
+        return check, live_checks.transferred_v1(s1, sa_v2)(v2.inputs)
 
 
-def _book_blocks(tr: T.TrainableTrace) -> tuple[BookBlock, ...]:
+def _book_blocks(tr: tracing.TrainableTrace) -> tuple[BookBlock, ...]:
     if tr.spec.kind == "v2":
         return (("sa_v2(inputs), seed 789", tr.output, "sa_v2"),)
     return (
@@ -302,9 +308,9 @@ def _book_blocks(tr: T.TrainableTrace) -> tuple[BookBlock, ...]:
 
 
 def trainable_lesson(
-    tr: T.TrainableTrace,
-    other: T.TrainableTrace | None,
-    wide: T.TrainableTrace | None,
+    tr: tracing.TrainableTrace,
+    other: tracing.TrainableTrace | None,
+    wide: tracing.TrainableTrace | None,
     book: bool,
 ) -> TrainableLesson:
     """Everything page 2 shows. ``tr``: the module picked; ``other``: the other version on the
@@ -328,12 +334,12 @@ def trainable_lesson(
         else:
             hist_title = "Initial weights"
             hist_names = ("v1: U[0, 1)", "v2: U(±1/√d_in)")
-        weights_histogram = F.histograms(
+        weights_histogram = figures.histograms(
             {hist_names[0]: weights_of["v1"], hist_names[1]: weights_of["v2"]},
             title=hist_title,
             x_name="weight",
         )
-        scores_histogram = F.histograms(
+        scores_histogram = figures.histograms(
             {"v1": v1.scaled_scores, "v2": v2.scaled_scores},
             title="Scaled scores they produce",
             x_name="score",
@@ -346,8 +352,8 @@ def trainable_lesson(
         panels=panels,
         claims=_claims(panels, tr.spec),
         checks=(
-            C.rows_sum_to_one(tr.attn_weights),
-            C.matches_sdpa(tr.queries, tr.keys, tr.values, tr.context, causal=False),
+            live_checks.rows_sum_to_one(tr.attn_weights),
+            live_checks.matches_sdpa(tr.queries, tr.keys, tr.values, tr.context, causal=False),
         ),
         exercise_3_1=ex31,
         exercise_3_1_block=(
@@ -366,5 +372,5 @@ def trainable_lesson(
         study_caption=study_caption,
         weights_histogram=weights_histogram,
         scores_histogram=scores_histogram,
-        hidden={bug.key: bug.hidden_at(tr.inputs, tr.spec) for bug in B.bugs_for("trainable")},
+        hidden={bug.key: bug.hidden_at(tr.inputs, tr.spec) for bug in bugs.bugs_for("trainable")},
     )

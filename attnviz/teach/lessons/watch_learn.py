@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from attnviz import figures as F
+from attnviz import figures
 from attnviz.models import toy_tasks as learn
 from attnviz.teach.panel import CAUSAL_WEIGHTS, Claim, Panel, Style, token_panel
 
@@ -49,7 +49,7 @@ class LearnLesson:
     metrics: tuple[tuple[str, str], ...]  # (label, value)
     shares: tuple[tuple[str, bool], ...]  # one badge per head: (text, reached SHARP)
     share_note: str  # what the badges mean at these numbers ("" when nothing to add)
-    curves: tuple[tuple[str, F.Chart], ...]  # (key, figure): loss and accuracy per step
+    curves: tuple[tuple[str, figures.Chart], ...]  # (key, figure): loss and accuracy per step
     snapshots: tuple[SnapshotView, ...]  # step 0 .. the last step
     compare: tuple[Panel, ...]  # the expected pattern, then each head after training
     claims: tuple[Claim, ...]
@@ -176,11 +176,11 @@ def _printed(gap: float) -> str:
     return f"{gap:.2f}" if gap > 0 else "less than 0.005"
 
 
-def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> F.Chart:
+def _curve(res: learn.LearnResult, name: str, values, what: str, y_name: str) -> figures.Chart:
     """One value per training step, as a line (markers while the steps are few enough to
     see); an accuracy is drawn on a fixed 0-1 axis."""
     steps = res.config.steps
-    return F.lines(
+    return figures.lines(
         list(range(1, steps + 1)),
         {name: np.asarray(values)},
         title=f"{what} on each training batch",

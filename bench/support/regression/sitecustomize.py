@@ -23,7 +23,7 @@ from ui import charts  # noqa: E402
 _encoded = charts.encoded
 
 
-def _validated_every_run(item, look=charts.F.NORMAL):
+def _validated_every_run(item, look=charts.figures.NORMAL):
     spec, height, label = _encoded(item, look)
     go.Figure(json.loads(spec)).to_json()  # built, validated and serialised on every run
     return spec, height, label
