@@ -1,7 +1,7 @@
 """Pass 3: causal attention, dropout, and batches (section 3.5). Layout only: every number,
 panel and sentence about the numbers comes from attnviz.teach.lessons.causal."""
 
-from ui import entry
+from ui import entry, url
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -14,7 +14,7 @@ from attnviz.core import trace as tracing
 from attnviz.teach import prepare as lesson
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as lessons
-from ui import cache, links, parts, sections, state
+from ui import cache, parts, sections, state
 from ui import render as panels
 from ui.models import growing as induction
 from ui.teach import breakit, explain
@@ -101,8 +101,8 @@ if cfg.book and plan.slot("p3_walkthrough"):
 lab_trace = None
 cell_source = explain.linked_source()
 with sections.section(  # opened by a question in it, a link to one of its cells or its placement
-    sections.LAB,
-    force=plan.opens(sections.LAB) or cell_source == "lab" or links.PLACEMENT in st.query_params,
+    url.LAB,
+    force=plan.opens(url.LAB) or cell_source == "lab" or url.PLACEMENT in st.query_params,
 ) as lab_open:
     if lab_open:
         lab_trace = lab_trace_now()
@@ -115,7 +115,7 @@ with sections.section(  # opened by a question in it, a link to one of its cells
 # --- batch (a closed box: computed and drawn once opened) ---------------------------------------
 bt = None
 with sections.section(
-    sections.BATCH, force=plan.opens(sections.BATCH) or cell_source == "batch"
+    url.BATCH, force=plan.opens(url.BATCH) or cell_source == "batch"
 ) as batch_open:
     if batch_open:
         panels.notes(batch.messages)

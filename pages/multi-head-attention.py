@@ -1,7 +1,7 @@
 """Pass 4: multi-head attention, two ways (section 3.6). Layout only: every number, panel and
 sentence comes from attnviz.teach.lessons.multihead."""
 
-from ui import entry
+from ui import entry, url
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -130,7 +130,7 @@ explain.block({"": source}, explain.heatmaps("multihead", {""}, h), head=h,
               window=panel_view.window, numbers=numbers, plan=plan)  # fmt: skip
 
 # --- reshape walk (a closed box: drawn once opened) ---------------------------------------------
-with sections.section(sections.RESHAPE, force=plan.opens(sections.RESHAPE)) as open_:
+with sections.section(url.RESHAPE, force=plan.opens(url.RESHAPE)) as open_:
     if open_:
         st.write(
             "The weight-split module computes all heads with the same few large matmuls. `view` "
@@ -151,7 +151,7 @@ def timing(shape: tuple) -> ML.SpeedReport:
 
 
 # --- wrapper against weight split (a closed box: drawn once opened) ----------------------------
-with sections.section(sections.WRAPPER) as open_:
+with sections.section(url.WRAPPER) as open_:
     if open_:
         left, right = st.columns(2)
         for col, spec in ((left, view.wrapper_spec), (right, view.spec)):

@@ -1,6 +1,6 @@
 """Pass 1: simplified self-attention, with no trainable weights (section 3.3)."""
 
-from ui import entry
+from ui import entry, url
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -36,13 +36,13 @@ numbers, panel_view = panels.pass_view_controls(plan, args, n)
 
 # --- one query ------------------------------------------------------------------------------
 st.header("One query at a time")
-links.unknown_choices(links.QUERY, labels, labels[min(1, n - 1)])
+links.unknown_choices(url.QUERY, labels, labels[min(1, n - 1)])
 query = st.selectbox(
     "Query token",
     list(range(n)),
     index=min(1, n - 1),
     format_func=lambda i: labels[i],
-    key=links.QUERY,
+    key=url.QUERY,
     bind="query-params",
 )
 st.write(
@@ -65,7 +65,7 @@ with c1:
         "Multiply the inputs by a (scores grow by a²)",
         options=links.STRETCHES,
         value=1,
-        key=links.STRETCH,
+        key=url.STRETCH,
         bind="query-params",
     )
 with c2:
@@ -73,7 +73,7 @@ with c2:
         "Add to every score",
         options=links.SHIFTS,
         value=0,
-        key=links.SHIFT,
+        key=url.SHIFT,
         bind="query-params",
     )
 view = cache.lesson_of(

@@ -1,6 +1,6 @@
 """Pass 2: self-attention with trainable weights, scaled dot-product attention (section 3.4)."""
 
-from ui import entry
+from ui import entry, url
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -30,7 +30,7 @@ else:
         index=1 if cfg.book else 0,
         format_func=links.MODULES.__getitem__,
         horizontal=True,
-        key=links.MODULE,
+        key=url.MODULE,
         bind="query-params",
     )
 # The trace of the module picked, and its lesson; the other version and (narrow keys) the picked
@@ -109,12 +109,12 @@ if lesson.book_blocks and plan.slot("p2_book"):
     panels.book_blocks(lesson.book_blocks)
 
 # --- why scale (a closed box: drawn once opened) ------------------------------------------------
-with sections.section(sections.SCALING, force=plan.opens(sections.SCALING)) as scaling_open:
+with sections.section(url.SCALING, force=plan.opens(url.SCALING)) as scaling_open:
     if scaling_open:
         parts.why_scale(full_lesson(), numbers=numbers, view=panel_view, plan=plan)
 
 # --- v1 against v2 (a closed box: drawn once opened) --------------------------------------------
-with sections.section(sections.V1_V2, force=plan.opens(sections.V1_V2)) as v1_v2_open:
+with sections.section(url.V1_V2, force=plan.opens(url.V1_V2)) as v1_v2_open:
     if v1_v2_open:
         parts.v1_against_v2(full_lesson(), numbers=numbers, plan=plan)
 

@@ -25,23 +25,8 @@ import streamlit.components.v2 as components
 
 from attnviz.core.settings import BOUNDS
 from attnviz.teach import bugs
-from ui import sections, state, url
+from ui import state, url
 from ui.text import md_escape
-
-# The URL names (the widgets' keys) of the pages' view controls, as ui/url.py declares them.
-COLOUR = url.COLOUR
-TOKENS = url.TOKENS
-QUERY = url.QUERY
-STRETCH = url.STRETCH
-SHIFT = url.SHIFT
-MODULE = url.MODULE
-PLACEMENT = url.PLACEMENT
-HEAD = url.HEAD
-NUMBERS = url.NUMBERS
-HEADS_SHOWN = url.HEADS_SHOWN
-PASSES = url.PASSES
-bug_key = url.bug  # the URL name of a pass's "Turn on a bug" box: ``bug_causal``
-
 
 # The choices of the fixed controls (their texts are what the URL holds).
 SCALES = ("weights 0 to 1", "relative to an even share (log)")
@@ -66,18 +51,18 @@ def _bug_titles(pass_kind: str) -> tuple[str, ...]:
 _HEAD_TOP = int(BOUNDS["num_heads"][1]) - 1
 _ANY_CHOICE = "not one of the choices"  # the choices are long texts: not listed
 PARSERS: dict[str, Callable] = {
-    COLOUR: url.choice(SCALES, _ANY_CHOICE),
-    TOKENS: url.span(0, MAX_TOKEN),
-    QUERY: url.token_label(MAX_TOKEN),
-    STRETCH: url.choice([str(v) for v in STRETCHES], _ANY_CHOICE),
-    SHIFT: url.choice([str(v) for v in SHIFTS], _ANY_CHOICE),
-    MODULE: url.choice(list(MODULES.values()), _ANY_CHOICE),
-    PLACEMENT: url.parse_bool,
-    HEAD: url.whole(0, _HEAD_TOP),
-    NUMBERS: url.parse_bool,
-    HEADS_SHOWN: url.named_heads(_HEAD_TOP),
-    **{bug_key(kind): url.choice(_bug_titles(kind), _ANY_CHOICE) for kind in PASSES},
-    **dict.fromkeys(sections.KEYS, url.parse_bool),  # the pages' closed parts, opened
+    url.COLOUR: url.choice(SCALES, _ANY_CHOICE),
+    url.TOKENS: url.span(0, MAX_TOKEN),
+    url.QUERY: url.token_label(MAX_TOKEN),
+    url.STRETCH: url.choice([str(v) for v in STRETCHES], _ANY_CHOICE),
+    url.SHIFT: url.choice([str(v) for v in SHIFTS], _ANY_CHOICE),
+    url.MODULE: url.choice(list(MODULES.values()), _ANY_CHOICE),
+    url.PLACEMENT: url.parse_bool,
+    url.HEAD: url.whole(0, _HEAD_TOP),
+    url.NUMBERS: url.parse_bool,
+    url.HEADS_SHOWN: url.named_heads(_HEAD_TOP),
+    **{url.bug(kind): url.choice(_bug_titles(kind), _ANY_CHOICE) for kind in url.PASSES},
+    **dict.fromkeys(url.SECTIONS, url.parse_bool),  # the pages' closed parts, opened
 }
 URL_WARNING_KEY = "_attnviz_view_url_warning"
 

@@ -10,8 +10,8 @@ import streamlit as st
 from attnviz.teach.lessons import causal as CL
 from attnviz.teach.lessons import trainable as TL
 from attnviz.teach.panel import View
-from ui import links, state
 from ui import render as panels
+from ui import state, url
 from ui.teach.predict import Plan
 from ui.text import md_escape
 
@@ -120,7 +120,7 @@ def dropout_lab(lab: CL.DropoutLab | None, *, numbers: bool, view: View, plan: P
     )
     if (
         st.toggle(
-            "Compare with dropout on the context vectors", key=links.PLACEMENT, bind="query-params"
+            "Compare with dropout on the context vectors", key=url.PLACEMENT, bind="query-params"
         )
         and lab.context_dropout is not None
     ):

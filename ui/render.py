@@ -23,6 +23,7 @@ import torch
 from attnviz.teach import bugs
 from attnviz.teach import checks as live_checks
 from attnviz.teach.panel import Panel, View
+from ui import url
 from ui.charts import chart
 from ui.numbers import numbers_box, plot
 from ui.text import md_escape
@@ -73,12 +74,11 @@ def show_numbers_toggle(default: bool = False) -> bool:
     """One page-level view control: show each matrix's exact numbers under it. Off by default:
     small matrices already carry their values in the cells, and every table costs a rerun time.
     Bound to ``numbers`` in the URL."""
-    from ui import links
 
     return st.toggle(
         "Show the exact numbers under each matrix",
         value=default,
-        key=links.NUMBERS,
+        key=url.NUMBERS,
         bind="query-params",
     )
 

@@ -21,22 +21,14 @@ import streamlit as st
 
 from ui import url
 
-# The URL names of the closed parts (ui/url.py): page 3's, page 2's, page 4's.
-LAB = url.LAB
-BATCH = url.BATCH
-SCALING = url.SCALING
-V1_V2 = url.V1_V2
-RESHAPE = url.RESHAPE
-WRAPPER = url.WRAPPER
-KEYS = url.SECTIONS
 # Each part's title (its header when drawn open) and what its closed box says it holds.
 TITLES = {
-    LAB: ("Dropout lab", "what nn.Dropout does to the weights in training"),
-    BATCH: ("A batch of two texts", "both sidebar texts through the module at once"),
-    SCALING: ("Why divide by √d_k", "the softmax at growing widths, and on your text"),
-    V1_V2: ("SelfAttention_v1 against v2", "their initial weights, and exercise 3.1"),
-    RESHAPE: ("The reshape walk", "view, transpose and contiguous, with this run's strides"),
-    WRAPPER: ("The wrapper against the weight split", "two ways to compute the heads"),
+    url.LAB: ("Dropout lab", "what nn.Dropout does to the weights in training"),
+    url.BATCH: ("A batch of two texts", "both sidebar texts through the module at once"),
+    url.SCALING: ("Why divide by √d_k", "the softmax at growing widths, and on your text"),
+    url.V1_V2: ("SelfAttention_v1 against v2", "their initial weights, and exercise 3.1"),
+    url.RESHAPE: ("The reshape walk", "view, transpose and contiguous, with this run's strides"),
+    url.WRAPPER: ("The wrapper against the weight split", "two ways to compute the heads"),
 }
 
 

@@ -73,30 +73,20 @@ def bug(pass_kind: str) -> str:
 BUGS = tuple(bug(kind) for kind in PASSES)
 
 # --- the pages' closed parts (ui/sections.py): page 3's, page 2's, page 4's ---------------------
-LAB = "lab"
-BATCH = "batch"
-SCALING = "scaling"
-V1_V2 = "v1v2"
-RESHAPE = "reshape"
-WRAPPER = "wrapper"
-SECTIONS = (LAB, BATCH, SCALING, V1_V2, RESHAPE, WRAPPER)
+SECTIONS = LAB, BATCH, SCALING, V1_V2, RESHAPE, WRAPPER = (
+    "lab",
+    "batch",
+    "scaling",
+    "v1v2",
+    "reshape",
+    "wrapper",
+)
 
 # --- page 5, "Watch attention learn" (ui/models/watch.py) ---------------------------------------
-TASK = "task"
-K = "k"
-LHEADS = "lheads"
-LR = "lr"
-STEPS = "steps"
-LSEED = "lseed"
-LEARN = (TASK, K, LHEADS, LR, STEPS, LSEED)
+LEARN = TASK, K, LHEADS, LR, STEPS, LSEED = ("task", "k", "lheads", "lr", "steps", "lseed")
 
 # --- page 8, "Grow an induction head" (ui/models/growing.py, pages/grow-induction-heads.py) -----
-GSTEP = "gstep"
-GABLATE = "gablate"
-GHEAD = "ghead"
-GSEED = "gseed"
-GSTEPS = "gsteps"
-GROW = (GSTEP, GABLATE, GHEAD, GSEED, GSTEPS)
+GROW = GSTEP, GABLATE, GHEAD, GSEED, GSTEPS = ("gstep", "gablate", "ghead", "gseed", "gsteps")
 
 # --- the class poll (ui/classroom/poll_views.py) ------------------------------------------------
 JOIN = "join"

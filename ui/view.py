@@ -13,11 +13,11 @@ import streamlit as st
 
 from attnviz import figures
 from attnviz.teach.panel import Panel, View, heads_that_fit
-from ui import links
+from ui import links, url
 
 # Each control is bound to the URL under its key (ui/links.py checks the link's values).
-SCALE_KEY = links.COLOUR
-WINDOW_KEY = links.TOKENS
+SCALE_KEY = url.COLOUR
+WINDOW_KEY = url.TOKENS
 SCALES = links.SCALES
 # Up to this many tokens every token already has its own labelled row (figures.py says why):
 # a window is offered only past it.
@@ -71,7 +71,7 @@ def heads_picker(panel: Panel, view: View) -> tuple[int, ...]:
     if fit >= H:
         return tuple(range(H))
     default = list(range(fit))
-    key = links.HEADS_SHOWN
+    key = url.HEADS_SHOWN
     if len(st.session_state.get(key) or ()) > fit:  # picked at a shorter window: fewer fit now
         st.session_state[key] = list(st.session_state[key])[:fit]
     links.unknown_choices(key, [links.head_name(h) for h in range(H)], "the first heads")

@@ -16,7 +16,7 @@ from attnviz.core import book
 from attnviz.core.settings import GPT2_SMALL, GPT2_XL, attention_flops, mha_parameter_count
 from attnviz.core.tokens import tokenize
 from attnviz.models import speed
-from ui import sections
+from ui import sections, url
 
 from .conftest import (
     BOOK_TEXT,
@@ -150,7 +150,7 @@ def test_the_batch_uses_text2_for_example_1_and_says_where_it_was_cut():
     at = open_app(page="causal")
     # The batch is a closed box: nothing of it is drawn until it is opened.
     assert not [c for c in chart_specs(at) if chart_title(c).startswith("Example ")]
-    assert sections.label(sections.BATCH) in [e.label for e in at.expander]
+    assert sections.label(url.BATCH) in [e.label for e in at.expander]
     at = open_app({"batch": "true"}, page="causal")
     assert_sidebar(at, text=BOOK_TEXT, text2=text2)
     first, second = list(tokenize(BOOK_TEXT).labels), list(tokenize(text2).labels)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.predict.answer import open_predict, prompts
 from tests.predict.pages import Setting, question
-from ui import cache, sections
+from ui import cache, sections, url
 
 from .conftest import (
     APP,
@@ -56,8 +56,8 @@ def test_page_3_opens_with_the_lab_and_the_batch_closed_computing_neither(traces
     at = open_app(TRAIN, page="causal")
     assert not exceptions(at)
     labels = [e.label for e in at.expander]
-    assert sections.label(sections.LAB) in labels and sections.label(sections.BATCH) in labels
-    assert sections.label(sections.LAB).startswith("Dropout lab: ")
+    assert sections.label(url.LAB) in labels and sections.label(url.BATCH) in labels
+    assert sections.label(url.LAB).startswith("Dropout lab: ")
     assert not chart_keys(at) & {*LAB_CHARTS, *BATCH_CHARTS}
     assert "causal/train" not in traces  # the lab's trace in training mode: not computed
     assert "batch/" not in traces  # nor the batch's
@@ -70,14 +70,14 @@ def test_page_3_opens_with_the_lab_and_the_batch_closed_computing_neither(traces
 
 def test_opening_a_part_draws_it_and_puts_it_in_the_link(traces):
     at = open_app(TRAIN, page="causal")
-    at.session_state[sections.LAB] = True
+    at.session_state[url.LAB] = True
     at.run()
     assert not exceptions(at)
     assert set(LAB_CHARTS) <= chart_keys(at)
     assert "causal/train" in traces
     assert not chart_keys(at) & set(BATCH_CHARTS)  # the other part stays closed
     assert "batch/" not in traces
-    at.session_state[sections.BATCH] = True
+    at.session_state[url.BATCH] = True
     at.run()
     assert set(BATCH_CHARTS) <= chart_keys(at)
     assert "batch/" in traces
@@ -86,7 +86,7 @@ def test_opening_a_part_draws_it_and_puts_it_in_the_link(traces):
 
 
 def test_a_link_opens_the_parts_it_names():
-    at = open_app({**TRAIN, sections.LAB: "true", sections.BATCH: "true"}, page="causal")
+    at = open_app({**TRAIN, url.LAB: "true", url.BATCH: "true"}, page="causal")
     assert not exceptions(at)
     assert {*LAB_CHARTS, *BATCH_CHARTS} <= chart_keys(at)
 
@@ -94,7 +94,7 @@ def test_a_link_opens_the_parts_it_names():
 @pytest.mark.parametrize("raw", ["yes", "1", "<b>", ""])
 def test_a_part_named_with_nonsense_in_the_link_is_dropped_and_said(raw):
     at = AppTest.from_file(str(APP), default_timeout=120)
-    at.query_params[sections.LAB] = raw
+    at.query_params[url.LAB] = raw
     at.switch_page(PAGES["causal"]).run()  # a link straight to page 3, as in a browser
     assert not exceptions(at)
     (warning,) = [str(w.value) for w in at.warning if URL_WARNING in str(w.value)]
@@ -135,7 +135,7 @@ def assert_opened_for(page: str, found, key: str) -> None:
 def test_a_question_asked_in_the_lab_opens_it_there():
     # what a surviving weight becomes after dropout: asked at the lab's dropped weights
     settings = ({**TRAIN, "dseed": str(d)} for d in range(1, 40))
-    assert_opened_for("causal", asked_at("causal", settings, "p3_dropped"), sections.LAB)
+    assert_opened_for("causal", asked_at("causal", settings, "p3_dropped"), url.LAB)
 
 
 P2_PARTS = {"p2_entropy", "p2_gradient", "p2_unscaled_change", "p2_weights_hist"}
@@ -154,7 +154,7 @@ def closed_then_opened(page: str, *parts: str) -> tuple[AppTest, AppTest]:
 
 
 def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
-    closed, opened = closed_then_opened("trainable", sections.SCALING, sections.V1_V2)
+    closed, opened = closed_then_opened("trainable", url.SCALING, url.V1_V2)
     assert not chart_keys(closed) & P2_PARTS
     assert {"p2_scores", "p2_scaled", "p2_weights", "p2_context"} <= chart_keys(closed)
     assert P2_PARTS <= chart_keys(opened)
@@ -162,7 +162,7 @@ def test_page_2_opens_with_why_scale_and_v1_against_v2_closed():
 
 def test_a_question_asked_in_why_scale_opens_it_there():
     found = asked_at("trainable", [{"d_out": "64"}], "p2_unscaled_change")  # a clear change
-    assert_opened_for("trainable", found, sections.SCALING)
+    assert_opened_for("trainable", found, url.SCALING)
 
 
 def strides_tables(at: AppTest) -> list:
@@ -170,7 +170,7 @@ def strides_tables(at: AppTest) -> list:
 
 
 def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
-    closed, opened = closed_then_opened("multihead", sections.RESHAPE, sections.WRAPPER)
+    closed, opened = closed_then_opened("multihead", url.RESHAPE, url.WRAPPER)
     assert "p4_time" not in [b.key for b in closed.button]
     assert not strides_tables(closed)
     assert "p4_time" in [b.key for b in opened.button]
@@ -179,4 +179,4 @@ def test_page_4_opens_with_the_reshape_walk_and_the_wrapper_closed():
 
 def test_a_question_on_the_split_shape_opens_the_reshape_walk():
     found = asked_at("multihead", [{}], "p4_step_split")
-    assert_opened_for("multihead", found, sections.RESHAPE)
+    assert_opened_for("multihead", found, url.RESHAPE)

@@ -160,7 +160,7 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
 
 
 def _resolve(node: ast.expr, module, aliases: dict[str, str]):
-    """The value of a constant name a file uses (``STEP_KEY``, ``links.PLACEMENT``), or None
+    """The value of a constant name a file uses (``STEP_KEY``, ``url.PLACEMENT``), or None
     when it is not a module-level constant (a function's own variable)."""
     if isinstance(node, ast.Constant):
         return node.value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui import links
+from ui import links, url
 
 from .conftest import APP, PAGES, URL_WARNING, chart_specs, chart_title, exceptions, values
 
@@ -43,21 +43,21 @@ def test_a_link_opens_the_page_on_its_view_controls():
     at = open_app(
         {
             "text": TEXT,
-            links.COLOUR: RELATIVE,
-            links.NUMBERS: "true",
-            links.QUERY: "3: ␣on",
-            links.STRETCH: "5",
-            links.SHIFT: "-100",
+            url.COLOUR: RELATIVE,
+            url.NUMBERS: "true",
+            url.QUERY: "3: ␣on",
+            url.STRETCH: "5",
+            url.SHIFT: "-100",
         },
         page="simplified",
     )
     assert not exceptions(at)
     assert not [w for w in warnings(at) if URL_WARNING in w]
-    assert at.radio(key=links.COLOUR).value == RELATIVE
-    assert at.toggle(key=links.NUMBERS).value is True
-    assert at.selectbox(key=links.QUERY).value == 3
-    assert at.select_slider(key=links.STRETCH).value == 5
-    assert at.select_slider(key=links.SHIFT).value == -100
+    assert at.radio(key=url.COLOUR).value == RELATIVE
+    assert at.toggle(key=url.NUMBERS).value is True
+    assert at.selectbox(key=url.QUERY).value == 3
+    assert at.select_slider(key=url.STRETCH).value == 5
+    assert at.select_slider(key=url.SHIFT).value == -100
     # The view applies: the weights are drawn relative to an even share, tables are open.
     titles = [chart_title(s) for s in chart_specs(at)]
     weights = [s for s in chart_specs(at) if chart_title(s).startswith("Weights A")]
@@ -70,24 +70,24 @@ def test_a_link_opens_the_page_on_its_view_controls():
 @pytest.mark.parametrize(
     ("page", "query", "key", "value"),
     [
-        ("trainable", {links.MODULE: links.MODULES["v1"]}, links.MODULE, "v1"),
-        ("causal", {links.PLACEMENT: "true"}, links.PLACEMENT, True),
-        ("multihead", {links.HEAD: "1"}, links.HEAD, 1),
-        ("causal", {links.bug_key("causal"): "Renormalizing without masking"}, None, None),
+        ("trainable", {url.MODULE: links.MODULES["v1"]}, url.MODULE, "v1"),
+        ("causal", {url.PLACEMENT: "true"}, url.PLACEMENT, True),
+        ("multihead", {url.HEAD: "1"}, url.HEAD, 1),
+        ("causal", {url.bug("causal"): "Renormalizing without masking"}, None, None),
     ],
 )
 def test_each_pass_pages_own_control_comes_from_the_link(page, query, key, value):
     at = open_app({"text": TEXT, **query}, page=page)
     assert not exceptions(at)
     assert not [w for w in warnings(at) if URL_WARNING in w]
-    if key == links.MODULE:
+    if key == url.MODULE:
         assert at.radio(key=key).value == value
-    elif key == links.PLACEMENT:
+    elif key == url.PLACEMENT:
         assert at.toggle(key=key).value is value
-    elif key == links.HEAD:
+    elif key == url.HEAD:
         assert at.selectbox(key=key).value == value
     else:
-        assert at.selectbox(key=links.bug_key("causal")).value == "Renormalizing without masking"
+        assert at.selectbox(key=url.bug("causal")).value == "Renormalizing without masking"
         assert any(chart_title(s).startswith("With the bug") for s in chart_specs(at))
 
 
@@ -95,14 +95,14 @@ def test_nonsense_view_values_get_the_link_warning_and_the_defaults():
     at = open_app(
         {
             "text": TEXT,
-            links.COLOUR: "purple",
-            links.NUMBERS: "yes",
-            links.TOKENS: ["9", "2"],
-            links.QUERY: "<b>x</b>",
-            links.STRETCH: "7",
-            links.HEAD: "-1",
-            links.HEADS_SHOWN: ["head x"],
-            links.bug_key("simplified"): "Delete everything",
+            url.COLOUR: "purple",
+            url.NUMBERS: "yes",
+            url.TOKENS: ["9", "2"],
+            url.QUERY: "<b>x</b>",
+            url.STRETCH: "7",
+            url.HEAD: "-1",
+            url.HEADS_SHOWN: ["head x"],
+            url.bug("simplified"): "Delete everything",
         },
         page="simplified",
     )
@@ -120,20 +120,20 @@ def test_nonsense_view_values_get_the_link_warning_and_the_defaults():
     ):
         assert named in warning, (named, warning)
     assert "<b>" not in warning  # the link's text is shown literally
-    assert at.radio(key=links.COLOUR).value == links.SCALES[0]
-    assert at.toggle(key=links.NUMBERS).value is False
-    assert at.selectbox(key=links.QUERY).value == 1
+    assert at.radio(key=url.COLOUR).value == links.SCALES[0]
+    assert at.toggle(key=url.NUMBERS).value is False
+    assert at.selectbox(key=url.QUERY).value == 1
 
 
 def test_a_well_formed_value_that_does_not_fit_this_text_is_named_beside_its_control():
-    at = open_app({"text": TEXT, links.QUERY: "9: ␣far"}, page="simplified")
+    at = open_app({"text": TEXT, url.QUERY: "9: ␣far"}, page="simplified")
     assert not exceptions(at)
     assert any("The link's query=9: ␣far does not fit this text" in w for w in warnings(at))
-    assert at.selectbox(key=links.QUERY).value == 1  # the default, as Streamlit drops it
-    at = open_app({"text": TEXT, links.HEAD: "7"}, page="multihead")
+    assert at.selectbox(key=url.QUERY).value == 1  # the default, as Streamlit drops it
+    at = open_app({"text": TEXT, url.HEAD: "7"}, page="multihead")
     assert not exceptions(at)
     assert any("The link's head=7 does not fit" in w for w in warnings(at))
-    assert at.selectbox(key=links.HEAD).value == 0
+    assert at.selectbox(key=url.HEAD).value == 0
 
 
 def test_the_copy_link_button_is_on_every_pass_page_and_in_presenter_mode():

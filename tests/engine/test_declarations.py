@@ -16,7 +16,7 @@ from attnviz.teach import reproduce
 from attnviz.teach.lessons import common
 from attnviz.teach.lessons import multihead as ML
 from attnviz.teach.panel import HOLDS, PICKED_HEAD, Panel
-from ui import sections
+from ui import url
 
 from . import test_lessons_causal as page3
 from . import test_lessons_early as early
@@ -127,7 +127,7 @@ def test_what_a_declaration_names_is_declared_on_its_page():
             source, head, batch = d.cell
             assert source in ("", "lab", "batch") and batch >= 0, d.key
             assert head is None or head == PICKED_HEAD or head >= 0, d.key
-        assert d.box in ("", *sections.KEYS), d.key
+        assert d.box in ("", *url.SECTIONS), d.key
 
 
 @pytest.mark.parametrize("dropped", [False, True])

@@ -10,7 +10,7 @@ import torch
 from attnviz.teach import bugs
 from attnviz.teach import checks as live_checks
 from attnviz.teach.panel import Panel, Style
-from ui import links
+from ui import links, url
 from ui.render import badge, show
 from ui.teach.predict import Plan
 from ui.text import md_escape
@@ -65,7 +65,7 @@ def break_it(
     page_bugs = bugs.bugs_for(pass_kind)
     titles = {bug.title: bug for bug in page_bugs}
     choice = st.selectbox(
-        "Turn on a bug", [NONE, *titles], key=links.bug_key(pass_kind), bind="query-params"
+        "Turn on a bug", [NONE, *titles], key=url.bug(pass_kind), bind="query-params"
     )
     if choice == NONE:
         return

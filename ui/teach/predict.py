@@ -48,7 +48,7 @@ from attnviz.teach import declared
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
 from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, chart_label, draw
-from ui import links, url
+from ui import url
 from ui.classroom import poll_views as poll
 from ui.text import md_escape
 
@@ -830,7 +830,7 @@ def _follow_head(page: str, plan: Plan) -> None:
     if last.get(page) != qid:
         last[page] = qid
         if q.head is not None:
-            st.session_state[links.HEAD] = q.head  # the "Head" box of "One head in detail"
+            st.session_state[url.HEAD] = q.head  # the "Head" box of "One head in detail"
 
 
 def _status(plan: Plan) -> None:
