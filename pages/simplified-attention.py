@@ -59,23 +59,14 @@ st.write(
     "−103). `torch.softmax` subtracts the row's maximum first, which changes nothing "
     "mathematically and keeps every exp() in range. Stretch and shift the scores to see it."
 )
-c1, c2 = st.columns(2)
-with c1:
-    stretch = st.select_slider(
-        "Multiply the inputs by a (scores grow by a²)",
-        options=links.STRETCHES,
-        value=1,
-        key=url.STRETCH,
-        bind="query-params",
-    )
-with c2:
-    shift = st.select_slider(
-        "Add to every score",
-        options=links.SHIFTS,
-        value=0,
-        key=url.SHIFT,
-        bind="query-params",
-    )
+sliders = (  # (label, options, default, URL name), side by side
+    ("Multiply the inputs by a (scores grow by a²)", links.STRETCHES, 1, url.STRETCH),
+    ("Add to every score", links.SHIFTS, 0, url.SHIFT),
+)
+stretch, shift = (
+    column.select_slider(label, options=options, value=value, key=key, bind="query-params")
+    for column, (label, options, value, key) in zip(st.columns(2), sliders, strict=True)
+)
 view = cache.lesson_of(
     ("simplified_query", *args, query, stretch, shift),
     lambda: simplified.query_view(trace, query, stretch, shift, cfg.book),
