@@ -13,11 +13,10 @@ processes. bench/gate.py runs its classes one after the other, half a minute apa
 shared machine the load and the host's speed can change in that time: the trivial app's class
 run measured 55.9 ms at 12:54 and 21.9 ms at 13:39 (bench/gate-results.md). Run at once, both
 servers meet the same conditions, so the ratio B / A of their CPU per page run moves much less:
-the one-key lookup measured 0.94-0.97 over four paired rounds (bench/keyprobe-results.md), where
+a change since removed (a widget key lookup) measured 0.94-0.97 over four paired rounds, where
 back-to-back rounds of the same change had read 0.75-0.99. Which of the two clients starts
-first alternates by round. bench/pair-results.md gets the table. A's switches
-(``ATTNVIZ_PAGE_TURNS``) are set to their
-defaults, whatever the shell exports.
+first alternates by round. bench/pair-results.md gets the table. A's switch
+(``ATTNVIZ_PAGE_TURNS``) is set to its default, whatever the shell exports.
 """
 
 from __future__ import annotations
