@@ -79,9 +79,6 @@ class Ticket:
         1 for the next to go."""
         return max(0, self.ahead() - self._turns.capacity + 1)
 
-    def has_turn(self) -> bool:
-        return self.place() == 0
-
     def wait(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds (None: for ever) for this ticket's turn; whether it
         came."""
