@@ -209,11 +209,6 @@ def title_of(spec: Mapping) -> str:
     return one_line(spec.get("layout", {}).get("title", {}).get("text", ""))
 
 
-def subtitle_of(spec: Mapping) -> str:
-    """A spec's subtitle (a note such as "tokens 3–9 of 40"), or ""."""
-    return spec.get("layout", {}).get("title", {}).get("subtitle", {}).get("text", "")
-
-
 def escape_label(label: str) -> str:
     """Escape a raw label for Plotly, which interprets a few HTML tags in text; shorten it."""
     if len(label) > LABEL_CHARS:
@@ -1473,32 +1468,7 @@ def attention_lines(
     )
 
 
-# --- what a figure costs and says ------------------------------------------------------------
-def shape_words(spec: Mapping) -> str:
-    """The drawn data's shape: "6 × 6" for one matrix, "3 heads of 6 × 6" for a grid."""
-    heat = [t for t in spec.get("data", ()) if t.get("type") == "heatmap"]
-    if not heat:
-        return ""
-    rows, cols = unpacked(heat[0]["z"]).shape[:2]
-    size = f"{rows} × {cols}"
-    return size if len(heat) == 1 else f"{len(heat)} heads of {size}"
-
-
-def heatmap_label(spec: Mapping) -> str:
-    """A text label for a heatmap: its title, its shape, and its axes, e.g. "Heatmap: Attention
-    weights A, 6 × 6 (query by key)". Screen readers announce it (the chart's alt)."""
-    label = f"Heatmap: {_TAG.sub('', title_of(spec)).strip() or 'chart'}"
-    shape = shape_words(spec)
-    if shape:
-        label += f", {shape}"
-    layout = spec.get("layout", {})
-    rows = layout.get("yaxis", {}).get("title", {}).get("text")
-    cols = layout.get("xaxis", {}).get("title", {}).get("text")
-    if rows and cols:
-        label += f" ({rows} by {cols})"
-    return label
-
-
+# --- what a figure costs --------------------------------------------------------------------
 def figure_bytes(spec: Mapping) -> int:
     """What the figure costs to send: the size of its JSON."""
     import json

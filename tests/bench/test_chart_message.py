@@ -22,15 +22,16 @@ def _script(kind: str, height: int | None, in_column: bool) -> None:
     import streamlit as st
     import torch
 
-    from attnviz import figures
+    from attnviz.teach.panel import chart_label, draw, token_panel
     from ui import charts
 
     labels = ["0: Your", "1: ␣journey", "2: ␣starts"]
-    spec = figures.heatmap(torch.rand(3, 3), labels, labels, title="weights", kind="weights")
+    panel = token_panel("x", torch.rand(3, 3), labels, "weights")
+    spec = draw(panel)
     if height is not None:
         spec["layout"]["height"] = height
     fig = go.Figure(spec)
-    label = figures.heatmap_label(spec)
+    label = chart_label(panel)
     where = st.columns(2)[1] if in_column else None
     if kind == "streamlit":
         target = where if where is not None else st

@@ -17,7 +17,7 @@ from attnviz import figures
 from attnviz.core.settings import Settings
 from attnviz.teach import derive, prepare
 from attnviz.teach.lessons import cell as cell_lesson
-from tests.support.specs import as_figure
+from tests.support.specs import as_figure, subtitle_of
 
 TEXT = "Your journey starts with one step"
 LABELS = ("0: Your", "1: ␣journey", "2: <b>x</b>", "3: ␣with")
@@ -156,7 +156,7 @@ def test_line_chart_of_a_long_text_draws_a_window_around_the_query():
     (series,) = chart.series
     assert len(series.points) == cell_lesson.LINE_KEYS
     assert series.points[-1] == trace.labels[-1]
-    assert f"keys {n - cell_lesson.LINE_KEYS}–{n - 1} of {n}" == figures.subtitle_of(chart.spec)
+    assert f"keys {n - cell_lesson.LINE_KEYS}–{n - 1} of {n}" == subtitle_of(chart.spec)
     weights, _ = derive.weights_of(trace, after_dropout=True)
     np.testing.assert_array_equal(series.values, weights[n - 1, -cell_lesson.LINE_KEYS :].numpy())
     assert trace.labels[-1] in sentence

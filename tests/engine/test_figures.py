@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnviz import figures
 from attnviz.core.tokens import tokenize
-from tests.support.specs import as_figure
+from tests.support.specs import as_figure, subtitle_of
 
 
 def _heatmap_trace(spec) -> go.Heatmap:
@@ -57,10 +57,10 @@ def test_large_matrices_are_cropped_and_the_subtitle_says_so():
     labels = [f"{i}: t" for i in range(n)]
     spec = figures.heatmap(torch.zeros(n, 3), labels, ["a", "b", "c"], title="big", kind="signed")
     assert np.asarray(_heatmap_trace(spec).z).shape == (figures.MAX_SIDE, 3)
-    assert figures.subtitle_of(spec) == f"rows 0–{figures.MAX_SIDE - 1} of {n}"
+    assert subtitle_of(spec) == f"rows 0–{figures.MAX_SIDE - 1} of {n}"
     assert figures.title_of(spec) == "big"
     noted = figures.heatmap(torch.zeros(n, 3), labels, list("abc"), title="big", note="a note")
-    assert figures.subtitle_of(noted) == f"a note, rows 0–{figures.MAX_SIDE - 1} of {n}"
+    assert subtitle_of(noted) == f"a note, rows 0–{figures.MAX_SIDE - 1} of {n}"
 
 
 def test_escape_label_shortens_long_tokens():

@@ -12,7 +12,7 @@ from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons.causal import causal_lesson
 from attnviz.teach.lessons.simplified import simplified_lesson
 from attnviz.teach.panel import CAUSAL_WEIGHTS, WEIGHTS, Panel, Style, View, is_token_axis, viewed
-from tests.support.specs import as_figure, z_of
+from tests.support.specs import as_figure, subtitle_of, z_of
 
 TEXT = "The quick brown fox jumps over the lazy dog while the cat sleeps on the mat. " * 2
 
@@ -68,7 +68,7 @@ def test_the_relative_scale_counts_the_keys_of_the_whole_row_before_the_window()
     np.testing.assert_array_equal(z, shown.values.numpy())
     spec = shown.figure
     assert figures.title_of(spec) == figures.one_line(L.route2.title)
-    assert figures.subtitle_of(spec) == f"tokens 10–20 of {n}, relative to an even share"
+    assert subtitle_of(spec) == f"tokens 10–20 of {n}, relative to an even share"
     fig = as_figure(spec)  # Plotly accepts the view's spec
     assert fig.data[0].hovertemplate.endswith(f"{figures.RATIO_NAME} %{{z:.4f}}<extra></extra>")
     assert list(fig.layout.yaxis.ticktext) == [

@@ -28,8 +28,9 @@ from attnviz.models import implementations as impl
 from attnviz.teach import checks as live_checks
 from attnviz.teach import prepare as lesson
 from attnviz.teach.lessons import multihead as ML
+from attnviz.teach.panel import Style, chart_label, token_panel
 from tests.support import module_checks as MC
-from tests.support.specs import as_figure
+from tests.support.specs import as_figure, subtitle_of
 from tests.support.torch_threads import single_intra_op_thread  # noqa: F401 (tiny tensors)
 
 OK = {"pass", "documented", "n/a"}
@@ -52,7 +53,6 @@ FIGURE_FUNCTIONS = (
     "grouped_bars",
     "heads_grid",
     "heatmap",
-    "heatmap_label",
     "histograms",
     "lines",
     "one_line",
@@ -61,9 +61,7 @@ FIGURE_FUNCTIONS = (
     "row_change",
     "row_outline",
     "score_terms",
-    "shape_words",
     "softmax_row",
-    "subtitle_of",
     "timing_bars",
     "title_of",
     "unpacked",
@@ -171,8 +169,9 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
         spec = call("heatmap", z, labels, labels, title="t", kind=kind)
         _heatmap_matches(spec, n, n)
         assert call("figure_bytes", spec) > 0
-        assert call("heatmap_label", spec) == f"Heatmap: t, {n} × {n} (query by key)"
-        assert call("shape_words", spec) == f"{n} × {n}"
+        # the label the app gives the chart (ui.charts: panel.chart_label) names its shape
+        panel = token_panel("t", z, labels, "t", style=Style(colour=kind))
+        assert chart_label(panel) == f"Heatmap: t, {n} × {n} (query by key)"
     spec = call("heatmap", weights[:, :1], labels, ["<b>v</b>"], title="t", outline_rows=(0,))
     fig = _heatmap_matches(spec, n, 1)
     assert fig.layout.xaxis.tickfont.color == figures.AXIS_COLOUR
@@ -213,7 +212,7 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     )
     fig = _heatmap_matches(zoom, len(half), len(half))
     _labels_are_escaped_and_one_per_position(fig.layout.yaxis.ticktext, len(half))
-    assert call("subtitle_of", zoom) == "w"
+    assert subtitle_of(zoom) == "w"
 
     grid = as_figure(call("heads_grid", heads, labels, title="h"))
     grids = [t for t in grid.data if t.type == "heatmap"]

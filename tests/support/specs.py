@@ -46,9 +46,15 @@ def z_of(item, trace: int = 0) -> np.ndarray:
     return np.asarray(figures.unpacked(spec_of(item)["data"][trace]["z"]))
 
 
+def subtitle_of(item) -> str:
+    """A figure's subtitle (a note such as "tokens 3–9 of 40"), or ""."""
+    spec = spec_of(item)
+    return spec.get("layout", {}).get("title", {}).get("subtitle", {}).get("text", "")
+
+
 def words_of(item) -> str:
     """A figure's title as a reader takes it in: the title on one line, then its subtitle (a
     note such as "after dropout, scale 0 to 2") in brackets when it has one."""
     spec = spec_of(item)
-    title, note = figures.title_of(spec), figures.subtitle_of(spec)
+    title, note = figures.title_of(spec), subtitle_of(spec)
     return f"{title} ({note})" if note else title
