@@ -442,15 +442,6 @@ def attention_weights(folder: str, token_ids) -> torch.Tensor:
         return torch.stack([w[0] for w in weights])  # (L, H, T, T)
 
 
-def next_token_logits(folder: str, token_ids) -> torch.Tensor:
-    """The rebuilt model's logits for the token after the sequence: ``(vocab_size,)``."""
-    loaded = load(folder)
-    ids = _ids(loaded, token_ids)
-    with torch.inference_mode():
-        x = loaded.model.final_norm(loaded.model.hidden_states(ids)[:, -1])  # (1, emb_dim)
-        return (x @ loaded.model.out_head_weight.T)[0]
-
-
 def model_bytes(loaded: Loaded) -> int:
     """Bytes the loaded model holds: parameters and buffers (the masks), each storage once."""
     seen, total = set(), 0
@@ -556,12 +547,6 @@ class ProbeScores:
     ids: tuple[int, ...]  # prefix, then ``length`` random tokens, then the same tokens again
     length: int  # L: the last L tokens repeat the L before them
     scores: dict[str, np.ndarray]  # detector -> (layers, heads)
-
-    def strongest(self, detector: str = "induction", count: int = 5) -> list[tuple[int, int]]:
-        """The ``count`` heads with the highest ``detector`` score, as (layer, head), best first."""
-        s = self.scores[detector]
-        order = np.argsort(-s, axis=None, kind="stable")[:count]
-        return [(int(i) // s.shape[1], int(i) % s.shape[1]) for i in order]
 
 
 def probe_scores(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -44,15 +45,6 @@ def test_probe_scores_are_the_detectors_on_transformers_own_attention(tiny):
     assert float(probe.scores["current"].max() - probe.scores["current"].min()) > 0.05
 
 
-def test_strongest_lists_the_heads_in_order_of_their_score(tiny):
-    folder, _ = tiny
-    probe = gpt2.probe_scores(folder, length=10, seed=0)
-    top = probe.strongest("previous", count=3)
-    values = [probe.scores["previous"][layer, head] for layer, head in top]
-    assert values == sorted(values, reverse=True)
-    assert values[0] == probe.scores["previous"].max()
-
-
 def test_a_prefix_id_outside_the_vocabulary_is_left_out_and_one_inside_kept(tiny):
     folder, _ = tiny
     assert gpt2.probe_scores(folder, length=5, prefix=(50256,)).ids.__len__() == 10
@@ -78,7 +70,9 @@ def test_gpt2_smalls_strongest_induction_heads_are_the_published_ones():
     if (gpt2.read_config(folder).n_layers, gpt2.read_config(folder).n_heads) != (12, 12):
         pytest.skip(f"{folder} does not hold GPT-2 small (12 layers of 12 heads)")
     probe = gpt2.probe_scores(folder)  # <|endoftext|>, 50 random tokens, the same 50 again
-    top = probe.strongest("induction", count=8)
+    scores = probe.scores["induction"]
+    order = np.argsort(-scores, axis=None, kind="stable")[:8]  # the 8 strongest, best first
+    top = [divmod(int(i), scores.shape[1]) for i in order]
     assert PUBLISHED_INDUCTION_HEADS <= set(top), (top, probe.scores["induction"].round(2))
     for layer, head in PUBLISHED_INDUCTION_HEADS:
         assert probe.scores["induction"][layer, head] > 0.3

@@ -55,7 +55,10 @@ def test_next_token_logits_match_transformers(models, layout):
         head.tie_weights()
         model = head
     _, theirs = _reference(model, ids)
-    ours = gpt2.next_token_logits(folder, ids)
+    loaded = gpt2.load(folder)  # the model the page loads, its head applied here
+    with torch.inference_mode():
+        last = loaded.model.final_norm(loaded.model.hidden_states(torch.tensor([ids]))[:, -1])
+        ours = (last @ loaded.model.out_head_weight.T)[0]
     assert ours.shape == (TINY["vocab_size"],)
     torch.testing.assert_close(ours, theirs, atol=2e-5, rtol=1e-5)
     assert int(ours.argmax()) == int(theirs.argmax())
