@@ -90,9 +90,9 @@ def test_ablating_a_head_zeroes_its_slice_of_the_context_and_nothing_else():
 
 def test_training_is_deterministic_and_never_draws_from_the_global_generator():
     state = torch.random.get_rng_state()
-    first = IT.train_to_end(SMALL, measure_every=3, checkpoint_every=6)
+    first = list(IT.train(SMALL, measure_every=3, checkpoint_every=6))
     assert torch.equal(torch.random.get_rng_state(), state)
-    second = IT.train_to_end(SMALL, measure_every=3, checkpoint_every=6)
+    second = list(IT.train(SMALL, measure_every=3, checkpoint_every=6))
     assert [p.step for p in first] == [0, 3, 6]
     for a, b in zip(first, second, strict=True):
         assert a.measures.as_dict() == b.measures.as_dict()
@@ -117,8 +117,8 @@ def test_training_can_be_cancelled_by_an_event_or_by_closing_the_generator():
 
 
 def test_a_time_budget_adds_reports_between_the_measured_steps():
-    reports = IT.train_to_end(
-        IT.TrainConfig(steps=4, batch_size=4), measure_every=100, report_seconds=0.0
+    reports = list(
+        IT.train(IT.TrainConfig(steps=4, batch_size=4), measure_every=100, report_seconds=0.0)
     )
     assert [p.step for p in reports] == [0, 1, 2, 3, 4]
     assert reports[-1].done and not reports[0].done

@@ -243,8 +243,3 @@ def train(
         late = report_seconds is not None and time.perf_counter() - last_report >= report_seconds
         if due or late:
             yield report(step, float(loss.detach()))
-
-
-def train_to_end(cfg: TrainConfig, **kwargs) -> list[Progress]:
-    """Every report of a whole run (a list; for scripts and tests)."""
-    return list(train(cfg, **kwargs))
