@@ -27,7 +27,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -76,11 +75,6 @@ def code_line(owner: Callable, marker: str) -> CodeLine:
         raise LookupError(f"{len(found)} lines of {name} contain {marker!r}; expected one")
     lineno, text = found[0]
     return CodeLine(name, lineno, text)
-
-
-def modules_file() -> Path:
-    """Where modules.py is on disk (for tests that read the named lines back)."""
-    return Path(inspect.getfile(M))
 
 
 # The operation each step names, as it appears in each forward (a marker unique in it).

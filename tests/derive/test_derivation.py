@@ -8,6 +8,7 @@ context row. Each step's code line is read back from modules.py and holds its op
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 import torch
 
 from attnviz.core import book as BK
+from attnviz.core import modules as M
 from attnviz.core import trace as tracing
 from attnviz.core.settings import Settings
 from attnviz.teach import derive, prepare
@@ -218,8 +220,9 @@ OPERATION = {
 def test_each_step_names_the_line_of_modules_py_that_computes_it(kind):
     tr = _traces(TRAINING)[kind]
     d = derive.derivation(tr, 2, 1)
-    file_lines = Path(derive.modules_file()).read_text(encoding="utf-8").splitlines()
-    assert derive.modules_file().name == "modules.py"
+    modules_file = Path(__file__).resolve().parents[2] / derive.MODULES_PATH  # as steps name it
+    file_lines = modules_file.read_text(encoding="utf-8").splitlines()
+    assert modules_file.name == "modules.py" and modules_file.samefile(inspect.getfile(M))
     names = [s.name for s in d.steps]
     causal = kind in ("causal", "multihead", "wrapper")
     expected = ["score", "scale", "softmax", "context"]
