@@ -137,27 +137,6 @@ class Bug:
         lines = difflib.unified_diff(right, wrong, "correct", "bug", n=3, lineterm="")
         return "\n".join(lines)
 
-    def changed_lines(self) -> tuple[list[str], list[str]]:
-        text = self.diff().splitlines()[2:]
-        removed = [ln[1:] for ln in text if ln.startswith("-")]
-        added = [ln[1:] for ln in text if ln.startswith("+")]
-        return removed, added
-
-    def shows_when(self) -> str:
-        """The settings under which this bug shows, as one sentence."""
-        s = self.shows
-        width = "d_in" if self.pass_kind == "simplified" else "the key width"
-        needs = [f"at least {s.tokens_at_least} token{'s' if s.tokens_at_least > 1 else ''}"]
-        if s.heads_at_least > 1:
-            needs.append(f"num_heads of {s.heads_at_least} or more")
-        if s.head_dim_at_least > 1:
-            needs.append(f"{width} of {s.head_dim_at_least} or more")
-        if s.dropout_above_zero:
-            needs.append("dropout above 0")
-        if s.tokens_below_context:
-            needs.append("fewer tokens than context_length")
-        return "shows with " + ", ".join(needs)
-
     def hidden_reason(
         self, tokens: int, num_heads: int, head_dim: int, dropout: float, context_length: int
     ) -> str | None:

@@ -187,7 +187,6 @@ def bug_texts() -> Sentences:
         yield f"{where}: slips_when", bug.slips_when.format_map(bugs._Fields(fields))
         if bug.clash:
             yield f"{where}: clash", bug.clash.format(**fields)
-        yield f"{where}: shows_when", bug.shows_when()
         for case in HIDING:
             reason = bug.hidden_reason(*case)
             if reason:
