@@ -375,11 +375,6 @@ def choose(
     return None
 
 
-def rebuild(q: Question) -> Question | None:
-    """The same question made again from its plain values (what issue 26's phones do)."""
-    return make(q.kind, q.page, q.text, q.settings, q.book, q.seed)
-
-
 # --- grading ------------------------------------------------------------------------------
 def total_variation(a: Sequence[float], b: Sequence[float]) -> float:
     """Half the sum of the absolute differences: 0 for equal rows, 1 for disjoint ones."""
@@ -886,24 +881,7 @@ _MAKERS = {
 }
 
 
-# --- plain values, for a poll (issue 26) --------------------------------------------------
+# --- plain values (a question's id is made of them) ---------------------------------------
 def to_plain(q: Question) -> dict[str, Any]:
     """The question as JSON-ready values (tuples become lists)."""
     return dataclasses.asdict(q)
-
-
-def from_plain(d: dict[str, Any]) -> Question:
-    """The inverse of :func:`to_plain` (also after a JSON round trip)."""
-
-    def tup(v):
-        return tuple(tup(x) for x in v) if isinstance(v, list | tuple) else v
-
-    fields = {k: tup(v) for k, v in d.items() if k not in ("settings", "misconceptions")}
-    return Question(
-        **fields,
-        settings=Settings(**d["settings"]),
-        misconceptions=tuple(
-            Misconception(m["name"], tup(m["answer"]), m["explanation"])
-            for m in d["misconceptions"]
-        ),
-    )
