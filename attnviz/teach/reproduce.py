@@ -548,11 +548,6 @@ def expected(
     return MATRICES[page][matrix].of(tr, head)
 
 
-def matrices_of(page: str) -> tuple[str, ...]:
-    """The matrix kinds a page can reproduce, in the order of its forward."""
-    return tuple(MATRICES[page])
-
-
 # --- from a panel on the page to its snippet ------------------------------------------------------
 @dataclass(frozen=True)
 class PanelSource:
@@ -603,12 +598,3 @@ def panel_snippet(
     source = _panel_settings(key, prep, settings)
     s = settings.with_changes(training=True) if source.lab else settings
     return snippet(source.page, source.matrix, prep, s, head, variant, text)
-
-
-def panel_expected(
-    key: str, prep: prepare.Prepared, settings: Settings, head: int = 0, variant: str = "v2"
-) -> Tensor:
-    """What :func:`panel_snippet` prints, from the page's trace."""
-    source = _panel_settings(key, prep, settings)
-    s = settings.with_changes(training=True) if source.lab else settings
-    return expected(source.page, source.matrix, prep, s, head, variant)

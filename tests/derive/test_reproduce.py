@@ -54,7 +54,7 @@ def _same(printed: list[float], tensor: torch.Tensor) -> bool:
 def _cases(page: str, prep, s: Settings, heads=(0,), variant: str = "v2"):
     """(name, snippet, the matrix the page draws) for every matrix kind of the page."""
     out = []
-    for matrix in reproduce.matrices_of(page):
+    for matrix in reproduce.MATRICES[page]:
         for h in heads:
             code = reproduce.snippet(page, matrix, prep, s, head=h, variant=variant, text=TEXT)
             want = reproduce.expected(page, matrix, prep, s, head=h, variant=variant)
@@ -164,7 +164,7 @@ def test_snippets_with_sixteen_heads_and_a_hostile_text(tmp_path):
     s = Settings(d_in=8, d_out=32, num_heads=16, training=True, dropout=0.3, qkv_bias=True)
     prep = prepare.prepare(HOSTILE, s)
     cases = []
-    for matrix in reproduce.matrices_of("multihead"):
+    for matrix in reproduce.MATRICES["multihead"]:
         code = reproduce.snippet("multihead", matrix, prep, s, head=15, text=HOSTILE)
         cases.append(
             (f"mh16-{matrix}", code, reproduce.expected("multihead", matrix, prep, s, head=15))
@@ -329,6 +329,14 @@ def _page_panels(prep, s: Settings) -> dict:
     return found
 
 
+def _panel_expected(key: str, prep, s: Settings, head: int) -> torch.Tensor:
+    """What reproduce.panel_snippet prints for the panel ``key``, from the page's trace: the
+    matrix its PanelSource names (page 3's dropout lab: in training mode)."""
+    source = reproduce.PANELS[key]
+    s = s.with_changes(training=True) if source.lab else s
+    return reproduce.expected(source.page, source.matrix, prep, s, head)
+
+
 @pytest.mark.parametrize("book", [False, True], ids=["training-mode", "book-mode"])
 def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
     s = Settings(training=True, dropout=0.5, d_out=12, num_heads=3)
@@ -346,7 +354,7 @@ def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
             panel = found[key]
             for h in range(heads if source.per_head else 1):
                 values = panel.values[h] if source.per_head else panel.values
-                want = reproduce.panel_expected(key, prep, s, head=h)
+                want = _panel_expected(key, prep, s, head=h)
                 assert torch.equal(values.isnan(), want.isnan()), key
                 assert torch.equal(values.nan_to_num(), want.nan_to_num()), key
         elif all(p is None for p in per_head_views):  # not drawn at these settings
@@ -355,7 +363,7 @@ def test_every_mapped_panel_is_drawn_with_the_numbers_its_snippet_prints(book):
         else:  # a head view's panel: one per head
             assert all(p is not None for p in per_head_views), key
             for h, panel in enumerate(per_head_views):
-                assert torch.equal(panel.values, reproduce.panel_expected(key, prep, s, head=h)), (
+                assert torch.equal(panel.values, _panel_expected(key, prep, s, head=h)), (
                     key,
                     h,
                 )
