@@ -73,12 +73,6 @@ PRINTED: Mapping[str, Printout] = MappingProxyType(
     _read_printouts((Path(__file__).with_name("book_printouts.txt")).read_text(encoding="utf-8"))
 )
 
-PRINTED_SHAPES = {
-    "causal_attention": (2, 6, 2),
-    "wrapper": (2, 6, 4),
-    "multihead": (2, 6, 2),
-}
-
 
 def printed(name: str) -> torch.Tensor:
     """One of the chapter's printouts as a tensor."""

@@ -211,10 +211,18 @@ def test_exercise_3_3_parameter_count():
     assert count == book.EXERCISE_3_3_PARAMETERS == 2_360_064
 
 
+# The shapes the chapter prints (context_vecs.shape) after each module's example.
+PRINTED_SHAPES = {
+    "causal_attention": (2, 6, 2),
+    "wrapper": (2, 6, 4),
+    "multihead": (2, 6, 2),
+}
+
+
 def test_printed_shapes_match_the_modules():
-    assert _causal_shape() == book.PRINTED_SHAPES["causal_attention"]
-    assert tuple(book.SPEC_WRAPPER.build()(book_batch()).shape) == book.PRINTED_SHAPES["wrapper"]
-    assert tuple(book.SPEC_MHA.build()(book_batch()).shape) == book.PRINTED_SHAPES["multihead"]
+    assert _causal_shape() == PRINTED_SHAPES["causal_attention"]
+    assert tuple(book.SPEC_WRAPPER.build()(book_batch()).shape) == PRINTED_SHAPES["wrapper"]
+    assert tuple(book.SPEC_MHA.build()(book_batch()).shape) == PRINTED_SHAPES["multihead"]
 
 
 def _causal_shape():
