@@ -1,8 +1,9 @@
 """The app's one timing harness (:func:`race`), and page 4's timing of the wrapper against the
 weight split: same arithmetic, 3H small matmuls against 3.
 
-:func:`race` times callables interleaved, round after round; page 4 (:func:`wrapper_against_split`)
-and page 6 (``attnviz.models.implementations.benchmark``) both time with it. Page 4 runs its
+:func:`race` times callables interleaved, round after round; page 1's loop against ``X @ X.T``
+(``attnviz.teach.lessons.simplified.time_loop``), page 4 (:func:`wrapper_against_split`) and
+page 6 (``attnviz.models.implementations.benchmark``) all time with it. Page 4 runs its
 timing only when a student presses its button, and caches the result per process and shape
 (everything below that changes the work, ``qkv_bias`` included).
 """

@@ -8,13 +8,14 @@ Streamlit; the page only lays these values out.
 
 from __future__ import annotations
 
-import time
+import math
 from dataclasses import dataclass
 
 import torch
 
 from attnviz import figures
 from attnviz.core import trace as tracing
+from attnviz.models import speed
 from attnviz.server import gate
 from attnviz.teach import bugs
 from attnviz.teach import checks as live_checks
@@ -289,18 +290,13 @@ class LoopTiming:
 
 
 def time_loop(tr: tracing.SimplifiedTrace, repeat: int = 5) -> LoopTiming:
-    """The nested loops and ``X @ X.T`` timed (each the best of ``repeat``) on at most
+    """The nested loops and ``X @ X.T`` timed (each the best of ``repeat``, one call a sample,
+    by the app's one harness :func:`attnviz.models.speed.race`) on at most
     :data:`attnviz.core.trace.LOOP_TOKEN_CAP` tokens."""
     gate.give_up()  # a timing: the other sessions' page runs go meanwhile
     x = tr.inputs[: tracing.LOOP_TOKEN_CAP]
-
-    def best(fn) -> float:
-        times = []
-        for _ in range(repeat):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
+    calls = {"loop": tracing.loop_scores, "matmul": lambda x: x @ x.T}
     with torch.inference_mode():
-        return LoopTiming(x.shape[0], best(lambda: tracing.loop_scores(x)), best(lambda: x @ x.T))
+        # exactly ``repeat`` rounds: no time budget ends them early
+        samples, _, _ = speed.race(calls, x, math.inf, repeat, repeat, number=1)
+    return LoopTiming(x.shape[0], min(samples["loop"]), min(samples["matmul"]))
