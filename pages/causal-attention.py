@@ -1,7 +1,7 @@
 """Pass 3: causal attention, dropout, and batches (section 3.5). Layout only: every number,
 panel and sentence about the numbers comes from attnviz.teach.lessons.causal."""
 
-from ui import entry, url
+from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -14,7 +14,7 @@ from attnviz.core import trace as tracing
 from attnviz.teach import prepare as lesson
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as lessons
-from ui import cache, parts, sections, state
+from ui import cache, parts, sections, state, url
 from ui import render as panels
 from ui.models import growing as induction
 from ui.teach import breakit, explain

@@ -1,7 +1,7 @@
 """Pass 4: multi-head attention, two ways (section 3.6). Layout only: every number, panel and
 sentence comes from attnviz.teach.lessons.multihead."""
 
-from ui import entry, url
+from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -13,7 +13,7 @@ from attnviz.models import speed
 from attnviz.server import budget
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import multihead as ML
-from ui import cache, sections, state
+from ui import cache, sections, state, url
 from ui import render as panels
 from ui.models import growing as induction
 from ui.teach import breakit, explain

@@ -1,6 +1,6 @@
 """Pass 1: simplified self-attention, with no trainable weights (section 3.3)."""
 
-from ui import entry, url
+from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -10,7 +10,7 @@ from attnviz.core import modules as M
 from attnviz.core import trace as tracing
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import simplified
-from ui import cache, links, state
+from ui import cache, links, state, url
 from ui import render as panels
 from ui.teach import breakit, explain
 from ui.text import md_escape, token_legend

@@ -1,6 +1,6 @@
 """Pass 2: self-attention with trainable weights, scaled dot-product attention (section 3.4)."""
 
-from ui import entry, url
+from ui import entry
 
 entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 
@@ -9,7 +9,7 @@ import streamlit as st
 from attnviz.core import modules as M
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import trainable
-from ui import cache, links, parts, sections, state
+from ui import cache, links, parts, sections, state, url
 from ui import render as panels
 from ui.models import growing as induction
 from ui.teach import breakit, explain
