@@ -69,7 +69,7 @@ def sizes(label: str, s: Settings, text: str) -> dict:
 FILL = """
 import json, sys, psutil
 sys.path.insert(0, {root!r})
-from attnviz import lesson
+from attnviz.teach import prepare as lesson
 from attnviz.core.settings import Settings
 from ui.memo import Memo
 capped, n, tokens = {capped}, {n}, {tokens}
