@@ -15,6 +15,7 @@ import time
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
 from attnviz import figures
 from attnviz.core.tokens import tokenize
@@ -156,8 +157,10 @@ def test_page_draws_the_literal_text(session, info, canary):
     page.goto(f"{session['url']}{info.url}?{session['query']}")
     wait_for_charts(page, expect_charts=info.draws_sidebar_text)
 
-    # The sidebar holds the text exactly as the link gave it.
-    assert page.get_by_test_id("stTextArea").locator("textarea").input_value() == session["text"]
+    # The sidebar holds the text exactly as the link gave it. (Polled: on a busy machine the box
+    # can be read in the moment between its mount and the bound value reaching it.)
+    box = page.get_by_test_id("stTextArea").locator("textarea")
+    expect(box).to_have_value(session["text"], timeout=30_000)
     found = page.evaluate(MARKUP_FROM_TEXT, canary.origin)
     assert found["inMarkdown"] == [], found["inMarkdown"]
     assert found["pointing"] == [], found["pointing"]
