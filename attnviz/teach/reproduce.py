@@ -135,6 +135,44 @@ _ROUTE_1 = f"renormalized_causal_weights({_tap('queries')}, {_tap('keys')}, modu
 _MASK = "module.mask[:num_tokens, :num_tokens]"
 
 
+def _unmasked(title: str, qk: str, pick: Pick) -> tuple[Matrix, Matrix]:
+    """The scores before the mask (computed by the code ``qk``) and the mask itself."""
+    return (
+        Matrix(
+            "unmasked_scores",
+            title,
+            qk,
+            _view(tracing.unmasked_scores, pick),
+        ),
+        Matrix("mask", "the mask (1: a future key)", _MASK, _view(tracing.causal_mask, _ALL)),
+    )
+
+
+def _scaled(whose: str, scale: str, index: str, pick: Pick) -> Matrix:
+    """The masked scores divided by √d_k (``scale``: the code for d_k)."""
+    return Matrix(
+        "scaled_scores",
+        f"{whose} scaled masked scores",
+        f"({_tap('attn_scores')} / {scale} ** 0.5){index}",
+        _field("scaled_scores", pick),
+    )
+
+
+def _dropped(whose: str, index: str, pick: Pick) -> tuple[Matrix, Matrix]:
+    """Dropout's mask and the weights the context used after it."""
+    return (
+        Matrix(
+            "dropout_mask",
+            f"{whose} dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
+            f"{_DROP}{index}",
+            _view(tracing.dropout_mask, pick),
+        ),
+        _recorded(
+            "weights_dropped", f"{whose} weights the context used (after dropout)", index, pick
+        ),
+    )
+
+
 def _table(*matrices: Matrix) -> dict[str, Matrix]:
     return {m.name: m for m in matrices}
 
@@ -171,13 +209,7 @@ MATRICES: dict[str, dict[str, Matrix]] = {
         _recorded("queries", "the queries Q", "[0]", _B0),
         _recorded("keys", "the keys K", "[0]", _B0),
         _recorded("values", "the values V", "[0]", _B0),
-        Matrix(
-            "unmasked_scores",
-            "the scores Q Kᵀ before the mask",
-            f"({_QK})[0]",
-            _view(tracing.unmasked_scores, _B0),
-        ),
-        Matrix("mask", "the mask (1: a future key)", _MASK, _view(tracing.causal_mask, _ALL)),
+        *_unmasked("the scores Q Kᵀ before the mask", f"({_QK})[0]", _B0),
         Matrix(
             "mask_buffer",
             "the mask buffer as the page draws it (rows past the text unused)",
@@ -185,12 +217,7 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             _mask_shown,
         ),
         _recorded("attn_scores", "the masked scores", "[0]", _B0),
-        Matrix(
-            "scaled_scores",
-            "the scaled masked scores",
-            f"({_tap('attn_scores')} / {_tap('keys')}.shape[-1] ** 0.5)[0]",
-            _field("scaled_scores", _B0),
-        ),
+        _scaled("the", f"{_tap('keys')}.shape[-1]", "[0]", _B0),
         _recorded("attn_weights", "the weights (before dropout)", "[0]", _B0),
         Matrix(
             "renormalized",
@@ -198,13 +225,7 @@ MATRICES: dict[str, dict[str, Matrix]] = {
             f"{_ROUTE_1}[0]",
             _view(tracing.renormalized_weights, _B0),
         ),
-        Matrix(
-            "dropout_mask",
-            "the dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
-            f"{_DROP}[0]",
-            _view(tracing.dropout_mask, _B0),
-        ),
-        _recorded("weights_dropped", "the weights the context used (after dropout)", "[0]", _B0),
+        *_dropped("the", "[0]", _B0),
         Matrix("context", "the context vectors", "context_vec[0]", _field("context", _B0)),
     ),
     "multihead": _table(
@@ -213,33 +234,11 @@ MATRICES: dict[str, dict[str, Matrix]] = {
         _split_off("queries"),
         _split_off("keys"),
         _split_off("values"),
-        Matrix(
-            "unmasked_scores",
-            "head {h}'s scores before the mask",
-            f"({_QK_HEADS})[0, {{h}}]",
-            _view(tracing.unmasked_scores, _BH),
-        ),
-        Matrix("mask", "the mask (1: a future key)", _MASK, _view(tracing.causal_mask, _ALL)),
+        *_unmasked("head {h}'s scores before the mask", f"({_QK_HEADS})[0, {{h}}]", _BH),
         _recorded("attn_scores", "head {h}'s masked scores", "[0, {h}]", _BH),
-        Matrix(
-            "scaled_scores",
-            "head {h}'s scaled masked scores",
-            f"({_tap('attn_scores')} / module.head_dim ** 0.5)[0, {{h}}]",
-            _field("scaled_scores", _BH),
-        ),
+        _scaled("head {h}'s", "module.head_dim", "[0, {h}]", _BH),
         _recorded("attn_weights", "head {h}'s weights (before dropout)", "[0, {h}]", _BH),
-        Matrix(
-            "dropout_mask",
-            "head {h}'s dropout mask (1 kept, 0 dropped, nan where the weight is 0 anyway)",
-            f"{_DROP}[0, {{h}}]",
-            _view(tracing.dropout_mask, _BH),
-        ),
-        _recorded(
-            "weights_dropped",
-            "head {h}'s weights the context used (after dropout)",
-            "[0, {h}]",
-            _BH,
-        ),
+        *_dropped("head {h}'s", "[0, {h}]", _BH),
         _recorded("context_heads", "head {h}'s context vectors", "[0, {h}]", _BH),
         _recorded("context", "the heads' contexts merged, before out_proj", "[0]", _B0),
         Matrix("output", "the output, out_proj(context)", "context_vec[0]", _field("output", _B0)),
