@@ -353,13 +353,18 @@ def torch_weights_check(trace: MultiHeadTrace, refs: References) -> live_checks.
     )
 
 
+def _qkv(trace: MultiHeadTrace, split: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The trace's queries, keys and values: split into heads (b, H, T, hd) or side by side."""
+    if split:
+        return trace.queries_heads, trace.keys_heads, trace.values_heads
+    return trace.queries, trace.keys, trace.values
+
+
 def sdpa_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResult:
     """Our per-head context against PyTorch's SDPA on the same q, k, v (causal)."""
     _belong(trace, refs)
     return live_checks.matches_sdpa(
-        trace.queries_heads,
-        trace.keys_heads,
-        trace.values_heads,
+        *_qkv(trace, split=True),
         trace.context_heads,  # (b, H, T, hd), before the heads are merged
         causal=True,
         reference=refs.sdpa_context,
@@ -378,9 +383,7 @@ def loop_check(trace: MultiHeadTrace, refs: References) -> live_checks.CheckResu
     """The batched heads against head-by-head attention on the same columns."""
     _belong(trace, refs)
     return live_checks.heads_equal_loop(
-        trace.queries,
-        trace.keys,
-        trace.values,
+        *_qkv(trace, split=False),
         trace.context,  # the heads merged, before out_proj
         trace.num_heads,
         causal_mask(trace).bool(),

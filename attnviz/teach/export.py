@@ -174,23 +174,18 @@ def bmatrices(
     values: torch.Tensor,
     rows: Sequence[str] | None = None,
     cols: Sequence[str] | None = None,
-    decimals: int = DECIMALS,
-    ascii_only: bool = False,
     heads: Sequence[int] | None = None,
 ) -> tuple[str, ...]:
-    """One :func:`bmatrix` per matrix: a (rows, cols) matrix gives one, a stack of heads
+    """One :func:`bmatrix` per matrix, at its default decimals: a (rows, cols) matrix gives one, a stack of heads
     (H, rows, cols) one per head, each preceded by ``\\text{head h}``. ``heads``: the heads to
     write (by their number in the stack; default every one)."""
     values = torch.as_tensor(values)
     if values.dim() == 2:
-        return (bmatrix(values, rows, cols, decimals, ascii_only),)
+        return (bmatrix(values, rows, cols),)
     if values.dim() != 3:
         raise ValueError(f"a matrix or a stack of heads, not shape {tuple(values.shape)}")
     chosen = range(values.shape[0]) if heads is None else heads
-    return tuple(
-        f"\\text{{head {h}}}\\quad\n" + bmatrix(values[h], rows, cols, decimals, ascii_only)
-        for h in chosen
-    )
+    return tuple(f"\\text{{head {h}}}\\quad\n" + bmatrix(values[h], rows, cols) for h in chosen)
 
 
 def document(*matrices: str, title: str = "") -> str:

@@ -20,17 +20,9 @@ import numpy as np
 import torch
 
 from attnviz.models import detectors as D
+from attnviz.models.induction import train as trainer
 from attnviz.models.induction.model import ModelConfig, run
 from attnviz.models.induction.recorded import RecordedRun, recorded
-from attnviz.models.induction.train import (
-    SCORES,
-    Measures,
-    Progress,
-    TrainConfig,
-    held_out,
-    measure,
-    train,
-)
 
 Tensor = torch.Tensor
 RUNS = ("reference", "control")
@@ -51,7 +43,7 @@ def steps(name: str = "reference") -> tuple[int, ...]:
     return _run(name).steps
 
 
-def layer_induction(measures: Measures, layer: int = -1) -> float:
+def layer_induction(measures: trainer.Measures, layer: int = -1) -> float:
     """A layer's induction score: its highest head's (the last layer by default)."""
     return float(np.max(measures.scores["induction"][layer]))
 
@@ -72,7 +64,7 @@ class Curves:
 def curves(name: str = "reference") -> Curves:
     r = _run(name)
     stacked = {}
-    for score in SCORES:
+    for score in trainer.SCORES:
         array = np.stack([e.measures.scores[score] for e in r.log])
         array.setflags(write=False)
         stacked[score] = array
@@ -85,18 +77,18 @@ def curves(name: str = "reference") -> Curves:
     )
 
 
-def at_step(step: int, name: str = "reference") -> Measures:
+def at_step(step: int, name: str = "reference") -> trainer.Measures:
     """The held-out losses and every head's scores logged at ``step``."""
     return _run(name).entry(step).measures
 
 
-def head_names(measures: Measures) -> tuple[tuple[str | None, ...], ...]:
+def head_names(measures: trainer.Measures) -> tuple[tuple[str | None, ...], ...]:
     """Per (layer, head): what its scores say it does, e.g. "previous-token head (score
     0.77)", or None when no score reaches :data:`attnviz.models.detectors.NAMED_AT`."""
     s = measures.scores
     layers, heads = s["induction"].shape
     return tuple(
-        tuple(D.name_of({k: float(s[k][lay, h]) for k in SCORES}) for h in range(heads))
+        tuple(D.name_of({k: float(s[k][lay, h]) for k in trainer.SCORES}) for h in range(heads))
         for lay in range(layers)
     )
 
@@ -209,13 +201,13 @@ _ABLATION_LOCK = threading.Lock()
 def _ablation(name: str, step: int) -> Ablation:
     r = _run(name)
     model = r.model(step)
-    test = held_out(r.config)
-    base = measure(model, test)
+    test = trainer.held_out(r.config)
+    base = trainer.measure(model, test)
     base_score = layer_induction(base)
     heads = []
     for h in range(r.config.model.num_heads):
-        own = {k: float(base.scores[k][0, h]) for k in SCORES}
-        ablated = layer_induction(measure(model, test, ablate=((0, h),)))
+        own = {k: float(base.scores[k][0, h]) for k in trainer.SCORES}
+        ablated = layer_induction(trainer.measure(model, test, ablate=((0, h),)))
         drop = 1.0 - ablated / base_score if base_score > 0 else 0.0
         heads.append(HeadAblation(h, MappingProxyType(own), D.name_of(own), ablated, drop))
     return Ablation(step, base_score, tuple(heads))
@@ -236,8 +228,8 @@ class Comparison:
     """The two-layer reference against the one-layer control at the same step budget."""
 
     steps: int
-    reference: Measures
-    control: Measures
+    reference: trainer.Measures
+    control: trainer.Measures
 
 
 def comparison() -> Comparison:
@@ -255,14 +247,14 @@ def grow(
     steps: int = GROW_STEPS,
     layers: int = 2,
     cancel: threading.Event | None = None,
-) -> Iterator[Progress]:
+) -> Iterator[trainer.Progress]:
     """Train a model of the reference's design from ``seed``, live: yields :class:`Progress`
     (step, losses, every head's scores, measured on :data:`GROW_HELD_OUT` held-out sequences)
     after every :data:`REPORT_SECONDS` seconds of training and every 25 steps. Cancel by
     closing the generator or setting ``cancel``; a bad seed or step count raises ValueError
     with a message (:class:`TrainConfig`)."""
-    cfg = TrainConfig(model=ModelConfig(layers=layers), steps=steps, seed=seed)
-    return train(
+    cfg = trainer.TrainConfig(model=ModelConfig(layers=layers), steps=steps, seed=seed)
+    return trainer.train(
         cfg,
         measure_every=25,
         report_seconds=REPORT_SECONDS,
