@@ -140,9 +140,22 @@ class Mystery:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    right: bool
-    answer: str
-    reveal: Reveal
+    """A student's diagnosis (a choice's key) of ``mystery``: graded, with the reveal."""
+
+    mystery: Mystery
+    choice: str
+
+    @property
+    def right(self) -> bool:
+        return self.choice == self.mystery.answer
+
+    @property
+    def answer(self) -> str:
+        return self.mystery.answer
+
+    @property
+    def reveal(self) -> Reveal:
+        return self.mystery.reveal
 
 
 # --- the page's inputs and module ----------------------------------------------------------
@@ -376,4 +389,4 @@ def diagnose(mystery: Mystery, choice: str) -> Diagnosis:
     keys = [c.key for c in mystery.choices]
     if choice not in keys:
         raise ValueError("Pick one of: " + ", ".join(c.title for c in mystery.choices) + ".")
-    return Diagnosis(choice == mystery.answer, mystery.answer, mystery.reveal)
+    return Diagnosis(mystery, choice)
