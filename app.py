@@ -124,7 +124,7 @@ def frame() -> None:
     # A page run that asks for a heavy trace waits for one of a few slots (ui/cache.py), so a class
     # dragging every slider to its end at once queues instead of exhausting the server's memory.
     try:
-        with cache.page_run(), profiling.page_profile(), entry.app_frame(page_path):
+        with cache.page_run(), profiling.page_profile(), entry.app_frame():
             navigation.run()
     except budget.ServerBusy as busy:
         st.error(str(busy))

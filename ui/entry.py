@@ -44,24 +44,18 @@ _local = threading.local()
 
 
 @contextmanager
-def app_frame(page: str = "") -> Iterator[None]:
-    """app.py runs its page inside this block; a page outside it is running alone. ``page``:
-    the url_path of the page this run shows (:func:`current_page`)."""
-    outer = getattr(_local, "inside", False), getattr(_local, "page", "")
-    _local.inside, _local.page = True, page
+def app_frame() -> Iterator[None]:
+    """app.py runs its page inside this block; a page outside it is running alone."""
+    outer = getattr(_local, "inside", False)
+    _local.inside = True
     try:
         yield
     finally:
-        _local.inside, _local.page = outer
+        _local.inside = outer
 
 
 def inside_app() -> bool:
     return getattr(_local, "inside", False)
-
-
-def current_page() -> str:
-    """The url_path of the page this thread's run shows ("" outside app.py's frame)."""
-    return getattr(_local, "page", "")
 
 
 def guard(page_file: str) -> None:

@@ -92,11 +92,6 @@ def standing_for(key: str) -> tuple[str, ...]:
     return tuple(d.key for d in every() if d.stands_for == key)
 
 
-def in_box(box: str) -> frozenset[str]:
-    """The panels and sections drawn in the closed part ``box`` (``ui/sections.py``)."""
-    return frozenset(d.key for d in every() if d.box == box)
-
-
 def cells(page: str, sources, head: int = 0) -> dict[str, tuple[str, int | None, int]]:
     """For "Explain a cell": each heatmap of ``page`` whose trace is among ``sources`` (names)
     -> (trace, head or None for a grid of every head, example in the batch). ``head``: the
