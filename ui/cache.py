@@ -39,7 +39,7 @@ _light = Memo(TRACE_ENTRIES, CAPS["light traces"], "light traces")
 _heavy = Memo(HEAVY_TRACE_ENTRIES, CAPS["heavy traces"], "heavy traces", long_work=True)
 # For derived values a page computes from traces (figures, tables, check results): keyed by the
 # same plain values, shared read-only between sessions.
-T = TypeVar("T")
+Built = TypeVar("Built")
 derived = Memo(FIGURE_ENTRIES, CAPS["derived"], "derived")
 MEMOS = (_inputs, _light, _heavy, derived)
 
@@ -179,7 +179,7 @@ def _compute_trace(kind: str, text: str, settings: Settings, book: bool, variant
     raise ValueError(kind)
 
 
-def lesson_of(key: tuple, build: Callable[[], T]) -> T:
+def lesson_of(key: tuple, build: Callable[[], Built]) -> Built:
     """A page's lesson object (its panels, checks and claims), built once per ``key`` (plain
     values: the page's name, text, settings, book flag ...) and shared read-only by every
     session. ``build`` fetches the traces it needs from this module and calls the engine."""
