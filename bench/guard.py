@@ -16,7 +16,10 @@ It is built to hold on a busy machine (CI shares its two cores with whatever els
 - CPU time, not wall time, of each server process (nanoseconds, from the kernel's per-process
   CPU clock: bench/measure.py), read after each run's tail;
 - the median over ROUNDS pairs per page and kind;
-- a page over its limit is measured again (ROUNDS fresh pairs) once before the guard fails.
+- a page over its limit is measured again (ROUNDS fresh pairs each time), up to RETRIES times,
+  and judged on its lowest median: noise only ever adds CPU to a run, so the lowest of three
+  medians is the closest to the code's own cost, while a real regression is over the limit in
+  every measurement (the deliberate one below read 2.5-2.9x the baseline in all of them).
 
 A ratio fails when it exceeds TOLERANCE x the committed one in bench/baseline.json. Why the
 tolerances (bench/guard-results.md has the runs): see TOLERANCE below.
@@ -73,6 +76,11 @@ KINDS = ("cold", "warm")
 TOLERANCE = {"cold": 1.6, "warm": 1.6}
 YARDSTICK = f"post-run GC off ({live.POST_RUN_GC_ENV}=false)"  # the baseline says so
 ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
+# Why 2 retries: on 2026-12-04 a CI run failed on multi-head-attention's cold ratio (5.28, limit
+# 4.57) while the image was built and run beside it, and a fresh server on a quiet machine read
+# trained-heads cold at 10.3-10.7 (limit 7.13) for its first three minutes, then 4.2-4.4 on the
+# same commit for the rest of the hour (the same code had read 3.6-4.4 at eight earlier commits).
+RETRIES = 2
 
 
 def load_baseline(path: Path = BASELINE) -> dict:
@@ -99,8 +107,9 @@ def measure_pages(app, trivial, pages, rounds: int = ROUNDS, seed: int | None = 
 
 def check(pages, measured: dict, baseline: dict, remeasure, final: dict | None = None) -> bool:
     """True when every page has a baseline of each kind and stays within TOLERANCE x it; pages
-    over a limit are measured once more (``remeasure(pages) -> {kind: {page: ratio}}``) and
-    judged on the second measurement. ``final``: filled with the ratios judged."""
+    over a limit are measured again (``remeasure(pages) -> {kind: {page: ratio}}``), up to
+    RETRIES times while any stays over, each kind judged on its lowest measurement.
+    ``final``: filled with the ratios judged."""
 
     def over(p) -> list[str]:
         return [
@@ -111,10 +120,21 @@ def check(pages, measured: dict, baseline: dict, remeasure, final: dict | None =
         ]
 
     failing = [p for p in pages if over(p)]
-    if failing:
-        print(f"{len(failing)} page(s) over their limit; measuring them again", flush=True)
+    for attempt in range(1, RETRIES + 1):
+        if not failing:
+            break
+        print(
+            f"{len(failing)} page(s) over their limit; measuring them again ({attempt}/{RETRIES})",
+            flush=True,
+        )
         again = remeasure(failing)
-        measured = {kind: {**measured[kind], **again.get(kind, {})} for kind in KINDS}
+        measured = {
+            kind: {
+                page: min(ratio, again.get(kind, {}).get(page, ratio))
+                for page, ratio in measured[kind].items()
+            }
+            for kind in KINDS
+        }
         failing = [p for p in failing if over(p)]
     if final is not None:
         final.update({kind: dict(measured[kind]) for kind in KINDS})

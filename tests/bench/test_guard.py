@@ -28,16 +28,33 @@ def test_ratios_just_within_their_limits_pass():
     assert guard.check(PAGES, measured, BASELINE, remeasure=lambda pages: {})
 
 
-def test_a_page_over_a_limit_twice_fails_and_only_it_is_measured_again():
+def test_a_page_over_its_limit_every_time_fails_and_only_it_is_measured_again():
     calls = []
 
     def remeasure(pages):
         calls.append([p.path for p in pages])
         return {"cold": {"pages/b.py": 6.0 * TOL["cold"] + 0.1}, "warm": {"pages/b.py": 0.5}}
 
+    final: dict = {}
     measured = ratios(4.0, 6.0 * TOL["cold"] + 0.5, 0.2, 0.5)
-    assert not guard.check(PAGES, measured, BASELINE, remeasure)
-    assert calls == [["pages/b.py"]]  # only the failing page, once
+    assert not guard.check(PAGES, measured, BASELINE, remeasure, final)
+    assert calls == [["pages/b.py"]] * guard.RETRIES  # only the failing page, each retry
+    assert final["cold"]["pages/b.py"] == 6.0 * TOL["cold"] + 0.1  # its lowest measurement
+
+
+def test_the_lowest_of_the_measurements_is_judged_and_retries_stop_once_it_passes():
+    readings = iter([4.0 * TOL["cold"] + 2, 4.0 * TOL["cold"] - 0.5, 4.0 * TOL["cold"] + 3])
+    calls = []
+
+    def remeasure(pages):
+        calls.append([p.path for p in pages])
+        return {"cold": {"pages/a.py": next(readings)}, "warm": {"pages/a.py": 0.2}}
+
+    final: dict = {}
+    measured = ratios(4.0 * TOL["cold"] + 1, 6.0, 0.2, 0.5)
+    assert guard.check(PAGES, measured, BASELINE, remeasure, final)
+    assert len(calls) == 2  # over, over (a higher reading does not replace a lower), then under
+    assert final["cold"]["pages/a.py"] == 4.0 * TOL["cold"] - 0.5
 
 
 def test_a_warm_regression_alone_fails():
