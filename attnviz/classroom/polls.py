@@ -407,7 +407,7 @@ class StoreDown(Exception):
     """Raised by a backend's primitive when its store does not answer; never leaves the store."""
 
 
-T = TypeVar("T")
+Outcome = TypeVar("Outcome")
 
 
 def _salted(salt_hex: str, session_id: str) -> str:
@@ -591,7 +591,7 @@ class PollStore(ABC):
     def _ping(self) -> None: ...
 
     # --- the guard: a store that is down gives a value, not an exception --------------------------
-    def _guarded(self, run: Callable[[], T]) -> T | Refused:
+    def _guarded(self, run: Callable[[], Outcome]) -> Outcome | Refused:
         if time.monotonic() < self._down_until:
             return Refused("unavailable", self._down_message)
         try:
