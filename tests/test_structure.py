@@ -21,10 +21,10 @@ def app_modules() -> list[Path]:
     return found
 
 
-def imported_names(path: Path) -> set[str]:
+def imported_names(path: Path, root: Path = ROOT) -> set[str]:
     """Every module a file imports, relative imports made absolute."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    package = ".".join(path.relative_to(root).with_suffix("").parts[:-1])
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -71,3 +71,48 @@ def test_no_two_app_modules_share_a_name():
     stems = Counter(p.stem for p in app_modules() if p.stem != "__init__")
     assert not [s for s, n in stems.items() if n > 1]
     assert stems["modules"] == 1 and stems["render"] == 1  # the walk found the tree
+
+
+PRIVATE = ("streamlit.runtime", "streamlit.elements", "streamlit.web", "streamlit.proto")
+
+
+def private_importers(files, root: Path = ROOT) -> list[str]:
+    return sorted(
+        str(p.relative_to(root))
+        for p in files
+        if any(n == m or n.startswith(m + ".") for n in imported_names(p, root) for m in PRIVATE)
+    )
+
+
+def test_one_fenced_module_alone_touches_streamlit_s_private_modules():
+    assert private_importers(app_modules()) == ["ui/charts.py"]
+
+
+def test_the_private_import_check_can_fail(tmp_path):
+    fake = tmp_path / "ui" / "sneaky.py"
+    fake.parent.mkdir()
+    fake.write_text("import streamlit as st\nfrom streamlit.runtime import scriptrunner\n")
+    public = tmp_path / "ui" / "fine.py"
+    public.write_text("import streamlit as st\nimport streamlit.components.v2 as c\n")
+    assert private_importers([fake, public], tmp_path) == ["ui/sneaky.py"]
+
+
+def test_nothing_assigns_to_an_attribute_of_a_streamlit_class_or_module():
+    """No patching: no `AppSession.x = ...`, no `setattr(widget_module, ...)` in the app."""
+    for path in app_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    root = target.value
+                    while isinstance(root, ast.Attribute):
+                        root = root.value
+                    assert not (isinstance(root, ast.Name) and root.id in ("st", "streamlit")), (
+                        f"{path.relative_to(ROOT)}:{node.lineno} assigns to {ast.unparse(target)}"
+                    )
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setattr":
+                name = ast.unparse(node.args[0]) if node.args else ""
+                assert "streamlit" not in name and "AppSession" not in name, (
+                    f"{path.relative_to(ROOT)}:{node.lineno} setattr on {name}"
+                )
