@@ -26,7 +26,7 @@ from torch import nn
 from attnviz.core import modules as chapter
 from attnviz.core.seeding import seeded
 
-M = TypeVar("M", bound=nn.Module)
+AnyModule = TypeVar("AnyModule", bound=nn.Module)
 
 TEMPLATE_ENTRIES = 16  # distinct (class, arguments) kept; a class uses a few at a time
 # Bytes one template holds: Python objects only (meta tensors have no storage). The largest the
@@ -42,7 +42,7 @@ _lock = threading.Lock()
 _TABLES = ("_parameters", "_buffers", "_modules")
 
 
-def on_meta(cls: type[M], *args) -> M:
+def on_meta(cls: type[AnyModule], *args) -> AnyModule:
     """A new ``cls(*args)`` on the meta device, ready to be given real tensors: a copy of the
     template for (``cls``, ``args``), built the first time they are asked for."""
     key = (cls, args)
@@ -59,7 +59,7 @@ def on_meta(cls: type[M], *args) -> M:
     return _copy(template)  # type: ignore[return-value]
 
 
-def masked_shell(cls: type[M], d_in, d_out, context_length, dropout, *rest) -> M:
+def masked_shell(cls: type[AnyModule], d_in, d_out, context_length, dropout, *rest) -> AnyModule:
     """``on_meta(cls, d_in, d_out, context_length, dropout, *rest)`` for a caller that gives
     every mask buffer a tensor of its own (the references: a trace's mask): one template serves
     every context length and dropout rate, since neither changes the structure. The copy's
@@ -69,7 +69,7 @@ def masked_shell(cls: type[M], d_in, d_out, context_length, dropout, *rest) -> M
     return with_dropout(on_meta(cls, d_in, d_out, 1, 0.0, *rest), dropout)
 
 
-def with_dropout(module: M, p: float) -> M:
+def with_dropout(module: AnyModule, p: float) -> AnyModule:
     """``module`` (a copy: its children are its own) with every ``nn.Dropout``'s rate ``p``,
     checked as ``nn.Dropout`` checks it when built (a kept build may have been built at another
     rate, so its own check is not this rate's)."""
@@ -107,7 +107,7 @@ def _copy(module: nn.Module) -> nn.Module:
 REAL_BUILD_ELEMENTS = 65_536  # tensor elements (256 kB of float32) a real build may draw
 
 
-def _template(cls: type[M], args: tuple) -> M:
+def _template(cls: type[AnyModule], args: tuple) -> AnyModule:
     elements = _elements(cls, args)
     if elements is not None and elements <= REAL_BUILD_ELEMENTS:
         with seeded(None):
@@ -155,7 +155,7 @@ _built_wide: OrderedDict[Hashable, nn.Module] = OrderedDict()
 _KEPT = ((_built, INITIAL_MAX_BYTES, INITIAL_ENTRIES), (_built_wide, WIDE_MAX_BYTES, WIDE_ENTRIES))
 
 
-def seeded_build(key: Hashable, make: Callable[[], M]) -> M:
+def seeded_build(key: Hashable, make: Callable[[], AnyModule]) -> AnyModule:
     """The module ``make()`` builds (a module under a seed: the same weights every time),
     without building it again for the same ``key``."""
     kept = None
