@@ -11,7 +11,7 @@ import streamlit as st
 
 from attnviz.core import modules as M
 from attnviz.core import trace as tracing
-from attnviz.teach import prepare as lesson
+from attnviz.teach import prepare
 from attnviz.teach import questions as Q
 from attnviz.teach.lessons import causal as lessons
 from ui import cache, parts, sections, state, url
@@ -47,27 +47,35 @@ def build() -> lessons.CausalLesson:  # the lab and the batch: built when their 
     )
 
 
-L = cache.lesson_of(("causal", *args), build)
+lesson = cache.lesson_of(("causal", *args), build)
 plan = panels.plan_or_present(  # the questions read the page's traces: the pass, and its lab's
-    "causal", args, question_numbers, mode, cfg, L, checks=[*L.route_checks, *L.checks]
+    "causal",
+    args,
+    question_numbers,
+    mode,
+    cfg,
+    lesson,
+    checks=[*lesson.route_checks, *lesson.checks],
 )
 
 induction.weights_note(cfg, "causal", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
 numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels))
-st.code(L.constructor, language="python")
-if L.book_note:
-    st.caption(L.book_note)
+st.code(lesson.constructor, language="python")
+if lesson.book_note:
+    st.caption(lesson.book_note)
 
 # --- the mask ----------------------------------------------------------------------------------
 st.header("The mask is a buffer")
-panels.show(L.mask, numbers=numbers, view=panel_view, plan=plan)
+panels.show(lesson.mask, numbers=numbers, view=panel_view, plan=plan)
 st.caption(md_escape(token_legend(trace.labels)))  # how to read the labels, under the first matrix
 # the sentence, then a list, not a table: the state_dict's names run wider than a phone's screen
 st.markdown(
-    L.mask_sentence
+    lesson.mask_sentence
     + "\n\n"
-    + "\n".join(f"- `{by}`: " + ", ".join(f"`{name}`" for name in names) for by, names in L.buffers)
+    + "\n".join(
+        f"- `{by}`: " + ", ".join(f"`{name}`" for name in names) for by, names in lesson.buffers
+    )
 )
 
 # --- two routes --------------------------------------------------------------------------------
@@ -77,24 +85,24 @@ st.write(
     "Route 2 (what the module does): put −∞ on the future scores, then one softmax. The result "
     "is the same, and route 2 does less work and never divides 0 by 0."
 )
-panels.show(L.masked_scores, numbers=numbers, view=panel_view, plan=plan)
-panels.beside(L.route1, L.route2, numbers=numbers, view=panel_view, plan=plan)
-panels.claims(L.route_claims, plan=plan)
-for claim in plan.visible(L.mode_claims):
+panels.show(lesson.masked_scores, numbers=numbers, view=panel_view, plan=plan)
+panels.beside(lesson.route1, lesson.route2, numbers=numbers, view=panel_view, plan=plan)
+panels.claims(lesson.route_claims, plan=plan)
+for claim in plan.visible(lesson.mode_claims):
     st.caption(md_escape(claim.text))
-panels.badge(*L.route_checks, plan=plan)
+panels.badge(*lesson.route_checks, plan=plan)
 st.write(
     "On a 0–1 colour scale the first rows dominate: row 0 always puts 1.0 on its only key, row i "
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "
     "shows how much more (or less) than an even share each key receives:"
 )
-panels.show(L.uniform, numbers=numbers, view=panel_view, plan=plan)
+panels.show(lesson.uniform, numbers=numbers, view=panel_view, plan=plan)
 sources = {"": explain.Source(trace, ("causal", *args))}
 explain.lines(sources[""], page="p3", window=panel_view.window, numbers=numbers, plan=plan)
 
 if cfg.book and plan.slot("p3_walkthrough"):
     st.subheader("The chapter's masking walkthrough")
-    for p in L.walkthrough:
+    for p in lesson.walkthrough:
         panels.book_beside(p.title, p.tensor, p.name)
 
 # --- dropout lab (a closed box: built once opened) ----------------------------------------------
@@ -124,20 +132,20 @@ with sections.section(
         if bt is None:
             st.info("One of the two texts is empty, so there is no batch to show.")
         else:
-            LB = cache.lesson_of(
+            batch_lesson = cache.lesson_of(
                 ("causal batch", *bargs),
                 functools.partial(lessons.batch_lesson, bt, batch.labels, cfg.book),
             )
-            st.write(LB.shape_sentence)
-            panels.beside(*LB.panels, numbers=numbers, view=panel_view, plan=plan)
-            panels.claims(LB.claims, plan=plan)
-            panels.badge(LB.check, plan=plan)
-            if LB.printout is not None:
-                p = LB.printout
+            st.write(batch_lesson.shape_sentence)
+            panels.beside(*batch_lesson.panels, numbers=numbers, view=panel_view, plan=plan)
+            panels.claims(batch_lesson.claims, plan=plan)
+            panels.badge(batch_lesson.check, plan=plan)
+            if batch_lesson.printout is not None:
+                p = batch_lesson.printout
                 panels.book_beside(p.title, p.tensor, p.name)
-                st.caption(LB.shape_caption)
+                st.caption(batch_lesson.shape_caption)
 
-panels.badges([*L.route_checks, *L.checks], plan=plan)
+panels.badges([*lesson.route_checks, *lesson.checks], plan=plan)
 if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
 if bt is not None:
@@ -153,7 +161,7 @@ panels.source(M.CausalAttention, M.renormalized_causal_weights)
 
 # --- break it ----------------------------------------------------------------------------------
 if batch.num_tokens and plan.slot("p3_breakit"):  # on the batch of the two texts
-    spec = lesson.causal_batch_spec(bargs[2], cfg.book)
+    spec = prepare.causal_batch_spec(bargs[2], cfg.book)
     hidden = cache.lesson_of(("causal bugs", *bargs), lambda: lessons.batch_hidden(batch.x, spec))
     breakit.break_it(
         "causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book, plan=plan

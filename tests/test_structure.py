@@ -116,3 +116,47 @@ def test_nothing_assigns_to_an_attribute_of_a_streamlit_class_or_module():
                 assert "streamlit" not in name and "AppSession" not in name, (
                     f"{path.relative_to(ROOT)}:{node.lineno} setattr on {name}"
                 )
+
+
+# A page's own lesson module goes by `lessons` on that page: one role, one module per file.
+ONE_ROLE_PER_FILE = {"lessons"}
+
+
+def aliases(files) -> dict[str, set[str]]:
+    """{alias: the modules or names imported under it} over ``files``."""
+    found: dict[str, set[str]] = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                base = f"{node.module}." if isinstance(node, ast.ImportFrom) else ""
+                for a in node.names:
+                    if a.asname:
+                        found.setdefault(a.asname, set()).add(base + a.name)
+    return found
+
+
+def test_each_import_alias_means_one_thing_across_the_app():
+    found = aliases(app_modules())
+    assert found["F"] == {"torch.nn.functional"} and found["st"] == {"streamlit"}
+    shared = {a: sorted(m) for a, m in found.items() if len(m) > 1 and a not in ONE_ROLE_PER_FILE}
+    assert not shared
+
+
+def test_no_module_level_name_reuses_an_import_alias():
+    """`L = cache.lesson_of(...)` beside `L`, a length elsewhere, reads as two meanings."""
+    names = set(aliases(app_modules()))
+    for path in app_modules():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            for target in node.targets if isinstance(node, ast.Assign) else []:
+                if isinstance(target, ast.Name):
+                    assert target.id not in names, f"{path.relative_to(ROOT)}:{node.lineno}"
+                    assert not (len(target.id) == 1 and target.id.isupper()), (
+                        f"{path.relative_to(ROOT)}:{node.lineno}: one capital letter, {target.id}"
+                    )
+
+
+def test_the_alias_check_can_fail(tmp_path):
+    (tmp_path / "a.py").write_text("import torch.nn.functional as F\n")
+    (tmp_path / "b.py").write_text("from attnviz.core import modules as F\n")
+    found = aliases([tmp_path / "a.py", tmp_path / "b.py"])
+    assert found["F"] == {"torch.nn.functional", "attnviz.core.modules"}

@@ -22,7 +22,7 @@ from attnviz.core.settings import Settings
 from attnviz.core.tokens import get_tokenizer
 from attnviz.models import implementations as impl
 from attnviz.server import budget
-from attnviz.teach import prepare as lesson
+from attnviz.teach import prepare
 from attnviz.teach.panel import Panel, View, viewed
 from ui.memo import Memo
 
@@ -56,19 +56,19 @@ def tokenizer():
     return get_tokenizer()
 
 
-def prepared(text: str, settings: Settings, book: bool) -> lesson.Prepared:
+def prepared(text: str, settings: Settings, book: bool) -> prepare.Prepared:
     """Tokens and X for a text. X reads only the text, d_in, the embedding seed, the token
     cap and whether the weights are trained (then X is the trained model's embedding), so
     every other setting is dropped from the key: one entry serves every pass."""
     key = (text, settings.for_pass("inputs"), book)
-    prep = _inputs.get(("prepared", key), lesson.prepare, key)
+    prep = _inputs.get(("prepared", key), prepare.prepare, key)
     _take_heavy_slot(_costed(settings, book), prep.num_tokens)  # a pass page asks for it first
     return prep
 
 
-def batch(text: str, text2: str, settings: Settings, book: bool) -> lesson.PreparedBatch:
+def batch(text: str, text2: str, settings: Settings, book: bool) -> prepare.PreparedBatch:
     key = (text, text2, settings, book)
-    return _inputs.get(("batch", key), lesson.prepare_batch, key)
+    return _inputs.get(("batch", key), prepare.prepare_batch, key)
 
 
 def batch_trace(text: str, text2: str, settings: Settings, book: bool):
@@ -79,7 +79,7 @@ def batch_trace(text: str, text2: str, settings: Settings, book: bool):
 
 
 def _compute_batch_trace(text: str, text2: str, settings: Settings, book: bool):
-    return lesson.causal_batch(batch(text, text2, settings, book), settings, book)
+    return prepare.causal_batch(batch(text, text2, settings, book), settings, book)
 
 
 def trace(kind: str, text: str, settings: Settings, book: bool, variant: str = ""):
@@ -163,19 +163,19 @@ def _compute_trace(kind: str, text: str, settings: Settings, book: bool, variant
     s = settings
     prep = prepared(text, settings, book)
     if kind in ("causal", "multihead", "wrapper"):
-        prep, _ = lesson.within_context(prep, s.context_length)
+        prep, _ = prepare.within_context(prep, s.context_length)
     if kind == "simplified":
-        return lesson.simplified(prep)
+        return prepare.simplified(prep)
     if kind == "trainable":
-        return lesson.trainable(prep, s, variant or "v2")
+        return prepare.trainable(prep, s, variant or "v2")
     if kind == "causal":
         if variant == "train":  # the dropout lab: training mode at the sidebar's rate and seed
             s = s.with_changes(training=True)
-        return lesson.causal(prep, s)
+        return prepare.causal(prep, s)
     if kind == "multihead":
-        return lesson.multihead(prep, s)
+        return prepare.multihead(prep, s)
     if kind == "wrapper":
-        return lesson.wrapper(prep, s)
+        return prepare.wrapper(prep, s)
     raise ValueError(kind)
 
 

@@ -267,14 +267,14 @@ def causal_trace_or_stop(kind: str, cfg, args):
     """The trace of a causal pass ("causal" or "multihead") for this page, or a stop with the
     reason: d_out that the heads do not divide, no text, or (a note) a text past the context."""
     from attnviz.core import book
-    from attnviz.teach import prepare as lesson
+    from attnviz.teach import prepare
     from ui import cache
 
     if kind == "multihead":
         heads_fit_or_stop(cfg, args)
     prep = prepared_or_stop(args)
     context_length = book.CONTEXT_LENGTH if cfg.book else args[1].context_length
-    _, context_note = lesson.within_context(prep, context_length)
+    _, context_note = prepare.within_context(prep, context_length)
     if context_note:
         st.warning(md_escape(context_note))
     return cache.trace(kind, *args)
