@@ -17,14 +17,25 @@ Every operation returns a value, never raises to its caller: the result, or :cla
 with a reason and a sentence a page can show as it is (an unknown or closed poll, a wrong
 secret, a full poll, a store that is down).
 
-Nothing personal is kept. A session is stored as an HMAC of Streamlit's session id under a
-random salt made for that poll, so the same student has unrelated ids in two polls and the raw
-id is never written; no address, no name. Polls expire (:attr:`Limits.ttl_seconds`).
+Nothing personal is kept. A student is counted by her browser: a random token the browser
+keeps (``ui.classroom.poll_views.browser_token``), stored as an HMAC under a random salt made for
+that poll, so the same browser has unrelated ids in two polls and the raw token is never
+written; no address, no name. A reload, an app switch or a move to another replica keeps the
+token, so she keeps her one answer. Polls expire (:attr:`Limits.ttl_seconds`).
+
+No one can jam a class: a poll admits new browsers at a class's pace
+(:attr:`Limits.join_burst`, then :attr:`Limits.joins_per_minute`), one browser sends at most
+:attr:`Limits.sends_per_minute` answers a minute to a poll, and the presenter's view counts
+every answer refused (:class:`Refusals`). One presenter (her browser's token) holds at most
+:attr:`Limits.polls_per_presenter` polls that are not closed, and a closed poll frees its place
+in :attr:`Limits.max_polls`.
 
 Who may do what: the join code (six characters a student types, or the QR code's link) lets
 anyone read the question and answer; opening the spread, asking again, revealing and closing
-need the presenter's secret, made with :mod:`secrets` when the poll is created and stored only
-as its SHA-256, compared in constant time.
+need the presenter's key: the poll's secret, made with :mod:`secrets` when the poll is created
+and stored only as its SHA-256, or the token of the browser that created it (stored as an HMAC
+under the poll's salt, so a reload keeps the controls without a secret in the address bar);
+both are compared in constant time.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import io
 import json
 import math
 import os
+import re
 import secrets
 import threading
 import time
@@ -53,17 +65,34 @@ FORMAT_VERSION = "1"
 
 @dataclass(frozen=True)
 class Limits:
-    """How much one store holds. The defaults fit a lecture hall and bound Redis's memory:
-    100 polls x 2 rounds x 500 answers of at most ~0.5 kB is under 100 MB at the very worst."""
+    """How much one store holds, and how fast. The defaults fit a lecture hall and bound
+    Redis's memory: 300 stored polls x 2 rounds x 500 answers of at most ~0.5 kB is under
+    300 MB at the very worst (a real poll of 60 phones is a few kB)."""
 
-    max_polls: int = 100  # live polls (open, revealed or closed, until they expire)
-    max_answers: int = 500  # distinct sessions per round of one poll
+    max_polls: int = 100  # polls taking answers or revealed; a closed poll frees its place
+    max_stored: int = 300  # polls kept at all, closed ones too (their counts, until they expire)
+    polls_per_presenter: int = 5  # polls not closed, per presenter's browser
+    max_answers: int = 500  # distinct browsers per round of one poll
+    join_burst: int = 60  # new browsers a poll admits at once (a class arriving) ...
+    joins_per_minute: int = 30  # ... and then this many a minute
+    sends_per_minute: int = 12  # answers one browser may send to one poll in a minute
     ttl_seconds: float = 4 * 3600  # a poll and its answers vanish this long after creation
     max_question_bytes: int = 64 * 1024  # the question and settings as JSON
 
     def __post_init__(self) -> None:
-        if self.max_polls < 1 or self.max_answers < 1:
-            raise ValueError("max_polls and max_answers must be at least 1")
+        counts = (
+            self.max_polls,
+            self.max_stored,
+            self.polls_per_presenter,
+            self.max_answers,
+            self.join_burst,
+            self.joins_per_minute,
+            self.sends_per_minute,
+        )
+        if min(counts) < 1:
+            raise ValueError("every count limit must be at least 1")
+        if self.max_stored < self.max_polls:
+            raise ValueError("max_stored must be at least max_polls")
         if not 0 < self.ttl_seconds <= 7 * 24 * 3600:
             raise ValueError("ttl_seconds must be in (0, one week]")
 
@@ -80,6 +109,8 @@ Reason = Literal[
     "bad_question",
     "bad_state",
     "full",
+    "crowded",
+    "too_fast",
     "too_many_polls",
     "unavailable",
 ]
@@ -364,6 +395,21 @@ class RoundTally:
 
 
 @dataclass(frozen=True)
+class Refusals:
+    """Answers a poll refused, by why: ``crowded`` (new browsers came faster than a class
+    joins), ``too_fast`` (one browser sent more than its share a minute), ``full`` (the round
+    held :attr:`Limits.max_answers` browsers)."""
+
+    crowded: int = 0
+    too_fast: int = 0
+    full: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.crowded + self.too_fast + self.full
+
+
+@dataclass(frozen=True)
 class StudentView:
     """What a phone may see. ``tally`` only once the presenter shows it; ``key`` (and its
     label) only after the reveal; ``your_answer``: this session's answer in the current round."""
@@ -377,12 +423,16 @@ class StudentView:
     tally: tuple[RoundTally, ...] | None = None
     key: Any = None
     key_label: str | None = None
+    expires_in: float | None = None  # seconds until the poll and its answers vanish
 
 
 @dataclass(frozen=True)
 class PresenterView:
     """What the projector may draw (the presenter decides when): every round's tally, and
-    after the reveal the key and the share right and per misconception."""
+    after the reveal the key and the share right and per misconception; the answers refused,
+    and how long the poll has left. A display view (:meth:`PollStore.display_view`, no key
+    needed) has the same fields with each round's counts left out until the presenter shows
+    them."""
 
     code: str
     state: PollState
@@ -394,12 +444,17 @@ class PresenterView:
     key_label: str | None = None
     # After the reveal: (name, the answer that shows it, its label) per misconception.
     misconceptions: tuple[tuple[str, Any, str], ...] | None = None
+    refused: Refusals = Refusals()
+    expires_in: float | None = None  # seconds until the poll and its answers vanish
 
 
 # --- the store ---------------------------------------------------------------------------------
 
 
-PutOutcome = Literal["new", "replaced", "full", "wrong_round", "revealed", "closed", "unknown"]
+PutOutcome = Literal[
+    "new", "replaced", "full", "crowded", "too_fast", "wrong_round", "revealed", "closed", "unknown"
+]
+InsertOutcome = Literal["ok", "taken", "full", "stored_full", "presenter_full"]
 SwapOutcome = Literal["ok", "changed", "unknown"]
 
 
@@ -418,6 +473,18 @@ def _salted(salt_hex: str, session_id: str) -> str:
 
 def _secret_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _owner_mac(salt_hex: str, token: str) -> str:
+    """How a poll knows the browser that created it: an HMAC of its token under the poll's
+    salt, apart from the same browser's id as a voter (another message under the same key)."""
+    return _salted(salt_hex, "presenter:" + token)
+
+
+def owner_id(token: str) -> str:
+    """A presenter's browser as the store counts its polls (the SHA-256 of its token: the
+    same in every poll, so :attr:`Limits.polls_per_presenter` holds across them)."""
+    return hashlib.sha256(("owner:" + token).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def clean_code(code: object) -> str | None:
@@ -442,6 +509,11 @@ class _Poll:
     salt: str
     secret_sha256: str
     max_answers: int
+    sends_per_minute: int = 0
+    owner_mac: str = ""
+    owner_id: str = ""
+    refused: Refusals = Refusals()
+    expires_in: float | None = None
 
     @classmethod
     def parse(cls, code: str, fields: Mapping[str, str]) -> _Poll:
@@ -459,12 +531,27 @@ class _Poll:
             salt=fields["salt"],
             secret_sha256=fields["secret_sha256"],
             max_answers=int(fields["max_answers"]),
+            sends_per_minute=int(fields.get("sends_per_minute", 0)),
+            owner_mac=fields.get("owner_mac", ""),
+            owner_id=fields.get("owner_id", ""),
+            refused=Refusals(
+                int(fields.get("refused_crowded", 0)),
+                int(fields.get("refused_too_fast", 0)),
+                int(fields.get("refused_full", 0)),
+            ),
+            expires_in=int(fields["ttl_ms"]) / 1000 if "ttl_ms" in fields else None,
         )
 
     def allows(self, secret: object) -> bool:
+        """``secret`` is the presenter's key: the poll's secret, or the creating browser's
+        token."""
         if not isinstance(secret, str) or not 0 < len(secret) <= 256:
             return False
-        return hmac.compare_digest(_secret_digest(secret), self.secret_sha256)
+        by_secret = hmac.compare_digest(_secret_digest(secret), self.secret_sha256)
+        by_owner = bool(self.owner_mac) and hmac.compare_digest(
+            _owner_mac(self.salt, secret), self.owner_mac
+        )
+        return by_secret or by_owner
 
     @property
     def revealed(self) -> bool:
@@ -494,6 +581,7 @@ class _Poll:
             answer=self.answer,
             key=key,
             key_label=key_label,
+            expires_in=self.expires_in,
         )
 
     def misconception_answers(self) -> tuple[tuple[str, Any], ...]:
@@ -543,8 +631,14 @@ def tally_round(
 
 def _csv_text(value: str) -> str:
     """A label as a spreadsheet cell: text that a spreadsheet would run as a formula gets a
-    leading apostrophe (a token typed by a student can start with '=')."""
+    leading apostrophe (a token typed by a student can start with '='). A plain number
+    (``-1.00``) stays a number."""
+    if _PLAIN_NUMBER.fullmatch(value):
+        return value
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 class PollStore(ABC):
@@ -568,7 +662,9 @@ class PollStore(ABC):
     _down_errors: tuple[type[BaseException], ...] = (StoreDown,)
 
     @abstractmethod
-    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]: ...
+    def _insert(self, code: str, fields: dict[str, str]) -> InsertOutcome:
+        """Store a new poll unless its code is taken or a cap is reached (``fields["owner_id"]``,
+        when not empty, names the presenter whose polls are counted)."""
 
     @abstractmethod
     def _fields(self, code: str) -> dict[str, str] | None: ...
@@ -580,15 +676,38 @@ class PollStore(ABC):
     def _own_answer(self, code: str, round_: int, sid: str) -> str | None: ...
 
     @abstractmethod
-    def _put_answer(self, code: str, round_: int, sid: str, encoded: str) -> PutOutcome: ...
+    def _put_answer(self, code: str, round_: int, sid: str, encoded: str) -> PutOutcome:
+        """One answer, checked in one step against the poll's phase and round, the browser's
+        sends a minute, the round's cap and the poll's join pace (the limits are the poll's
+        fields); a refusal for pace, speed or cap is counted in the poll's fields."""
 
     @abstractmethod
     def _swap_state(
-        self, code: str, old: PollState, new: PollState, extra: dict[str, str]
-    ) -> SwapOutcome: ...
+        self, code: str, old: PollState, new: PollState, extra: dict[str, str], owner: str
+    ) -> SwapOutcome:
+        """Compare-and-set of the state; a poll that closes leaves the count of polls (and of
+        its presenter's, ``owner``)."""
 
     @abstractmethod
     def _ping(self) -> None: ...
+
+    def _uptime(self) -> float | None:
+        """Seconds since the store's own process started, when that can be known (a store
+        that restarts loses its polls)."""
+        return None
+
+    def _unknown(self) -> Refused:
+        """No poll with a well-formed code: mistyped, expired, or lost in a store restart, said
+        when the store restarted within a poll's lifetime."""
+        uptime = self._uptime()
+        if uptime is None or uptime >= self.limits.ttl_seconds:
+            return UNKNOWN
+        return Refused(
+            "unknown",
+            "There is no poll with this code. The poll store restarted "
+            f"{_ago(uptime)} ago and the polls opened before then were lost; "
+            "otherwise the code may be mistyped.",
+        )
 
     # --- the guard: a store that is down gives a value, not an exception --------------------------
     def _guarded(self, run: Callable[[], Outcome]) -> Outcome | Refused:
@@ -606,7 +725,7 @@ class PollStore(ABC):
             return UNKNOWN
         fields = self._fields(clean)
         if fields is None:
-            return UNKNOWN
+            return self._unknown()
         try:
             return _Poll.parse(clean, fields)
         except (KeyError, ValueError, TypeError):  # written by another version: not ours to read
@@ -625,8 +744,11 @@ class PollStore(ABC):
         return True
 
     # --- presenter: create ------------------------------------------------------------------------
-    def create(self, question: PollQuestion) -> Created | Refused:
-        """Open a poll on ``question`` (round 1, spread hidden); return its join code and secret."""
+    def create(self, question: PollQuestion, owner: str | None = None) -> Created | Refused:
+        """Open a poll on ``question`` (round 1, spread hidden); return its join code and secret.
+        ``owner``: the presenter's browser token; that browser then holds the controls without
+        the secret, and its polls that are not closed count against
+        :attr:`Limits.polls_per_presenter`."""
         try:
             answer = question.answer
             key = answer.encode(answer.clean(question.key))
@@ -656,17 +778,46 @@ class PollStore(ABC):
                 "bad_question",
                 f"The question and its settings are over {self.limits.max_question_bytes:,} bytes.",
             )
+        if owner is not None and not _valid_session(owner):
+            return Refused("bad_question", "This browser's token is not one the store takes.")
         secret = secrets.token_urlsafe(24)
+        salt = secrets.token_bytes(16).hex()
+        limits = self.limits
         fields = {
             "version": FORMAT_VERSION,
             "question": text,
             "sealed": json.dumps({"key": key, "misconceptions": misconceptions}),
-            "salt": secrets.token_bytes(16).hex(),
+            "salt": salt,
             "secret_sha256": _secret_digest(secret),
             "phase": "open",
             "round": "1",
             "shown": "0",
-            "max_answers": str(self.limits.max_answers),
+            "max_answers": str(limits.max_answers),
+            "join_burst": str(limits.join_burst),
+            "joins_per_minute": str(limits.joins_per_minute),
+            "sends_per_minute": str(limits.sends_per_minute),
+            "join_tokens": str(limits.join_burst),
+            "join_at_ms": "0",
+            "owner_mac": "" if owner is None else _owner_mac(salt, owner),
+            "owner_id": "" if owner is None else owner_id(owner),
+        }
+        refusals = {
+            "full": Refused(
+                "too_many_polls",
+                f"The server already holds {limits.max_polls} polls that are not closed (a "
+                "closed poll frees its place): close one of yours, or wait for others to close "
+                "or expire.",
+            ),
+            "stored_full": Refused(
+                "too_many_polls",
+                f"The server already keeps {limits.max_stored} polls, closed ones included, "
+                "until they expire: try again later.",
+            ),
+            "presenter_full": Refused(
+                "too_many_polls",
+                f"You already have {limits.polls_per_presenter} polls that are not closed: "
+                "close one to open another.",
+            ),
         }
 
         def run() -> Created | Refused:
@@ -675,12 +826,8 @@ class PollStore(ABC):
                 outcome = self._insert(code, fields)
                 if outcome == "ok":
                     return Created(code, secret)
-                if outcome == "full":
-                    return Refused(
-                        "too_many_polls",
-                        f"The server already holds {self.limits.max_polls} polls: close one "
-                        "or wait for old ones to expire.",
-                    )
+                if outcome in refusals:
+                    return refusals[outcome]
             return Refused("unavailable", "No free join code was found: try again.")
 
         return self._guarded(run)
@@ -735,6 +882,18 @@ class PollStore(ABC):
                 return Refused(
                     "full", f"This poll has reached its limit of {poll.max_answers} answers."
                 )
+            if outcome == "crowded":
+                return Refused(
+                    "crowded",
+                    "Many phones are joining this poll at once: send your answer again in a few "
+                    "seconds.",
+                )
+            if outcome == "too_fast":
+                return Refused(
+                    "too_fast",
+                    f"This browser sent {poll.sends_per_minute} answers to this poll within a "
+                    "minute: wait a moment, then send again.",
+                )
             if outcome == "wrong_round":
                 latest = self._load(code)
                 current = latest.state.round if isinstance(latest, _Poll) else round
@@ -742,7 +901,7 @@ class PollStore(ABC):
                     "wrong_round",
                     f"This poll is taking answers for round {current}: answer again.",
                 )
-            return {"revealed": REVEALED, "closed": CLOSED}.get(outcome, UNKNOWN)
+            return {"revealed": REVEALED, "closed": CLOSED}.get(outcome) or self._unknown()
 
         return self._guarded(run)
 
@@ -765,6 +924,35 @@ class PollStore(ABC):
                 **poll.view_fields(with_key=poll.revealed),
                 rounds=rounds,
                 misconceptions=misconceptions,
+                refused=poll.refused,
+            )
+
+        return self._guarded(run)
+
+    def display_view(self, code: str) -> PresenterView | Refused:
+        """What a projector shows without the presenter's key (the address on the projected
+        screen carries no secret): the presenter's view with each round's counts, mean and
+        spread left out until the presenter shows them, and no misconceptions' answers before
+        the reveal."""
+
+        def run() -> PresenterView | Refused:
+            poll = self._load(code)
+            if isinstance(poll, Refused):
+                return poll
+            rounds = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
+            if not poll.state.shown:
+                rounds = tuple(RoundTally(t.round, t.answered) for t in rounds)
+            misconceptions = None
+            if poll.revealed:
+                misconceptions = tuple(
+                    (name, value, poll.answer.label(value))
+                    for name, value in poll.misconception_answers()
+                )
+            return PresenterView(
+                **poll.view_fields(with_key=poll.revealed),
+                rounds=rounds,
+                misconceptions=misconceptions,
+                refused=poll.refused,
             )
 
         return self._guarded(run)
@@ -786,11 +974,11 @@ class PollStore(ABC):
                 extra = {}
                 if action == "reveal":
                     extra["sealed"] = json.dumps({**poll.sealed, "revealed": True})
-                outcome = self._swap_state(poll.code, poll.state, new, extra)
+                outcome = self._swap_state(poll.code, poll.state, new, extra, poll.owner_id)
                 if outcome == "ok":
                     return new
                 if outcome == "unknown":
-                    return UNKNOWN
+                    return self._unknown()
             return Refused("unavailable", "The poll kept changing: try again.")
 
         return self._guarded(run)
@@ -860,6 +1048,15 @@ def _valid_session(session_id: object) -> bool:
     return isinstance(session_id, str) and 0 < len(session_id) <= 256
 
 
+def _ago(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "less than a minute"
+    if minutes < 120:
+        return "1 minute" if minutes == 1 else f"{minutes} minutes"
+    return f"{minutes // 60} hours"
+
+
 # --- in process --------------------------------------------------------------------------------
 
 
@@ -870,6 +1067,8 @@ class _Held:
     fields: dict[str, str]
     answers: dict[int, dict[str, str]]
     expires_at: float
+    # Each admitted browser's sends in its current minute: salted id -> (minute's start, count).
+    sends: dict[str, tuple[float, int]] = field(default_factory=dict)
 
 
 class MemoryPollStore(PollStore):
@@ -891,15 +1090,22 @@ class MemoryPollStore(PollStore):
             return None
         return held
 
-    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]:
+    def _insert(self, code: str, fields: dict[str, str]) -> InsertOutcome:
         with self._lock:
             now = self._clock()
             for old in [c for c, h in self._polls.items() if h.expires_at <= now]:
                 del self._polls[old]
             if code in self._polls:
                 return "taken"
-            if len(self._polls) >= self.limits.max_polls:
+            if len(self._polls) >= self.limits.max_stored:
+                return "stored_full"
+            live = [h for h in self._polls.values() if h.fields["phase"] != "closed"]
+            if len(live) >= self.limits.max_polls:
                 return "full"
+            owner = fields.get("owner_id", "")
+            mine = [h for h in live if owner and h.fields.get("owner_id") == owner]
+            if len(mine) >= self.limits.polls_per_presenter:
+                return "presenter_full"
             self._polls[code] = _Held(
                 dict(fields), {r: {} for r in ROUNDS}, now + self.limits.ttl_seconds
             )
@@ -908,7 +1114,10 @@ class MemoryPollStore(PollStore):
     def _fields(self, code: str) -> dict[str, str] | None:
         with self._lock:
             held = self._live(code)
-            return None if held is None else dict(held.fields)
+            if held is None:
+                return None
+            ttl_ms = max(0, int((held.expires_at - self._clock()) * 1000))
+            return {**held.fields, "ttl_ms": str(ttl_ms)}
 
     def _answers(self, code: str, rounds: Sequence[int]) -> dict[int, dict[str, str]]:
         with self._lock:
@@ -934,17 +1143,34 @@ class MemoryPollStore(PollStore):
                 return "closed"
             if held.fields["round"] != str(round_):
                 return "wrong_round"
+            fields, now = held.fields, self._clock()
+            start, count = held.sends.get(sid, (now, 0))
+            if now - start >= 60:
+                start, count = now, 0
+            if count >= int(fields["sends_per_minute"]):
+                return _count_refusal(fields, "too_fast")
             answers = held.answers[round_]
-            if sid in answers:
-                answers[sid] = encoded
-                return "replaced"
-            if len(answers) >= int(held.fields["max_answers"]):
-                return "full"
+            replaced = sid in answers
+            if not replaced and len(answers) >= int(fields["max_answers"]):
+                return _count_refusal(fields, "full")
+            if sid not in held.sends:  # a browser new to this poll: the class's pace
+                burst = float(fields["join_burst"])
+                elapsed = now - float(fields["join_at_ms"]) / 1000
+                tokens = min(
+                    burst,
+                    float(fields["join_tokens"]) + elapsed * float(fields["joins_per_minute"]) / 60,
+                )
+                fields["join_at_ms"] = str(now * 1000)
+                if tokens < 1:
+                    fields["join_tokens"] = str(tokens)
+                    return _count_refusal(fields, "crowded")
+                fields["join_tokens"] = str(tokens - 1)
+            held.sends[sid] = (start, count + 1)
             answers[sid] = encoded
-            return "new"
+            return "replaced" if replaced else "new"
 
     def _swap_state(
-        self, code: str, old: PollState, new: PollState, extra: dict[str, str]
+        self, code: str, old: PollState, new: PollState, extra: dict[str, str], owner: str
     ) -> SwapOutcome:
         with self._lock:
             held = self._live(code)
@@ -957,6 +1183,13 @@ class MemoryPollStore(PollStore):
 
     def _ping(self) -> None:
         return None
+
+
+def _count_refusal(fields: dict[str, str], outcome: Literal["full", "crowded", "too_fast"]):
+    """Count a refused answer in a held poll's fields (what the presenter's view reads)."""
+    name = f"refused_{outcome}"
+    fields[name] = str(int(fields.get(name, 0)) + 1)
+    return outcome
 
 
 def _state_fields(state: PollState) -> dict[str, str]:
@@ -976,7 +1209,7 @@ class UnavailableStore(MemoryPollStore):
     def _fields(self, code: str) -> dict[str, str] | None:
         raise StoreDown
 
-    def _insert(self, code: str, fields: dict[str, str]) -> Literal["ok", "taken", "full"]:
+    def _insert(self, code: str, fields: dict[str, str]) -> InsertOutcome:
         raise StoreDown
 
     def _ping(self) -> None:

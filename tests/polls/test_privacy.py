@@ -1,17 +1,19 @@
-"""Nothing personal is stored: a session is kept as an HMAC of its id under the poll's own salt,
-so one student has unrelated ids in two polls, and the raw id is written nowhere (every Redis
-key and value is read back to check). The presenter's secret is stored only as a digest."""
+"""Nothing personal is stored: a browser is kept as an HMAC of its token under the poll's own
+salt, so one student has unrelated ids in two polls, and the raw token is written nowhere (every
+Redis key and value is read back to check). The presenter's secret is stored only as a digest,
+her browser's token as an HMAC and a digest."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 
-from attnviz.classroom.polls import _salted
+from attnviz.classroom.polls import _salted, owner_id
 
 from .helpers import choice_question, created
 
 SESSION = "5f0c1a2e-streamlit-session-id-7d3b"
+PRESENTER = "a3f9e1-the-presenters-browser-token-0c2d"
 
 
 def everything_in_redis(client) -> str:
@@ -34,7 +36,7 @@ def everything_in_redis(client) -> str:
 
 def test_the_raw_session_id_and_the_secret_are_never_written_to_redis(store_on, redis_client):
     store = store_on("redis")
-    polls = [created(store.create(choice_question())) for _ in range(2)]
+    polls = [created(store.create(choice_question(), owner=PRESENTER)) for _ in range(2)]
     for poll in polls:
         store.answer(poll.code, SESSION, 1, 1)
         store.reask(poll.code, poll.secret)
@@ -42,25 +44,35 @@ def test_the_raw_session_id_and_the_secret_are_never_written_to_redis(store_on, 
         store.student_view(poll.code, SESSION)
         store.reveal(poll.code, poll.secret)
     dump = everything_in_redis(redis_client)
-    assert SESSION not in dump
+    assert SESSION not in dump and PRESENTER not in dump
     for poll in polls:
         assert poll.secret not in dump
         assert hashlib.sha256(poll.secret.encode()).hexdigest() in dump  # only its digest
-    # The stored fields: the question, its sealed key, the salt, the secret's digest and the
-    # state; nothing about a person.
-    fields = set(redis_client.hgetall(store.key(polls[0].code)))
-    assert fields == {
+    # The stored fields: the question, its sealed key, the salt, the secret's digest, the
+    # presenter's browser as an HMAC and a digest, the state, the limits and the join pace's
+    # bucket; nothing about a person.
+    fields = redis_client.hgetall(store.key(polls[0].code))
+    assert set(fields) == {
         "version",
         "question",
         "sealed",
         "salt",
         "secret_sha256",
+        "owner_mac",
+        "owner_id",
         "phase",
         "round",
         "shown",
         "max_answers",
+        "join_burst",
+        "joins_per_minute",
+        "sends_per_minute",
+        "join_tokens",
+        "join_at_ms",
         "expires_ms",
     }
+    assert fields["owner_mac"] == _salted(fields["salt"], "presenter:" + PRESENTER)
+    assert fields["owner_id"] == owner_id(PRESENTER) != fields["owner_mac"]
 
 
 def test_the_same_session_has_unrelated_ids_in_two_polls(store_on, redis_client):
