@@ -27,6 +27,10 @@ _BLACKHOLE = Blackhole()
 # Set at import, before any test module loads code that might touch the network, and
 # inherited by every process the tests start.
 os.environ.update(proxy_env(_BLACKHOLE))
+# A session's first question and mystery start from seed 0 in every app the tests run (in
+# process or as a live server): the tests know what each page asks first. Unset, each session
+# draws its own (attnviz.core.seeding.session_seed; tests/questions/test_sessions.py).
+os.environ.setdefault("ATTNVIZ_SESSION_SEED", "0")
 
 
 @pytest.fixture(scope="session", autouse=True)

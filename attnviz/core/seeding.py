@@ -9,10 +9,17 @@ get each other's weights and dropout masks. So every draw from the global genera
 1. takes one process-wide lock, so no other draw can interleave,
 2. forks the generator state (``torch.random.fork_rng``), so the caller's stream is untouched,
 3. seeds it (or leaves it as forked when ``seed`` is ``None``), runs the block, and restores.
+
+A student's own draws (the first "Predict first" question and "Spot the bug" mystery of her
+session, the order of a question's options) start from :func:`session_seed`, a fresh seed per
+session from the operating system's generator: no two students share a first question because
+the page asked for seed 0, and torch's generator is never touched.
 """
 
 from __future__ import annotations
 
+import os
+import random
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,3 +57,17 @@ def seeded(seed: int | None) -> Iterator[None]:
 def rng_lock_held_by_me() -> bool:
     """True when the calling thread is inside :func:`seeded` (used by tests and assertions)."""
     return getattr(_HELD, "depth", 0) > 0
+
+
+SESSION_SEEDS = 2**31  # a session's seed is one of 0 .. SESSION_SEEDS - 1
+FIXED_SESSION_SEED = "ATTNVIZ_SESSION_SEED"  # set: every session starts from this seed
+
+
+def session_seed() -> int:
+    """A new seed for one student's session (what her questions and mysteries start from),
+    from the operating system's generator: independent of torch's and of every other session.
+    With ``ATTNVIZ_SESSION_SEED`` set (a live-server test), that seed instead."""
+    fixed = os.environ.get(FIXED_SESSION_SEED, "").strip()
+    if fixed:
+        return int(fixed)
+    return random.SystemRandom().randrange(SESSION_SEEDS)

@@ -14,10 +14,8 @@ SEEDS_KEY = "_attnviz_predict_seeds"
 def open_predict(page: str, query: dict[str, str], seed: int = 0, **more: str) -> AppTest:
     """The page with ``predict=true`` and the session's question seed at ``seed``."""
     at = open_app({**query, "predict": "true", **more}, page)
-    if seed:
-        at.session_state[SEEDS_KEY] = {("predict", page): seed}
-        at.run()
-    return at
+    at.session_state[SEEDS_KEY] = {("predict", page): seed}  # a session draws its own
+    return at.run()
 
 
 def prompts(at: AppTest) -> list[str]:

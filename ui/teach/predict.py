@@ -44,6 +44,7 @@ import streamlit as st
 import torch
 
 from attnviz import figures
+from attnviz.core import seeding
 from attnviz.teach import declared
 from attnviz.teach import mystery as MY
 from attnviz.teach import questions as Q
@@ -121,12 +122,18 @@ def controls(*, present: bool = False) -> Mode:
 
 
 def _seed(what: str, page: str) -> int:
-    return int(_store(_SEEDS).get((what, page), 0))
+    """The seed of the question (``what`` "predict") or mystery ("mystery") shown on ``page``
+    in this session: the session's own first seed (:func:`attnviz.core.seeding.session_seed`),
+    one more for each "Next question" or "Another mystery"."""
+    seeds = _store(_SEEDS)
+    if (what, page) not in seeds:
+        seeds[(what, page)] = seeding.session_seed()
+    return int(seeds[(what, page)])
 
 
 def _next(what: str, page: str) -> None:
     seeds = _store(_SEEDS)
-    seeds[(what, page)] = int(seeds.get((what, page), 0)) + 1
+    seeds[(what, page)] = _seed(what, page) + 1
 
 
 def _score(what: str) -> Q.Score:
@@ -903,7 +910,18 @@ def _sums_frame(ex: MY.Exhibit) -> pd.DataFrame | None:
 
 
 def _posed(page: str, text: str, settings, book: bool, seed: int) -> Posed | None:
-    m = MY.pose(page, text, settings, book, seed)
+    """The mystery of ``seed`` (``mystery.pose``), its bugs' candidates found once for every
+    session's seed at these settings."""
+    from ui import cache
+
+    found = cache.derived.get(
+        ("mystery candidates", page, text, settings, book),
+        MY.candidates,
+        (page, text, settings, book),
+    )
+    if not found:
+        return None
+    m = MY.stage(page, text, settings, book, MY.pick(page, found, seed), seed)
     if m is None:
         return None
     ex = m.exhibit
