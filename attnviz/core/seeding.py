@@ -13,11 +13,14 @@ get each other's weights and dropout masks. So every draw from the global genera
 A student's own draws (the first "Predict first" question and "Spot the bug" mystery of her
 session, the order of a question's options) start from :func:`session_seed`, a fresh seed per
 session from the operating system's generator: no two students share a first question because
-the page asked for seed 0, and torch's generator is never touched.
+the page asked for seed 0, and torch's generator is never touched. A shuffle that must repeat
+(the concept check's options, per student and round) comes from :func:`permutation`, on a
+generator of its own named by a string.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import threading
@@ -71,3 +74,13 @@ def session_seed() -> int:
     if fixed:
         return int(fixed)
     return random.SystemRandom().randrange(SESSION_SEEDS)
+
+
+def permutation(n: int, name: str) -> tuple[int, ...]:
+    """A shuffle of ``range(n)`` fixed by ``name`` (e.g. a student, a round and a question):
+    the same name gives the same order in every process and replica, and different names
+    independent orders. It draws from a generator of its own, seeded from a SHA-256 of the
+    name, so it needs no lock and leaves the global generator alone."""
+    seed = int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little")
+    generator = torch.Generator().manual_seed(seed)
+    return tuple(int(i) for i in torch.randperm(n, generator=generator))
