@@ -335,7 +335,52 @@ class Sketch:
         return {"kind": self.kind, "length": self.length, "tolerance": self.tolerance}
 
 
-AnswerFormat = Choice | Number | Sketch
+@dataclass(frozen=True)
+class Picks:
+    """Pick one option in each of several questions (the concept check,
+    ``attnviz.classroom.concept_polls``): an answer is a tuple of option indices, one per
+    question, with ``sizes[i]`` options in question ``i``. Two answers match when every pick
+    does. The tally counts each distinct answer, so a page can grade question by question."""
+
+    sizes: tuple[int, ...]
+    kind: Literal["picks"] = field(default="picks", init=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.sizes) <= 64 or any(not 2 <= n <= 64 for n in self.sizes):
+            raise ValueError("picks need 1 to 64 questions of 2 to 64 options each")
+
+    def clean(self, value: object) -> tuple[int, ...]:
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise AnswerError("An answer is one pick per question.")
+        if len(value) != len(self.sizes):
+            raise AnswerError(f"Answer all {len(self.sizes)} questions.")
+        missing = [i + 1 for i, v in enumerate(value) if v is None]
+        if missing:
+            listed = ", ".join(map(str, missing))
+            raise AnswerError(f"Pick an answer in every question (not yet: {listed}).")
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in value):
+            raise AnswerError("Each pick is one of its question's options.")
+        if any(not 0 <= v < n for v, n in zip(value, self.sizes, strict=True)):
+            raise AnswerError("Each pick is one of its question's options.")
+        return tuple(int(v) for v in value)
+
+    def encode(self, value: Any) -> str:
+        return ",".join(str(int(v)) for v in value)
+
+    def decode(self, text: str) -> tuple[int, ...]:
+        return tuple(int(v) for v in text.split(","))
+
+    def label(self, value: Any) -> str:
+        return self.encode(value)
+
+    def matches(self, a: Any, b: Any) -> bool:
+        return self.encode(a) == self.encode(b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sizes": list(self.sizes)}
+
+
+AnswerFormat = Choice | Number | Sketch | Picks
 
 
 def format_from_json(data: Mapping[str, Any]) -> AnswerFormat:
@@ -346,6 +391,8 @@ def format_from_json(data: Mapping[str, Any]) -> AnswerFormat:
         return Number(int(data["decimals"]), float(data["lo"]), float(data["hi"]))
     if kind == "sketch":
         return Sketch(int(data["length"]), float(data["tolerance"]))
+    if kind == "picks":
+        return Picks(tuple(int(n) for n in data["sizes"]))
     raise ValueError(f"unknown answer format {kind!r}")
 
 
@@ -608,6 +655,11 @@ def tally_round(
         for text in (answer.encode(v) for v in values):
             seen[text] = seen.get(text, 0) + 1
         counts = tuple(sorted(seen.items(), key=lambda kv: float(kv[0])))
+    elif isinstance(answer, Picks):
+        picked: dict[str, int] = {}
+        for text in (answer.encode(v) for v in values):
+            picked[text] = picked.get(text, 0) + 1
+        counts = tuple(sorted(picked.items()))
     elif values:
         # Each sketch scaled to sum to 1 first, as sketches are graded: the mean is a row of
         # weights, and a student who slid every weight to half counts as uniform.

@@ -557,6 +557,7 @@ def _answer_form(code: str, round_: int, form: polls.AnswerFormat, question: Q.Q
             )
             keys = [k]
         else:
+            assert isinstance(form, polls.Sketch)  # a concept check's picks have their own page
             keys = _answer_keys(code, round_, form.length)
             st.caption("One weight per key, each between 0 and 1.")
             for i, k in enumerate(keys):
