@@ -130,11 +130,12 @@ class Bug:
         return _compiled(self.target(spec), self.line, self.replacement)
 
     def diff(self, spec: ModuleSpec | None = None) -> str:
-        """The unified diff from the engine's code to the buggy code: one line changed."""
+        """The unified diff from the buggy code to the engine's code, one line changed: the
+        bug's line is the removed one (drawn red), the fix the added one (drawn green)."""
         target = self.target(spec)
         right = _source(target).splitlines()
         wrong = _edited(target, self.line, self.replacement).splitlines()
-        lines = difflib.unified_diff(right, wrong, "correct", "bug", n=3, lineterm="")
+        lines = difflib.unified_diff(wrong, right, "bug", "fix", n=3, lineterm="")
         return "\n".join(lines)
 
     def hidden_reason(

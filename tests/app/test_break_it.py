@@ -75,7 +75,7 @@ def turn_on(at, kind: str, title: str):
 def diff_body(at) -> list[str]:
     (diff,) = [c.value for c in at.code if c.language == "diff"]
     lines = diff.splitlines()
-    assert lines[:2] == ["--- correct", "+++ bug"], lines[:2]
+    assert lines[:2] == ["--- bug", "+++ fix"], lines[:2]
     return [ln for ln in lines[2:] if not ln.startswith("@@")]
 
 

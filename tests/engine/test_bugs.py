@@ -116,7 +116,7 @@ def test_the_trainable_bug_edits_the_version_the_page_runs():
 def test_each_bug_is_exactly_one_changed_line(bug):
     diff = bug.diff()
     lines = diff.splitlines()
-    assert lines[:2] == ["--- correct", "+++ bug"]
+    assert lines[:2] == ["--- bug", "+++ fix"]
     removed = [ln for ln in lines[2:] if ln.startswith("-")]
     added = [ln for ln in lines[2:] if ln.startswith("+")]
     assert len(removed) == 1 and len(added) == 1, diff
@@ -127,7 +127,18 @@ def test_the_wrong_axis_diff_shows_the_axis():
     lines = bugs.BUGS_BY_KEY["softmax_wrong_axis"].diff().splitlines()[2:]
     removed = [ln[1:] for ln in lines if ln.startswith("-")]
     added = [ln[1:] for ln in lines if ln.startswith("+")]
-    assert "dim=-1" in removed[0] and "dim=-2" in added[0]
+    assert "dim=-2" in removed[0] and "dim=-1" in added[0]
+
+
+@pytest.mark.parametrize("bug", bugs.BUGS, ids=lambda b: b.key)
+def test_each_diff_goes_from_the_bug_to_the_fix(bug):
+    """st.code draws a diff's removed line red and its added line green: the bug's line is the
+    removed one, the engine's (the fix) the added one (issue 36: they were the other way)."""
+    lines = bug.diff().splitlines()[2:]
+    (removed,) = [ln[1:].strip() for ln in lines if ln.startswith("-")]
+    (added,) = [ln[1:].strip() for ln in lines if ln.startswith("+")]
+    assert removed == bug.replacement
+    assert added.split("  #")[0].strip() == bug.line
 
 
 def test_each_bug_edits_a_real_line_and_names_a_real_check():

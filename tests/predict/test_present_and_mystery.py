@@ -136,8 +136,9 @@ def test_spot_the_bug_shows_the_exhibit_and_names_nothing_until_the_diagnosis(pa
         return
     bug = bugs.BUGS_BY_KEY[m.answer]
     assert diffs == [m.reveal.diff]  # the engine's Bug.diff for the module the page ran
-    added = [ln[1:].strip() for ln in diffs[0].splitlines() if ln.startswith("+ ")]
-    assert added == [bug.replacement.strip()]
+    # From the bug to the fix: the bug's line is the removed one, drawn red.
+    removed = [ln[1:].strip() for ln in diffs[0].splitlines() if ln.startswith("- ")]
+    assert removed == [bug.replacement.strip()]
     if m.reveal.check is not None:
         assert badges(at)[0][1] == f"{m.reveal.check.title}: {m.reveal.check.status}"
 

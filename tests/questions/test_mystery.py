@@ -204,13 +204,14 @@ def test_the_reveal_of_a_bug_that_raises_quotes_the_error():
 
 # --- the revealed diff is the line the engine ran ----------------------------------------------
 def _apply(diff: str, source: str) -> str:
-    """The source with the diff's one removed line replaced by its one added line."""
+    """The engine's source with the bug put back: the diff goes from the bug to the fix, so
+    its one added line (the engine's) is replaced by its one removed line (the bug's)."""
     lines = diff.splitlines()[2:]
-    removed = [ln[1:] for ln in lines if ln.startswith("-")]
-    added = [ln[1:] for ln in lines if ln.startswith("+")]
-    assert len(removed) == len(added) == 1, diff
-    assert source.count(removed[0] + "\n") == 1
-    return source.replace(removed[0] + "\n", added[0] + "\n")
+    bug = [ln[1:] for ln in lines if ln.startswith("-")]
+    fix = [ln[1:] for ln in lines if ln.startswith("+")]
+    assert len(bug) == len(fix) == 1, diff
+    assert source.count(fix[0] + "\n") == 1
+    return source.replace(fix[0] + "\n", bug[0] + "\n")
 
 
 def _patched(diff: str, target: str):
