@@ -307,15 +307,17 @@ def test_page_2_why_scale_charts_plot_the_engines_study():
         for t in spec["data"]:
             assert list(spec_array(t["x"])) == list(study.d_ks), t["name"]
     lines = {t["name"]: spec_array(t["y"]) for t in entropy["data"]}
-    assert list(lines) == ["÷√d_k", "unscaled", "uniform"]
-    np.testing.assert_allclose(lines["÷√d_k"], study.entropy_scaled, rtol=1e-6)
+    # The legend says "scaled by 1/√d_k" in words: a small "÷√d_k" read as "+√d_k" (issue 36).
+    assert list(lines) == ["scaled by 1/√d_k", "unscaled", "uniform"]
+    assert not any("÷" in name or "+" in name for name in lines)
+    np.testing.assert_allclose(lines["scaled by 1/√d_k"], study.entropy_scaled, rtol=1e-6)
     np.testing.assert_allclose(lines["unscaled"], study.entropy_unscaled, rtol=1e-6)
     np.testing.assert_allclose(lines["uniform"], 4.0)
     assert lines["unscaled"][0] > 3 and lines["unscaled"][-1] < 0.5
     lines = {t["name"]: spec_array(t["y"]) for t in grad["data"]}
-    assert list(lines) == ["÷√d_k", "unscaled"]
+    assert list(lines) == ["scaled by 1/√d_k", "unscaled"]
     np.testing.assert_allclose(lines["unscaled"], study.grad_norm_unscaled, rtol=1e-6)
-    assert lines["unscaled"][-1] < 0.25 * lines["÷√d_k"][-1]
+    assert lines["unscaled"][-1] < 0.25 * lines["scaled by 1/√d_k"][-1]
     assert caption_starting(at, "At d_k=1024: ") == (
         f"At d_k=1024: largest weight {study.max_weight_unscaled[-1]:.3f} unscaled against "
         f"{study.max_weight_scaled[-1]:.3f} scaled."

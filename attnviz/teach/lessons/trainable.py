@@ -242,6 +242,10 @@ def _scaling_note(
     return f"d_out = {tr.spec.d_out} is already {WIDE_D_OUT} or wider."
 
 
+# The legend of the scaled curves: words, not "÷√d_k", whose ÷ reads as + in a small legend.
+SCALED = "scaled by 1/√d_k"
+
+
 @functools.lru_cache(maxsize=1)
 def _study_figures() -> tuple[figures.Chart, figures.Chart, str]:
     """The why-scale curves: the same for every input (shared, read-only)."""
@@ -250,7 +254,7 @@ def _study_figures() -> tuple[figures.Chart, figures.Chart, str]:
     entropy = figures.lines(
         x,
         {
-            "÷√d_k": study.entropy_scaled,
+            SCALED: study.entropy_scaled,
             "unscaled": study.entropy_unscaled,
             "uniform": [study.uniform_entropy] * len(x),
         },
@@ -261,7 +265,7 @@ def _study_figures() -> tuple[figures.Chart, figures.Chart, str]:
     )
     gradient = figures.lines(
         x,
-        {"÷√d_k": study.grad_norm_scaled, "unscaled": study.grad_norm_unscaled},
+        {SCALED: study.grad_norm_scaled, "unscaled": study.grad_norm_unscaled},
         title="Softmax gradient norm |∂α/∂ω|",
         x_name="d_k",
         y_name="norm",
