@@ -110,12 +110,13 @@ def frame() -> None:
     st.session_state["_attnviz_config"] = config
 
     status = cache.tokenizer().status
+    if status.is_real:  # at the foot of the sidebar: the top of a page is for its lesson
+        with st.sidebar:
+            st.caption(f"{status.headline} · {status.detail}")
     header = st.container()
     with header:
-        if not status.is_real:
+        if not status.is_real:  # the fallback changes every token: said on the page itself
             st.warning(f"{status.headline}. {md_escape(status.detail)}")
-        elif not config.present:  # a projector's screen is for the step
-            st.caption(f"{status.headline} · {status.detail}")
         if state.URL_WARNING_KEY in st.session_state:
             st.warning(st.session_state[state.URL_WARNING_KEY])
         if links.URL_WARNING_KEY in st.session_state:

@@ -85,11 +85,12 @@ def table_part(z, rows, cols) -> tuple[np.ndarray, list, list, str]:
 
 # How a numbers table writes a value: 4 decimals (as the book prints them, and as the hover
 # reads), every column as wide as its longest text, so that no number is cut in a half-width
-# box or on a phone; the CSV keeps every digit. A masked score (−∞) reads "-Infinity", as the
-# grid writes every value that is not finite (its placeholder text for an empty cell, the one
-# other way to write "−∞" there, is a faint grey below WCAG's 4.5:1).
+# box or on a phone; the CSV keeps every digit. A masked score reads "−∞", as the page writes
+# it everywhere: a table with a value that is not finite is sent as text (the grid would write
+# "-Infinity"), right-aligned like numbers.
 DECIMALS = 4
 NUMBER_FORMAT = f"%.{DECIMALS}f"
+NOT_FINITE = {np.inf: "+∞", -np.inf: "−∞"}  # and NaN reads "NaN"
 # Column widths, px: a generous width per character of the grid's 14 px type, plus the cell's
 # padding (the grid draws 8 px on each side) and room for the header's sort arrow.
 CHAR_PX = 8.5
@@ -103,12 +104,10 @@ def column_width(texts, header: str) -> int:
 
 
 def shown_texts(values) -> list[str]:
-    """The text a numbers table's grid draws for each of ``values``: ``NUMBER_FORMAT``, and
-    JavaScript's names for the values that are not finite (−∞, a masked score, reads
-    "-Infinity", whole)."""
-    names = {np.inf: "Infinity", -np.inf: "-Infinity"}
+    """The text a numbers table draws for each of ``values``: ``NUMBER_FORMAT``, and for a
+    value that is not finite "−∞" (a masked score), "+∞" or "NaN"."""
     return [
-        names.get(v, "NaN") if not np.isfinite(v) else NUMBER_FORMAT % v
+        NOT_FINITE.get(v, "NaN") if not np.isfinite(v) else NUMBER_FORMAT % v
         for v in np.asarray(values, dtype=np.float64).ravel().tolist()
     ]
 
@@ -116,15 +115,25 @@ def shown_texts(values) -> list[str]:
 def numbers_table(z, rows, cols) -> None:
     """The numbers of ``z`` as a table, cropped as its figure is (with a note saying so): each
     value to 4 decimals, right-aligned, in a column wide enough for its longest text; a table
-    wider than its box scrolls inside itself."""
+    wider than its box scrolls inside itself. A table holding −∞ (masked scores) is sent as
+    text, so that it reads "−∞" (:func:`shown_texts`)."""
     part, r, c, cut = table_part(z, rows, cols)
     df = frame(part, r, c)
-    formats = {
-        col: st.column_config.NumberColumn(
-            format=NUMBER_FORMAT, width=column_width(shown_texts(df.iloc[:, i]), col)
-        )
-        for i, col in enumerate(df.columns)
-    }
+    texts = {col: shown_texts(df.iloc[:, i]) for i, col in enumerate(df.columns)}
+    formats: dict
+    if not np.isinf(part).any():  # (a NaN, a key the row cannot see, is left blank)
+        formats = {
+            col: st.column_config.NumberColumn(
+                format=NUMBER_FORMAT, width=column_width(texts[col], col)
+            )
+            for col in df.columns
+        }
+    else:
+        df = pd.DataFrame(texts, index=df.index)
+        formats = {
+            col: st.column_config.TextColumn(width=column_width(texts[col], col), alignment="right")
+            for col in df.columns
+        }
     st.dataframe(df, height=min(400, 38 + 35 * len(df)), column_config=formats)
     if cut:
         st.caption(f"The table shows only {cut}; the CSV has every value.")

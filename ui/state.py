@@ -164,8 +164,11 @@ def read_url(
                     raise ValueError("given more than once")
                 value = parse(values[0])
                 if isinstance(value, str) and value != values[0]:
-                    # A text cut to its limit: the link keeps the part used, and says so.
-                    shortened.append((key, len(values[0]), len(value)))
+                    # A text cut to its limit: the link keeps the part used, and says so,
+                    # unless the text came from its box (a paste the browser wrote into the
+                    # link): the box's own notice says that once (_clamp_texts).
+                    if key not in st.session_state:
+                        shortened.append((key, len(values[0]), len(value)))
                     try:
                         params[key] = value
                         removed = True
@@ -237,10 +240,12 @@ class Config:
         return (self.text, self.text2, self.settings.for_pass(kind), False)
 
 
-def _widget(f: Field, disabled: bool = False, **extra: Any):
+def _widget(f: Field, disabled: str = "", **extra: Any):
     """The widget for ``f``, bound to its URL name: a toggle, a text box, a slider (the dropout
     rate) or a number box, each with the field's label, default, bounds and help. ``extra``:
-    more keyword arguments for it (the presenter's one-line text box: ``height``)."""
+    more keyword arguments for it (the presenter's one-line text box: ``height``).
+    ``disabled``: why the widget does not apply here; it is then drawn disabled, saying so in
+    its help, and keeps its value for the pages where it applies."""
     make: Callable[..., Any]
     own: dict[str, Any]
     if f.kind == "bool":
@@ -272,11 +277,12 @@ def _widget(f: Field, disabled: bool = False, **extra: Any):
             "value": number(f.default),
             "step": 0.05 if f.kind == "float" else 1,
         }
+    said = " ".join(filter(None, [disabled, f.help]))
     return make(
         f.label,
         key=f.url,
-        help=f.help or None,
-        disabled=disabled,
+        help=said or None,
+        disabled=bool(disabled),
         bind="query-params",
         **(own | extra),
     )
@@ -376,9 +382,11 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
                     st.caption(NOT_USED_NOTE)
             return box[0]
 
+        fixed: frozenset[str] = frozenset()
+
         def build(url: str):
             with place(url):
-                return _widget(FIELDS_BY_URL[url])
+                return _widget(FIELDS_BY_URL[url], TRAINED_FIXES if url in fixed else "")
 
         book = build("book")
         if book:
@@ -400,6 +408,8 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
                 with place(key):
                     st.warning(notice)
         weights = str(build("weights"))
+        if weights == "trained" and "weights" in used:  # the trained model fixes these here
+            fixed = TRAINED_FIXED
         values: dict[str, Any] = {}
         for group, urls in (
             ("Sizes", ("d_in", "d_out", "heads", "ctx")),
@@ -422,6 +432,12 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
     return Config(Settings(**values, weights=weights), text, text2, False, present)
 
 
+# The sidebar fields trained weights fix on passes 2-4 (Settings.for_pass): the sizes, the bias
+# and the seeds that draw the embedding and the weights. Drawn disabled there, saying why.
+TRAINED_FIXED = frozenset({"d_in", "d_out", "heads", "ctx", "bias", "eseed", "wseed"})
+TRAINED_FIXES = "Off with trained weights: the grown model fixes it on passes 2–4."
+
+
 def trained_caption() -> str:
     """What trained weights fix, said where the size controls are."""
     one, layer = trained_sizes("trainable"), trained_sizes("multihead")
@@ -429,7 +445,8 @@ def trained_caption() -> str:
         "Trained weights fix the sizes on passes 2–4, as the grown model has them: d_in "
         f"{layer['d_in']}, d_out {one['d_out']} (one head, passes 2 and 3) or {layer['d_out']} "
         f"(pass 4), num_heads {layer['num_heads']}, context_length {layer['context_length']}, no "
-        "qkv_bias; the sizes and seeds below do not apply there."
+        "qkv_bias. So the sizes, qkv_bias and the embedding and weight seeds are switched off "
+        "here; switch the weights to random to use them."
     )
 
 

@@ -360,13 +360,18 @@ def masking_routes_agree(
     return result
 
 
+# The noise no_future_leak adds to the later tokens, in standard deviations: far larger than
+# any input, so that a leak would move the earlier outputs by far more than rounding does.
+FUTURE_NOISE = 10
+
+
 def changed_future(x: torch.Tensor) -> tuple[torch.Tensor, int]:
     """``x`` with its later half (tokens ``cut`` = T // 2 onwards) changed by large noise from a
     private generator, and ``cut``: the input :func:`no_future_leak` runs the forward on."""
     cut = x.shape[-2] // 2
     with torch.inference_mode():
         generator = torch.Generator().manual_seed(0)
-        noise = torch.randn(x[..., cut:, :].shape, generator=generator) * 10
+        noise = torch.randn(x[..., cut:, :].shape, generator=generator) * FUTURE_NOISE
         x2 = x.clone()
         x2[..., cut:, :] += noise
     return x2, cut
@@ -425,10 +430,13 @@ def future_unmoved(before: torch.Tensor, after: torch.Tensor) -> CheckResult:
         "the largest |output|",
     )
     if result.passed:
+        earlier_moved = "did not move" if worst == 0 else f"moved only by {worst:.1e} (rounding)"
         return dataclasses.replace(
             result,
-            explanation=f"changing tokens {cut}–{n - 1} moved the outputs of tokens 0–{cut - 1} "
-            f"by {worst:.1e}, while their own outputs moved by up to {later_moved:.2g}",
+            explanation=f"adding noise {FUTURE_NOISE} times a standard normal to tokens "
+            f"{cut}–{n - 1} {earlier_moved} the outputs of tokens 0–{cut - 1}, while the "
+            f"outputs of tokens {cut}–{n - 1} moved by up to {later_moved:.2g}: their inputs "
+            "changed that much",
         )
     return dataclasses.replace(
         result,

@@ -38,6 +38,21 @@ GROW_TITLE = "8. Grow an induction head"
 
 
 # --- passes 2-4: what the weights are -----------------------------------------------------------
+# With random weights: where the page says how far they leave each query from an even share.
+RANDOM_NOTE = {
+    "book": (
+        "The chapter's weights are random. The sentence under the attention weights below says "
+        "how far they are from an even share of the keys. For trained heads, grow one on page "
+        "8, or turn book mode off and set the weights on passes 2–4 to trained."
+    ),
+    "random": (
+        "These weights are random, as in the book. The sentence under the attention weights "
+        "below says how far they are from an even share of the keys. For trained heads, grow "
+        "one on page 8, or set “Weights on passes 2–4” to trained."
+    ),
+}
+
+
 def weights_note(cfg: state.Config, kind: str, spec) -> None:
     """Passes 2-4, under the page's top: with trained weights, what the module holds, the sizes
     they fix and the token rule; with random ones, where trained heads can be seen. Either way
@@ -45,18 +60,9 @@ def weights_note(cfg: state.Config, kind: str, spec) -> None:
     if spec.trained is not None:
         st.info(H.trained_note(kind, spec), icon=":material/school:")
     elif cfg.book:
-        st.caption(
-            "The chapter's weights are random: how close to an even share that leaves its "
-            "attention weights is said, in numbers, under the weights below. For trained heads, "
-            "grow one on page 8, or turn book mode off and set the weights on passes 2–4 to "
-            "trained."
-        )
+        st.caption(RANDOM_NOTE["book"])
     else:
-        st.caption(
-            "These weights are random, as in the book: how close to an even share that leaves "
-            "the attention weights is said, in numbers, under the weights below. For trained "
-            "heads, grow one on page 8, or set “Weights on passes 2–4” to trained."
-        )
+        st.caption(RANDOM_NOTE["random"])
     st.page_link(GROW_PAGE, label=GROW_TITLE, icon=":material/trending_up:")
 
 
