@@ -52,9 +52,10 @@ panels.beside(("p8_previous", run.previous), ("p8_induction", run.induction))
 st.caption(
     "Scores on held-out sequences: the mean attention weight on the previous token (key i − 1), "
     "and on the token right after the earlier copy of the query's own token (induction). "
-    "Heads are named “layer.head”; a head is named after a score only when it reaches 0.5."
+    "Heads are named “layer.head”. Below, each head's scores are measured apart inside the "
+    "repeat and before it, and a head is named there after a score only when it reaches 0.5."
 )
-st.markdown(f"**What each head's scores name it at step {step:,}** (held out)")
+st.markdown(f"**What each head's scores name it at step {step:,}** (held out, by part)")
 bullets(run.names)
 st.write(run.layer0)
 
@@ -76,7 +77,7 @@ st.write(G.control_words(maps.control_step))
 panels.beside(maps.control, numbers=numbers, below=claims_under)
 
 # --- ablation ------------------------------------------------------------------------------------
-st.header("Ablate: zero one head of layer 0")
+st.header("Ablate: zero heads of layer 0")
 st.write(G.ABLATION_HOW)
 if st.toggle("Ablate a head", key="gablate", bind="query-params"):
     head = int(
@@ -92,6 +93,8 @@ if st.toggle("Ablate a head", key="gablate", bind="query-params"):
     st.write(ablation.sentences[head])
     panels.plot(growing.ablation_chart(ablation, head), key="p8_ablation", numbers=False)
     st.caption(md_escape(" ".join(s for i, s in enumerate(ablation.sentences) if i != head)))
+    st.markdown("**What layer 1's induction rests on, measured**")
+    bullets(ablation.mechanism)
 
 # --- grow your own -------------------------------------------------------------------------------
 st.header("Grow your own")

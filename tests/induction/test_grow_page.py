@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attnviz import figures
 from attnviz.core.tokens import tokenize
 from attnviz.models import detectors as D
-from attnviz.models.induction import api
+from attnviz.models.induction import api, mechanism
 from attnviz.models.induction.passes import map_tokens
 from attnviz.teach.lessons import grow as G
 from tests.app.conftest import APP, chart, spec_array, unescape
@@ -73,12 +73,18 @@ def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
         loss = series(chart(at, "Loss on held-out"))
         np.testing.assert_allclose(loss["chance, ln 64"], np.log(64), atol=1e-6)
         assert [t.value for t in at.title] == ["8. Grow an induction head"]
+        roles = mechanism.roles_at(step)
         named = [unescape(m.value) for m in at.markdown if "Head 1.2" in unescape(m.value)]
-        assert named and f"Head 1.2: {api.head_names(m)[1][2]}" in named[0]
+        assert named and f"Head 1.2: {roles[6].label()}" in named[0]
         # the intro says layer 1 reads the token before only through layer 0: the page names
-        # the layer-0 head that carries the most of it, with its score at this step
-        previous = m.scores["previous"][0]
-        top = int(np.argmax(previous))
+        # the layer-0 head with the highest previous-token score, inside or before the repeat
+        previous = {
+            (r.scores[part]["previous"], r.head, part)
+            for r in roles
+            if r.layer == 0
+            for part in mechanism.PARTS
+        }
+        top, head, part = max(previous)
         said = [
             unescape(x.value)
             for x in at.markdown
@@ -86,8 +92,9 @@ def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
             or "Layer 0's highest previous-token" in unescape(x.value)
         ]
         assert len(said) == 1, said
-        assert f"{previous[top]:.2f} (head 0.{top})" in said[0]
-        assert ("No layer-0 head" in said[0]) == (previous[top] < D.NAMED_AT)
+        assert f"{top:.2f} (head 0.{head}, {mechanism.PART_WORDS[part]})" in said[0]
+        assert ("No layer-0 head" in said[0]) == (top < D.NAMED_AT)
+        assert "weaker patterns" not in said[0]
 
 
 def test_the_two_score_charts_side_by_side_keep_the_same_room_for_their_legends():
@@ -188,6 +195,9 @@ def test_ablation_numbers_are_the_engines():
     np.testing.assert_allclose(values, [ab.base, *(x.induction for x in ab.heads)], atol=1e-6)
     assert bars["marker"]["color"].index("#fde725") == 3  # the zeroed head stands out
     assert h.drop >= 0.7  # the reference run's layer-0 head 2 carries what layer 1 needs
+    said = [unescape(m.value) for m in at.markdown]
+    for sentence in G.ablation_view(step).mechanism:
+        assert any(sentence in m for m in said), sentence
     at.radio(key="ghead").set_value(0).run()
     text = " ".join(unescape(m.value) for m in at.markdown)
     assert f"to {ab.heads[0].induction:.2f}" in text.split("Zeroing head 0.0", 1)[1][:120]

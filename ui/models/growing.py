@@ -127,8 +127,10 @@ def ablation_view(step: int) -> G.AblationView:
     key = ("lesson", "grow ablation", step)
     if key in cache.derived:
         return cache.lesson_of(key[1:], lambda: G.ablation_view(step))
-    gate.give_up()  # (heads + 1) measurements on 256 sequences: let other page runs go
-    with st.spinner("Zeroing each layer-0 head on 256 held-out sequences (once per step)…"):
+    gate.give_up()  # 2^heads + 2 measurements on 256 sequences: let other page runs go
+    with st.spinner(
+        "Zeroing every set of layer-0 heads on 256 held-out sequences (once per step)…"
+    ):
         return cache.lesson_of(key[1:], lambda: G.ablation_view(step))
 
 

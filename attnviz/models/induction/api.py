@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from attnviz.models import detectors as D
+from attnviz.models.induction import mechanism
 from attnviz.models.induction import train as trainer
 from attnviz.models.induction.model import ModelConfig, run
 from attnviz.models.induction.recorded import RecordedRun, recorded
@@ -177,8 +178,6 @@ def maps_at(
 @dataclass(frozen=True)
 class HeadAblation:
     head: int  # the layer-0 head zeroed
-    scores: Mapping[str, float]  # that head's own held-out scores
-    name: str | None  # what its scores say it does (None: no score reaches 0.5)
     induction: float  # the last layer's induction score with this head zeroed
     drop: float  # 1 - induction / base: the share of the induction score lost
 
@@ -194,32 +193,25 @@ class Ablation:
         return max(self.heads, key=lambda h: h.drop)
 
 
-_ABLATION_LOCK = threading.Lock()
-
-
 @functools.lru_cache(maxsize=64)
-def _ablation(name: str, step: int) -> Ablation:
-    r = _run(name)
-    model = r.model(step)
-    test = trainer.held_out(r.config)
-    base = trainer.measure(model, test)
-    base_score = layer_induction(base)
+def _ablation(step: int) -> Ablation:
+    m = mechanism.mechanism_at(step)
     heads = []
-    for h in range(r.config.model.num_heads):
-        own = {k: float(base.scores[k][0, h]) for k in trainer.SCORES}
-        ablated = layer_induction(trainer.measure(model, test, ablate=((0, h),)))
-        drop = 1.0 - ablated / base_score if base_score > 0 else 0.0
-        heads.append(HeadAblation(h, MappingProxyType(own), D.name_of(own), ablated, drop))
-    return Ablation(step, base_score, tuple(heads))
+    for h in range(m.heads):
+        ablated = m.zeroed[(h,)]
+        drop = 1.0 - ablated / m.base if m.base > 0 else 0.0
+        heads.append(HeadAblation(h, ablated, drop))
+    return Ablation(step, m.base, tuple(heads))
 
 
 def ablation_at(step: int, name: str = "reference") -> Ablation:
     """Zero each layer-0 head in turn (its slice of the context, before ``out_proj``) and
-    measure the last layer's induction score on the held-out sequences. Needs two layers."""
+    measure the last layer's induction score on the held-out sequences: read off
+    :func:`attnviz.models.induction.mechanism.mechanism_at`, which zeroes every set of them.
+    Needs two layers (the reference run)."""
     if _run(name).config.model.layers < 2:
         raise ValueError("ablating a layer-0 head needs a layer after it")
-    with _ABLATION_LOCK:
-        return _ablation(name, step)
+    return _ablation(step)
 
 
 # --- the control --------------------------------------------------------------------------------

@@ -125,13 +125,19 @@ class Run:
     layer_inputs: tuple[Tensor, ...]  # per layer: the residual stream it reads, (b, T, d_model)
 
 
-def run(model: InductionModel, ids: Tensor, ablate: Iterable[tuple[int, int]] = ()) -> Run:
+def run(
+    model: InductionModel,
+    ids: Tensor,
+    ablate: Iterable[tuple[int, int]] = (),
+    where: Tensor | None = None,
+) -> Run:
     """The model's forward with each layer's weights read off the chapter module's own ``tap``
     points, and optionally some heads zeroed.
 
     ``ablate``: (layer, head) pairs whose output is zeroed: that head's slice of the merged
     context (before ``out_proj``, so the other heads' outputs pass unchanged) is set to 0 and
-    ``out_proj`` is applied again to the result. Never mutates the model.
+    ``out_proj`` is applied again to the result. ``where``: a (b, T) boolean mask of the
+    positions at which they are zeroed (default: every position). Never mutates the model.
     """
     ablate = set(ablate)
     cfg = model.cfg
@@ -151,7 +157,11 @@ def run(model: InductionModel, ids: Tensor, ablate: Iterable[tuple[int, int]] = 
             if dead:
                 context = taps["context"][0].clone()  # (b, T, d_out): heads merged
                 for h in dead:
-                    context[..., h * cfg.head_dim : (h + 1) * cfg.head_dim] = 0.0
+                    cols = slice(h * cfg.head_dim, (h + 1) * cfg.head_dim)
+                    if where is None:
+                        context[..., cols] = 0.0
+                    else:
+                        context[..., cols] = context[..., cols] * (~where)[..., None]
                 out = att.out_proj(context)
             x = x + out
         logits = model.out_head(x)

@@ -144,10 +144,15 @@ class Measures:
 
 
 def measure(
-    model: InductionModel, batch: RepeatBatch, ablate: tuple[tuple[int, int], ...] = ()
+    model: InductionModel,
+    batch: RepeatBatch,
+    ablate: tuple[tuple[int, int], ...] = (),
+    where: Tensor | None = None,
 ) -> Measures:
-    """Losses on the two copies and every detector's per-head scores, over ``batch``."""
-    result = run(model, batch.tokens, ablate)
+    """Losses on the two copies and every detector's per-head scores, over ``batch``
+    (``ablate``, ``where``: heads zeroed, and where, as :func:`attnviz.models.induction.model.run`
+    takes them)."""
+    result = run(model, batch.tokens, ablate, where)
     losses = token_losses(result.logits, batch.tokens)
     first, again = copy_masks(batch.tokens.shape[1], batch.repeat)
     scores = D.all_scores(result.attn_weights, repeat=batch.repeat, batch=True)

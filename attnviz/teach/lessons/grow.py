@@ -18,7 +18,7 @@ import torch
 
 from attnviz import figures
 from attnviz.models import detectors as D
-from attnviz.models.induction import api
+from attnviz.models.induction import api, mechanism
 from attnviz.models.induction.passes import RULE, map_tokens
 from attnviz.models.induction.recorded import MEASURE_EVERY, recorded
 from attnviz.models.induction.train import HELD_OUT_SIZE, Measures, Progress
@@ -60,7 +60,7 @@ class RunView:
     loss: figures.Chart
     previous: figures.Chart
     induction: figures.Chart
-    names: tuple[str, ...]  # one sentence per head, layer by layer
+    names: tuple[str, ...]  # one sentence per head, layer by layer: inside and before the repeat
     phase: str  # where the loss on the repeat falls fastest, and what the heads do then
     layer0: str  # which layer-0 head carries the most of the token before (the intro's claim)
 
@@ -86,7 +86,8 @@ def phase_sentence(curves: api.Curves, window: int = 8) -> str:
 
 def held_out_names(measures: Measures) -> tuple[str, ...]:
     """What each head's held-out scores name it (a head is named at 0.5 or more), or its
-    highest score when none is that high."""
+    highest score when none is that high: the average over every query of a sequence (a live
+    run keeps no weights to measure inside and before the repeat apart)."""
     names = api.head_names(measures)
     out = []
     for layer, row in enumerate(names):
@@ -101,22 +102,36 @@ def held_out_names(measures: Measures) -> tuple[str, ...]:
     return tuple(out)
 
 
-def layer0_previous_sentence(measures: Measures) -> str:
+def role_names(roles: Sequence[mechanism.Role]) -> tuple[str, ...]:
+    """Each head of the recorded run named from its scores measured inside the repeat and
+    before it (:meth:`attnviz.models.induction.mechanism.Role.label`)."""
+    return tuple(f"Head {head_label(r.layer, r.head)}: {r.label()}" for r in roles)
+
+
+def layer0_previous_sentence(roles: Sequence[mechanism.Role]) -> str:
     """Layer 1 reads the token before a position only through what a layer-0 head wrote there:
-    which layer-0 head carries the most of it at this step, and whether any is a previous-token
-    head (0.5 or more)."""
-    scores = measures.scores["previous"][0]
-    head = int(np.argmax(scores))
-    top = float(scores[head])
-    where = f"{top:.2f} (head {head_label(0, head)})"
-    if top >= D.NAMED_AT:
+    the highest previous-token score in layer 0 at this step (inside or before the repeat),
+    and whether it names a previous-token head (0.5 or more). What layer 1's induction rests
+    on is not said here: the ablations measure it (:func:`mechanism_sentences`)."""
+    best = max(
+        (
+            (r.scores[part]["previous"], r.head, part)
+            for r in roles
+            if r.layer == 0
+            for part in mechanism.PARTS
+        ),
+    )
+    score, head, part = best
+    where = f"{score:.2f} (head {head_label(0, head)}, {mechanism.PART_WORDS[part]})"
+    if score >= D.NAMED_AT:
         return (
-            f"Layer 0's highest previous-token score at this step: {where}, a previous-token head."
+            f"Layer 0's highest previous-token score at this step: {where}, a previous-token "
+            "head there."
         )
     return (
         f"No layer-0 head is a previous-token head at this step: the highest previous-token "
-        f"score in layer 0 is {where}, below the {D.NAMED_AT} that names a head. What layer 1 "
-        "knows of the token before each position comes from these weaker patterns."
+        f"score in layer 0 is {where}, below the {D.NAMED_AT} that names a head. Which "
+        "layer-0 heads layer 1's induction rests on is measured under “Ablate” below."
     )
 
 
@@ -153,6 +168,7 @@ def run_view(step: int) -> RunView:
         raise ValueError(f"no checkpoint at step {step}")
     curves, control = api.curves(), api.curves("control")
     m = api.at_step(step)
+    roles = mechanism.roles_at(step)
     x, mark = curves.steps, f"step {_steps_words(step)}"
     chance = curves.chance
     loss = figures.lines(
@@ -188,9 +204,9 @@ def run_view(step: int) -> RunView:
         loss,
         previous,
         induction,
-        held_out_names(m),
+        role_names(roles),
         phase_sentence(curves),
-        layer0_previous_sentence(m),
+        layer0_previous_sentence(roles),
     )
 
 
@@ -313,11 +329,82 @@ def maps_view(step: int, token_ids: Sequence[int], displays: Sequence[str]) -> M
 
 # --- ablation -----------------------------------------------------------------------------------
 ABLATION_HOW = (
-    "Layer 1's induction heads need to know, at each position, which token came before, and "
-    "only layer 0 can write that in. Zero one layer-0 head's output (its slice of the context, "
-    f"before out_proj) and measure layer 1's induction score again on {HELD_OUT_SIZE} held-out "
-    "sequences."
+    "Layer 1's heads can find the earlier copy of a token only through what layer 0 wrote into "
+    "each position: nothing else before them moves information between positions. Zero "
+    "layer-0 heads (their slice of the context, before out_proj), alone and together, and "
+    f"measure layer 1's induction score again on {HELD_OUT_SIZE} held-out sequences."
 )
+
+
+def _heads_words(heads: Sequence[int], layer: int = 0) -> str:
+    """ "head 0.2", "heads 0.0 and 0.1", "heads 0.0, 0.1 and 0.3"."""
+    names = [head_label(layer, h) for h in heads]
+    if len(names) == 1:
+        return f"head {names[0]}"
+    return f"heads {', '.join(names[:-1])} and {names[-1]}"
+
+
+def _role_sentence(role: mechanism.Role) -> str:
+    """One layer-0 head's three scores inside the repeat and before it, and its name where a
+    score names it."""
+
+    def part(where: str) -> str:
+        s = role.scores[where]
+        name = role.name_in(where)
+        named = f" ({article(name)} {name} head there)" if name else ""
+        return (
+            f"{mechanism.PART_WORDS[where]}: {s['previous']:.2f} on the token before, "
+            f"{s['duplicate']:.2f} on earlier copies of its own token and {s['current']:.2f} on "
+            f"itself{named}"
+        )
+
+    return f"Head {head_label(role.layer, role.head)}, {part('inside')}; {part('before')}."
+
+
+def mechanism_sentences(m: mechanism.Mechanism) -> tuple[str, ...]:
+    """What the ablations at one step say layer 1's induction rests on, every number measured
+    (:func:`attnviz.models.induction.mechanism.mechanism_at`), then what each layer-0 head
+    does inside the repeat and before it."""
+    every = tuple(range(m.heads))
+    lowest, highest = min(m.zeroed.values()), max(m.zeroed.values())
+    roles = tuple(_role_sentence(m.role(0, h)) for h in every)
+    span = (
+        f"at {lowest:.2f}"
+        if f"{lowest:.2f}" == f"{highest:.2f}"
+        else f"between {lowest:.2f} and {highest:.2f}"
+    )
+    if m.base < D.NAMED_AT:
+        return (
+            f"Layer 1 has no induction head yet at this step (its best induction score is "
+            f"{m.base:.2f}, below the {D.NAMED_AT} that names one): zeroing any set of layer-0 "
+            f"heads leaves it {span}.",
+            *roles,
+        )
+    carriers = m.carriers
+    others = tuple(h for h in every if h not in carriers)
+    out = []
+    if others:
+        out.append(
+            f"Layer 1's induction rests on {_heads_words(carriers)}: with "
+            f"{_heads_words(others)} zeroed {'together' if len(others) > 1 else ''}".rstrip()
+            + f", its score is {m.kept(carriers):.2f} (every head on: {m.base:.2f}); with "
+            f"{_heads_words(carriers)} zeroed, {m.zeroed[carriers]:.2f} (all {m.heads} zeroed: "
+            f"{m.zeroed[every]:.2f})."
+        )
+    else:
+        out.append(
+            f"No smaller set of layer-0 heads keeps {mechanism.KEEPS:.0%} of layer 1's induction "
+            f"score ({m.base:.2f}) on its own: it rests on all {m.heads} (all zeroed: "
+            f"{m.zeroed[every]:.2f})."
+        )
+    more = "inside the repeat" if m.zeroed_inside < m.zeroed_before else "before the repeat"
+    out.append(
+        f"Where {_heads_words(carriers)} {'is' if len(carriers) == 1 else 'are'} needed: zeroed "
+        f"only inside the repeat (where layer 1's induction queries are), layer 1's score falls "
+        f"to {m.zeroed_inside:.2f}; zeroed only before the repeat, to {m.zeroed_before:.2f}. "
+        f"It is needed most {more}."
+    )
+    return (*out, *roles)
 
 
 @dataclass(frozen=True)
@@ -326,6 +413,7 @@ class AblationView:
     base: float  # the last layer's induction score, every head on
     sentences: tuple[str, ...]  # one per layer-0 head: what zeroing it does
     scores: tuple[float, ...]  # the last layer's induction score: every head on, then each zeroed
+    mechanism: tuple[str, ...]  # what the ablations say it rests on, and each head's role
 
     def chart(self, head: int) -> figures.Chart:
         """The scores as bars, the zeroed ``head`` highlighted."""
@@ -342,18 +430,24 @@ class AblationView:
 
 def ablation_view(step: int) -> AblationView:
     """Zero each layer-0 head in turn at ``step`` (:func:`attnviz.models.induction.api.ablation_at`)
-    and say what each does to the last layer's induction score, in numbers."""
+    and say what each does to the last layer's induction score, in numbers; then what every
+    set of them zeroed says (:func:`mechanism_sentences`)."""
     ab = api.ablation_at(step)
+    m = mechanism.mechanism_at(step)
     sentences = []
     for h in ab.heads:
-        what = f"{article(h.name)} {h.name}" if h.name else "which no score names"
-        change = f"{h.drop:.0%} of it lost" if h.drop >= 0 else f"{-h.drop:.0%} gained"
+        if f"{h.drop:.0%}" in ("0%", "-0%"):
+            change = "unchanged to the percent"
+        elif h.drop > 0:
+            change = f"{h.drop:.0%} of it lost"
+        else:
+            change = f"{-h.drop:.0%} gained"
         sentences.append(
-            f"Zeroing head {head_label(0, h.head)}, {what}: layer 1's induction score goes from "
+            f"Zeroing head {head_label(0, h.head)}: layer 1's induction score goes from "
             f"{ab.base:.2f} to {h.induction:.2f} ({change})."
         )
     scores = (ab.base, *(h.induction for h in ab.heads))
-    return AblationView(step, ab.base, tuple(sentences), scores)
+    return AblationView(step, ab.base, tuple(sentences), scores, mechanism_sentences(m))
 
 
 # --- a run grown live ---------------------------------------------------------------------------
