@@ -9,8 +9,10 @@
 Everything goes over Streamlit's websocket as a browser's would (``bench/loadtest.py``'s
 ``Session``: the page over HTTP first, its cookies kept, so a load balancer's sticky cookie
 spreads the students): the presenter opens ``/poll``, picks a pass and presses "Ask the class"
-(the server writes the poll's code and secret into the presenter's URL, read here from the
-``page_info_changed`` message, as the browser reads it); each student opens the join link,
+(the server writes the poll's code into the presenter's URL, read here from the
+``page_info_changed`` message, as the browser reads it; the presenter's browser token, in its
+cookie, is its key to the poll); each student, a browser token of its own in a cookie, opens
+the join link,
 reads the form's widget ids from the deltas and sends the form (the option picked, then "Send
 my answer" as a trigger), exactly what a phone's browser sends; the projector's live tally is
 the ``st.fragment(run_every=0.5 s)`` the browser reruns on its timer, rerun here the same way
@@ -41,6 +43,7 @@ import os
 import platform
 import random
 import re
+import secrets
 import statistics
 import sys
 import time
@@ -64,6 +67,7 @@ from bench.support.haproxy import REPLICAS, running_haproxy  # noqa: E402
 from bench.support.network import Blackhole, proxy_env  # noqa: E402
 from bench.support.redis_server import RedisServer  # noqa: E402
 from bench.support.server import running_app  # noqa: E402
+from ui.classroom.browser_token import COOKIE as BROWSER_COOKIE  # noqa: E402
 from ui.classroom.poll_views import PHONE_REFRESH, PROJECTOR_REFRESH  # noqa: E402
 
 RESULTS = ROOT / "bench" / "classpoll-results.md"
@@ -243,8 +247,12 @@ class Projector:
 
     def __init__(self, url: str, timeout: float = 60):
         self.client = Client(url, timeout)
+        # The presenter's browser token, as the poll page's keeper leaves it in a cookie: the
+        # poll it opens is this browser's, and the token is the key the store takes for it.
+        self.secret = secrets.token_urlsafe(24)
+        self.client.cookies[BROWSER_COOKIE] = self.secret
         self.query = ""
-        self.code = self.secret = ""
+        self.code = ""
         self.last: Run | None = None
         self.fragment: tuple[str, float] | None = None
         self.runs: list[Run] = []
@@ -262,7 +270,9 @@ class Projector:
             raise RuntimeError(f"no poll opened: {asked.texts()}")
         self.query = asked.queries[-1]
         params = parse_qs(self.query)
-        self.code, self.secret = params["poll"][0], params["secret"][0]
+        if "secret" in params:
+            raise RuntimeError("the presenter's address carries the poll's secret")
+        self.code = params["poll"][0]
         return asked
 
     async def _run(self, query: str, **kw) -> Run:
@@ -295,8 +305,11 @@ class Projector:
 class Student:
     """One phone: opens the join link, answers with the form's own widgets."""
 
-    def __init__(self, url: str, code: str, timeout: float = 60):
+    def __init__(self, url: str, code: str, timeout: float = 60, token: str | None = None):
         self.client = Client(url, timeout)
+        # The phone's browser token (the cookie the poll page's keeper sets): one browser, one
+        # vote, however many sessions it opens.
+        self.client.cookies[BROWSER_COOKIE] = token or secrets.token_urlsafe(24)
         self.query = f"join={code}"
         self.code = code
         self.view: Run | None = None
@@ -317,7 +330,18 @@ class Student:
         return await self.reload()
 
     async def reload(self) -> Run:
+        """The page again, in the same session (as a fragment's st.rerun() runs it)."""
         return self._seen(await self.client.run(self.query))
+
+    async def reopen(self) -> Run:
+        """A real reload: a new websocket, so a new Streamlit session (on whichever replica
+        the balancer picks when the old one is gone), with the same browser's cookies."""
+        await self.client.close()
+        self.form_fragment = None
+        self.watcher = None
+        await self.client.load_page(f"/{PAGE}?{self.query}")
+        await self.client.connect()
+        return await self.reload()
 
     async def watch(self) -> Run:
         """The phone's watcher, as its timer sends it."""
@@ -377,7 +401,7 @@ class Answer:
 class ClassResult:
     students: int
     code: str = ""
-    secret: str = ""  # the presenter's (a test reads the store with it)
+    secret: str = ""  # the presenter's key: its browser token (a test reads the store with it)
     options: list[str] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     readings: list[Run] = field(default_factory=list)  # the projector's live refreshes

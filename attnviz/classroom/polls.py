@@ -493,6 +493,7 @@ class PresenterView:
     misconceptions: tuple[tuple[str, Any, str], ...] | None = None
     refused: Refusals = Refusals()
     expires_in: float | None = None  # seconds until the poll and its answers vanish
+    display: bool = False  # made by display_view: no key was shown, no controls go with it
 
 
 # --- the store ---------------------------------------------------------------------------------
@@ -1005,6 +1006,7 @@ class PollStore(ABC):
                 rounds=rounds,
                 misconceptions=misconceptions,
                 refused=poll.refused,
+                display=True,
             )
 
         return self._guarded(run)

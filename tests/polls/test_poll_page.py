@@ -20,13 +20,14 @@ from attnviz.classroom.qr import qr_svg
 from attnviz.core.settings import Settings
 from attnviz.teach import questions as Q
 from bench.support.pages import ROOT
+from ui.classroom import browser_token
 from ui.classroom import poll_views as poll
 
 APP = ROOT / "app.py"
 PAGE = "pages/poll.py"
 TEXT = "Your journey starts with one step"
 CONTROLS = ("poll_show", "poll_reask", "poll_reveal", "poll_close")
-NOT_ALLOWED = "Only the presenter's link can do this."
+DISPLAY = "This is the poll's display: its controls are in the presenter's browser"
 
 
 @pytest.fixture
@@ -85,6 +86,18 @@ def asked(store, question: Q.Question) -> Created:
     return made
 
 
+def presenter_of(at: AppTest) -> tuple[str, str]:
+    """The code of the poll the presenter's page opened and its secret, which the session
+    holds and the address does not; her browser's token opens it too."""
+    assert "secret" not in at.query_params
+    code = at.query_params["poll"]
+    code = code[0] if isinstance(code, list) else code
+    secret = at.session_state[poll.SECRETS_KEY][code]
+    token = at.session_state[browser_token.TOKEN_KEY]
+    assert not isinstance(poll.store().presenter_view(code, token), Refused)
+    return code, secret
+
+
 def presenter(made: Created) -> AppTest:
     return open_page({"poll": made.code, "secret": made.secret})
 
@@ -128,9 +141,7 @@ def test_asking_opens_a_poll_and_the_projector_shows_its_code_link_and_controls(
     assert [t.value for t in at.title] == ["Ask the class"]
     prompt = unescape(at.markdown[1].value)
     at.button(key="poll_open").click().run()
-    code, secret = at.query_params["poll"], at.query_params["secret"]
-    code = code[0] if isinstance(code, list) else code
-    secret = secret[0] if isinstance(secret, list) else secret
+    code, secret = presenter_of(at)
     view = store.presenter_view(code, secret)
     assert not isinstance(view, Refused)
     assert view.payload["prompt"] == prompt  # the question shown before asking is the one asked
@@ -171,8 +182,9 @@ def test_a_student_link_gets_no_presenter_controls_and_the_store_refuses_a_guess
         at = open_page(query)
         assert controls(at) == [], query
         assert not at.get("download_button"), query
-        if "poll" in query:
-            assert NOT_ALLOWED in texts(at, "error"), query
+        if "poll" in query:  # the display view: what the projector shows, no controls
+            assert DISPLAY in " ".join(texts(at, "caption")), query
+            assert "secret" not in at.query_params, query  # gone from the address bar
         if query.get("secret") != made_.secret:
             assert made_.secret not in sent_text(at), query
     for action in ("show", "reask", "reveal", "close"):
@@ -361,10 +373,7 @@ def test_the_presenters_question_step_asks_the_class(store):
     )
     asks[0].click().run()
     assert not at.exception, [e.message for e in at.exception]
-    code = at.query_params["poll"]
-    secret = at.query_params["secret"]
-    code = code[0] if isinstance(code, list) else code
-    secret = secret[0] if isinstance(secret, list) else secret
+    code, secret = presenter_of(at)
     view = store.presenter_view(code, secret)
     assert not isinstance(view, Refused)
     assert view.payload["prompt"] == prompt  # the step's question, now the class's

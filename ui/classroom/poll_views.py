@@ -4,15 +4,19 @@ One page (``pages/poll.py``, at ``/poll``) shows, by its link:
 
 - ``/poll`` (the presenter, before asking): a question made from the presenter's text and
   settings (the sidebar's) on a chosen pass, and "Ask the class", which opens a poll on it;
-- ``/poll?poll=CODE&secret=S`` (the presenter's link, made when the poll opens): the
-  projector's view, with the join link, its QR code, how many have answered (refreshed every
-  half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows it, "discuss and
-  answer again", the reveal with the true figure and the share per misconception, and the
-  counts as CSV. The secret is checked by the store on every read and every action; the
-  page never prints it;
+- ``/poll?poll=CODE`` (the projector): the join link, its QR code, how many have answered
+  (refreshed every half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows
+  it, the reveal with the true figure and the share per misconception. The address carries no
+  secret, so a projected address bar gives nothing away. In the browser that opened the poll
+  (its token, ``ui.classroom.browser_token``, owns the poll in the store; a reload keeps it)
+  or the session that holds its secret, the page adds the presenter's controls: "discuss and
+  answer again", the reveal, closing, the counts as CSV, the answers refused and the time the
+  poll has left. Anywhere else it is the display view alone. An old link with ``secret=S``
+  still works: the secret moves into the session and leaves the address at once;
 - ``/poll?join=CODE`` (a student's phone): the same question, rebuilt from the presenter's
   text and settings, its answer widgets and "Send my answer"; after the reveal, the key, the
-  student's own grade and the true figure. This view never reads a secret.
+  student's own grade and the true figure. This view never reads a secret. The phone is
+  counted by its browser's token, so a reload shows "Your answer ..." again and votes once.
 
 The polls live in ``attnviz.classroom.polls``' store (:func:`store`: in this process, or in Redis with
 ``ATTNVIZ_REDIS_URL``), whose every operation returns a value or a ``Refused`` with a sentence
@@ -25,16 +29,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-import secrets
 import threading
 from typing import Any
 
 import streamlit as st
 
 from attnviz import figures
-from attnviz.classroom import poll_questions, polls
+from attnviz.classroom import join_address, poll_questions, polls
 from attnviz.teach import questions as Q
 from ui import cache, charts, state, url
+from ui.classroom import browser_token
 from ui.text import md_escape
 
 URL_PATH = "poll"
@@ -44,7 +48,10 @@ JOIN, POLL, SECRET = url.JOIN, url.POLL, url.SECRET  # the sidebar's link check 
 PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this long after it
 PHONE_REFRESH = 5.0  # seconds: a phone notices the next round, the spread or the reveal
 QR_WIDTH = 340  # px on the projector
-PUBLIC_URL_ENV = "ATTNVIZ_PUBLIC_URL"  # the address phones use, when the presenter's is not
+PUBLIC_URL_ENV = join_address.PUBLIC_URL_ENV  # the address phones use, when the presenter's is not
+STORE_RETRY = 2.0  # seconds: a page that found the store down asks again this often
+EXPIRY_CHECK = 60.0  # seconds: the presenter's page looks at the time a poll has left
+EXPIRY_WARNING = 30 * 60  # seconds left when the presenter is told to download the counts
 
 PAGE_LABELS = {
     "simplified": "1. Simplified self-attention",
@@ -52,7 +59,7 @@ PAGE_LABELS = {
     "causal": "3. Causal attention and dropout",
     "multihead": "4. Multi-head attention",
 }
-ME_KEY = "_attnviz_poll_me"  # this session's id for the store (salted there, per poll)
+SECRETS_KEY = "_attnviz_poll_secrets"  # join code -> secret, for polls this session opened
 NOTE_KEY = "_attnviz_poll_note"  # (kind, sentence) to show once, after an action
 SEED_KEY = "_attnviz_poll_seed"
 ACTIONS = {
@@ -84,12 +91,19 @@ def use_store(chosen: polls.PollStore | None) -> None:
         _store = chosen
 
 
-def session_id() -> str:
-    """This browser session's id for the store: random, made on its first poll page run,
-    kept in its session state only (the store keeps an HMAC of it under the poll's salt)."""
-    if ME_KEY not in st.session_state:
-        st.session_state[ME_KEY] = secrets.token_hex(16)
-    return st.session_state[ME_KEY]
+def presenter_key(code: str, from_link: str | None = None) -> str:
+    """What this session shows the store to act on poll ``code``: its secret when this session
+    opened the poll or came by an old link with ``secret=`` (``from_link``, kept in the session
+    from then on), else this browser's token (the store lets the browser that opened the poll
+    act on it, a reload included)."""
+    held: dict[str, str] = st.session_state.setdefault(SECRETS_KEY, {})
+    if from_link:
+        held[code] = from_link
+    return held.get(code) or browser_token.token()
+
+
+def _keep_secret(created: polls.Created) -> None:
+    st.session_state.setdefault(SECRETS_KEY, {})[created.code] = created.secret
 
 
 # --- questions, made once per process ---------------------------------------------------------
@@ -164,13 +178,16 @@ def open_poll(question: Q.Question) -> polls.Created | polls.Refused:
         asked = poll_questions.poll_question(question)
     except ValueError as error:
         return polls.Refused("bad_question", f"This question cannot be polled: {error}.")
-    return store().create(asked)
+    created = store().create(asked, owner=browser_token.token())
+    if isinstance(created, polls.Created):
+        _keep_secret(created)
+    return created
 
 
 def presenter_link(created: polls.Created) -> dict[str, str]:
-    """The query parameters of the presenter's view of a new poll (they carry the secret:
-    only the presenter's own browser gets them)."""
-    return {POLL: created.code, SECRET: created.secret}
+    """The query parameters of a new poll's projector view: the code, and no secret (the
+    session and the browser that opened it hold the controls)."""
+    return {POLL: created.code}
 
 
 def _ask(question: Q.Question) -> None:
@@ -214,13 +231,18 @@ div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 
 def page(cfg: state.Config) -> None:
     """The poll page: a phone's view (``join``), the projector's (``poll`` and ``secret``),
     or the presenter's "Ask the class" (neither)."""
+    browser_token.keep()
     params = st.query_params
     if JOIN in params:
         st.html(_WIDE_CSS)
         student(params.get(JOIN, ""))
     elif POLL in params:
         st.html(_WIDE_CSS + _PROJECTOR_CSS)
-        projector(params.get(POLL, ""), params.get(SECRET, ""))
+        code = params.get(POLL, "")
+        from_link = params.get(SECRET)
+        if SECRET in params:  # an old presenter's link: the secret leaves the address bar
+            del st.query_params[SECRET]
+        projector(code, presenter_key(code, from_link))
     else:
         start(cfg)
 
@@ -299,12 +321,16 @@ def start(cfg: state.Config) -> None:
 # --- the projector ------------------------------------------------------------------------
 def join_link(code: str) -> str:
     """The link a phone opens: this app's address as the presenter's browser sees it (or
-    ``ATTNVIZ_PUBLIC_URL``), then ``/poll?join=CODE``; just the path when neither is known."""
-    base = os.environ.get(PUBLIC_URL_ENV, "").strip() or (st.context.url or "")
-    base = base.split("?", 1)[0].split("#", 1)[0].rstrip("/")
-    if base.endswith("/" + URL_PATH):
-        base = base[: -len(URL_PATH) - 1]
+    ``ATTNVIZ_PUBLIC_URL``, given http:// when it has no scheme), then ``/poll?join=CODE``;
+    just the path when neither is known (:func:`join_problem` says so)."""
+    base, _ = join_address.join_base(os.environ.get(PUBLIC_URL_ENV, ""), st.context.url or "")
     return f"{base}/{URL_PATH}?{JOIN}={code}"
+
+
+def join_problem() -> str | None:
+    """Why the join link will not work from a phone (a localhost address, an
+    ``ATTNVIZ_PUBLIC_URL`` without a scheme, no address), for the presenter; None when fine."""
+    return join_address.join_base(os.environ.get(PUBLIC_URL_ENV, ""), st.context.url or "")[1]
 
 
 def _qr(link: str) -> None:
@@ -321,12 +347,12 @@ def projector(code: str, secret: str) -> None:
     code = _bad_code(code) or ""
     if not code:
         return
-    view = store().presenter_view(code, secret)
+    view = projector_view(code, secret)
     _note()
     if isinstance(view, polls.Refused):
         _refused(view)
-        if view.reason == "not_allowed":
-            st.caption(md_escape(f"Students join at {join_link(code)}"))
+        if view.reason == "unavailable":
+            _store_back()
         return
     question = question_of(view)
     left, right = st.columns([2, 3], gap="large")
@@ -352,6 +378,23 @@ def projector(code: str, secret: str) -> None:
         _revealed(view, question)
 
 
+def projector_view(code: str, secret: str) -> polls.PresenterView | polls.Refused:
+    """The presenter's view when ``secret`` (:func:`presenter_key`) opens the poll, else the
+    display view (``view.display``: no controls, no count before it is shown)."""
+    view = store().presenter_view(code, secret)
+    if isinstance(view, polls.Refused) and view.reason == "not_allowed":
+        return store().display_view(code)
+    return view
+
+
+@st.fragment(run_every=STORE_RETRY)
+def _store_back() -> None:
+    """While the store is down: ask it again every STORE_RETRY seconds, and run the whole page
+    again once it answers (the poll, or what became of it, instead of a stuck warning)."""
+    if store().available():
+        st.rerun()
+
+
 def _refused(refused: polls.Refused, presenter: bool = True) -> None:
     """A store's refusal as the page says it: the store down is a warning, the rest info;
     the presenter is offered a new poll."""
@@ -369,13 +412,41 @@ def _refused(refused: polls.Refused, presenter: bool = True) -> None:
 def _live(code: str, secret: str, drawn: polls.PollState) -> None:
     """The projector's live part, run every PROJECTOR_REFRESH seconds on its own: one read of
     the store."""
-    view = store().presenter_view(code, secret)
+    view = projector_view(code, secret)
     if isinstance(view, polls.Refused):
         _refused(view)
         return
     if view.state != drawn:  # another device of the presenter's moved the poll on
         st.rerun()
     _tally(view, question_of(view))
+    _refusals(view)
+
+
+def _refusals(view: polls.PresenterView) -> None:
+    """The presenter is told how many answers the poll refused, and why."""
+    refused = view.refused
+    if view.display or not refused.total:
+        return
+    limits = store().limits
+    parts = []
+    if refused.crowded:
+        parts.append(
+            f"{refused.crowded} from new browsers arriving faster than a class joins "
+            f"({limits.join_burst} at once, then {limits.joins_per_minute} a minute)"
+        )
+    if refused.too_fast:
+        parts.append(
+            f"{refused.too_fast} from browsers sending more than "
+            f"{limits.sends_per_minute} answers a minute"
+        )
+    if refused.full:
+        parts.append(f"{refused.full} after a round held {limits.max_answers} answers")
+    total = refused.total
+    st.warning(
+        f"{total} answer{'s' if total != 1 else ''} refused: "
+        + "; ".join(parts)
+        + ". More answers than students may mean someone is scripting answers."
+    )
 
 
 def _tally(view: polls.PresenterView, question: Q.Question | None) -> None:
@@ -415,6 +486,16 @@ def _act(action: str, code: str, secret: str) -> None:
 
 
 def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
+    if view.display:
+        st.caption(
+            "This is the poll's display: its controls are in the presenter's browser, the "
+            "one that opened the poll."
+        )
+        return
+    problem = join_problem()
+    if problem:
+        st.warning(md_escape(problem))
+    _expiry(code, secret)
     s = view.state
     disabled = {
         "show": s.phase != "open" or s.shown,
@@ -446,6 +527,21 @@ def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
         )
 
 
+@st.fragment(run_every=EXPIRY_CHECK)
+def _expiry(code: str, secret: str) -> None:
+    """The presenter is warned, EXPIRY_WARNING before, that the poll and its counts vanish."""
+    view = store().presenter_view(code, secret)
+    left = None if isinstance(view, polls.Refused) else view.expires_in
+    if left is not None and left <= EXPIRY_WARNING:
+        minutes = max(1, round(left / 60))
+        hours = store().limits.ttl_seconds / 3600
+        st.warning(
+            f"This poll and its counts vanish in about {minutes} minute"
+            f"{'s' if minutes != 1 else ''} (polls last {hours:g} hours): download the counts "
+            "(CSV) now if you want to keep them."
+        )
+
+
 def _csv(code: str, secret: str) -> str:
     made = store().csv(code, secret)
     return made.message if isinstance(made, polls.Refused) else made
@@ -474,7 +570,7 @@ def student(code: str) -> None:
     code = _bad_code(code) or ""
     if not code:
         return
-    view = store().student_view(code, session_id())
+    view = store().student_view(code, browser_token.token())
     if isinstance(view, polls.Refused):
         _refused(view, presenter=False)
         _watch(code, None)
@@ -512,7 +608,7 @@ def _answering(
 ) -> None:
     """The phone's answer and its form, a fragment of its own: sending an answer reruns this
     part only (about a third of a full run's CPU), with one read of the store."""
-    view = store().student_view(code, session_id())
+    view = store().student_view(code, browser_token.token())
     if isinstance(view, polls.Refused) or view.state != drawn:
         st.rerun()  # the poll moved on (or the store went away): the whole page again
         return
@@ -582,7 +678,7 @@ def _submit(code: str, round_: int, form: polls.AnswerFormat, keys: tuple[str, .
     if value is None:
         st.session_state[NOTE_KEY] = ("warning", "Pick or type an answer first.")
         return
-    result = store().answer(code, session_id(), round_, value)
+    result = store().answer(code, browser_token.token(), round_, value)
     if isinstance(result, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", result.message)
     else:
