@@ -1,8 +1,10 @@
 """A class poll in a real browser: the projector at 1920×1080 asks, three phones at 390×844
 answer by tapping, the projector's count moves by itself (its fragment's timer, no reload), the
 spread shows when asked, and after the reveal each phone turns to the answer by itself (its
-watcher). Nothing on a phone scrolls sideways. Screenshots:
-``test-artifacts/screens/poll-projector.png`` (the live tally) and ``poll-phone.png``."""
+watcher). A phone reloaded sees its answer and still counts once; the projector's address,
+which carries no secret, opens the display view elsewhere. Nothing on a phone scrolls sideways.
+Screenshots: ``test-artifacts/screens/poll-projector.png`` (the live tally), ``poll-phone.png``
+and ``poll-display.png``."""
 
 from __future__ import annotations
 
@@ -41,10 +43,10 @@ def test_a_class_answers_from_phones_and_the_projector_counts(app_in_chromium, a
     projector.get_by_role("button", name="Ask the class").click()
     projector.get_by_text("Join on your phone with the code").wait_for(timeout=60_000)
     wait_for_app(projector)
-    # The presenter's own URL carries the poll and its secret (Streamlit updates the address
-    # bar by itself, a moment after the run's elements).
-    projector.wait_for_function("() => location.search.includes('secret=')", timeout=15_000)
-    assert "poll=" in projector.url and "secret=" in projector.url
+    # The presenter's own URL carries the poll and no secret (the projected address bar gives
+    # nothing away; Streamlit updates the address bar a moment after the run's elements).
+    projector.wait_for_function("() => location.search.includes('poll=')", timeout=15_000)
+    assert "secret" not in projector.url
     code = projector.locator("h2").filter(has_text=re.compile(r"^[A-Z2-9]{6}$")).first.inner_text()
     assert answered(projector) == "Round 1: 0 answers"
     # The QR code: one image, drawn in the same run (a moment late on a busy machine, as in
@@ -73,8 +75,27 @@ def test_a_class_answers_from_phones_and_the_projector_counts(app_in_chromium, a
         assert "secret" not in phone.url
     # The projector counted all three without a reload (its live part reruns every half second).
     projector.get_by_text("Round 1: 3 answers").wait_for(timeout=15_000)
+    # A reload is a new session of the same browser: the phone sees its answer again, and a
+    # second send changes it instead of counting twice.
+    _, again = phones[2]
+    again.reload()
+    again.get_by_text(re.compile(r"^Your answer in round 1: 4: ␣one\.")).wait_for(timeout=60_000)
+    again.get_by_text("2: ␣starts", exact=True).tap()
+    again.get_by_role("button", name="Send my answer").tap()
+    again.get_by_text("Answer changed (round 1).").wait_for(timeout=30_000)
+    projector.get_by_text("Round 1: 3 answers").wait_for(timeout=15_000)
+    # The projector's address opened in another browser: the display, without the controls.
+    other = browser.new_context(viewport=PROJECTOR)
+    display = other.new_page()
+    display.goto(f"{url}/poll?poll={code}")
+    display.get_by_text("This is the poll's display").wait_for(timeout=60_000)
+    display.get_by_text("Round 1: 3 answers").wait_for(timeout=15_000)
+    assert display.get_by_role("button", name="Reveal the answer").count() == 0
+    wait_for_app(display)
+    display.screenshot(path=str(shots / "poll-display.png"))
+    other.close()
     projector.get_by_role("button", name="Show the answers").click()
-    projector.get_by_text("2: ␣starts — 2 (67%)").wait_for(timeout=30_000)
+    projector.get_by_text("2: ␣starts — 3 (100%)").wait_for(timeout=30_000)
     projector.locator("[data-testid='stPlotlyChart'] .main-svg").first.wait_for(timeout=60_000)
     facts = projector.evaluate(
         "() => ({scroll: document.documentElement.scrollWidth, inner: window.innerWidth})"
