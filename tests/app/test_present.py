@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from ui.teach import present
+
 from .conftest import (
     APP,
     PAGES,
@@ -302,3 +304,54 @@ def test_a_per_head_step_past_the_figure_budget_draws_head_0_and_says_so():
     )
     small = ML._per_head("k", values[:, :6, :6], labels[:6], labels[:6], "Scores", "", "")
     assert small.shape == (4, 6, 6) and len(small.figure["data"]) == 4
+
+
+# --- the presenter's keys (ui/teach/present.py: a components.v2 key catcher) -------------------
+def key_catchers(at) -> list[str]:
+    return [e.key for e in at.get("bidi_component") if e.key == present.KEYS_KEY]
+
+
+def press(at, by: int) -> AppTest:
+    """What the key catcher's trigger does before its run (its callback): one move kept."""
+    at.session_state[present.MOVES_KEY] = by
+    return at.run()
+
+
+def test_the_key_catcher_is_mounted_in_presenter_mode_only():
+    at = presenting()
+    assert key_catchers(at) == [present.KEYS_KEY]
+    at.toggle(key="present").set_value(False).run()
+    assert key_catchers(at) == []
+    assert key_catchers(open_app({"text": CAT}, "causal")) == []
+
+
+def test_a_key_moves_one_step_and_writes_it_into_the_url():
+    at = presenting()
+    press(at, 1)
+    assert not exceptions(at)
+    assert counter(at) == "Step 2 of 6"
+    assert chart_title(only_chart(at)).startswith("Masked scores (blank = −∞)")
+    assert at.query_params["step"] in ("2", ["2"])
+    at.run()  # the move was used once: a later run stays on its step
+    assert counter(at) == "Step 2 of 6"
+    press(at, -1)
+    assert counter(at) == "Step 1 of 6"
+
+
+def test_keys_stop_at_the_first_and_last_steps():
+    at = presenting({"step": "6"})
+    press(at, 1)
+    assert counter(at) == "Step 6 of 6"
+    press(at, -1)
+    press(at, -1)
+    assert counter(at) == "Step 4 of 6"
+    at = presenting()
+    press(at, -1)
+    assert counter(at) == "Step 1 of 6"
+
+
+def test_two_presses_before_a_run_move_two_steps():
+    at = presenting()
+    at.session_state[present.MOVES_KEY] = 2
+    at.run()
+    assert counter(at) == "Step 3 of 6"

@@ -5,6 +5,12 @@ layout for a stepper over the same engine-built panels the page shows: the lesso
 ``steps``, in the book's order. Each step is one big figure, its formula and one sentence;
 Previous / Next (also the Left / Right and PageUp / PageDown keys, which presentation clickers
 send) walk the steps, and ``step=N`` in the URL opens a given step (1-based, as a teacher counts).
+
+The keys are caught on the whole window by a small components.v2 component mounted first on the
+page (:func:`keys`); until its code has loaded, the buttons' own shortcuts (← and →) do. The
+step's figure stays hidden until one of the two listens: on a busy machine Streamlit loads each
+element's code lazily, and a lecturer's first → pressed as the figure appeared was lost (the
+second then skipped a step).
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
+import streamlit.components.v2 as components
 
 from attnviz import figures
 from attnviz.teach.panel import Panel
@@ -30,6 +37,9 @@ PASS_PAGES = frozenset(
     {"simplified-attention", "trainable-attention", "causal-attention", "multi-head-attention"}
 )
 
+
+KEYS_KEY = "present_keys"
+MOVES_KEY = "_attnviz_present_moves"  # the keys' moves not yet shown: +1 per →, −1 per ←
 
 _parse_step = url.whole(1, MAX_STEP)
 PARSERS = {PRESENT_KEY: url.parse_bool, STEP_KEY: _parse_step}
@@ -68,6 +78,10 @@ def bar(url_path: str):
         return None
     presenting = requested(url_path)
     left, right = st.columns([1, 5]) if presenting else (st.container(), None)
+    if presenting:
+        keys()
+    else:
+        st.session_state.pop(MOVES_KEY, None)
     with left:
         st.toggle(
             TOGGLE_LABEL,
@@ -82,6 +96,69 @@ def bar(url_path: str):
 
             links.copy_link_button(key="copy_link_present")
     return right
+
+
+# The presenter's keys, caught on the whole window from the moment the component is mounted (the
+# top of the page, drawn before anything else): → and PageDown (what a clicker sends) go one
+# step on, ← and PageUp one back, each press sent once as a trigger value and kept from the
+# buttons' own shortcuts (so a press moves once). Not while the focus is in a field that takes
+# those keys itself (the text box, a slider), nor a held key's repeats, nor with a modifier
+# (Alt+← is the browser's Back). The toggles' focus does not stop them, as it stops Streamlit's
+# shortcuts. ``data-presenter-keys`` on the page says they listen (the style below reads it).
+_KEYS_JS = """
+const MOVES = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
+const TEXT_INPUTS = /^(text|search|number|email|url|tel|password)$/;
+const OWN_KEYS = /^(slider|spinbutton|textbox|combobox|listbox|option|grid|gridcell)$/;
+
+function takesKeys(el) {
+  for (let e = el; e && e !== document.body; e = e.parentElement) {
+    if (e.isContentEditable || e.tagName === "TEXTAREA" || e.tagName === "SELECT") return true;
+    if (e.tagName === "INPUT" && TEXT_INPUTS.test(e.type)) return true;
+    if (OWN_KEYS.test(e.getAttribute("role") || "")) return true;
+  }
+  return false;
+}
+
+export default function (component) {
+  const { setTriggerValue } = component;
+  const onKey = (event) => {
+    const by = MOVES[event.key];
+    if (!by || event.repeat || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (takesKeys(event.target)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    setTriggerValue("move", by);
+  };
+  if (window.__attnvizPresenterKeys) {
+    window.removeEventListener("keydown", window.__attnvizPresenterKeys, true);
+  }
+  window.__attnvizPresenterKeys = onKey;
+  window.addEventListener("keydown", onKey, true);
+  document.documentElement.dataset.presenterKeys = "on";
+  return () => {
+    window.removeEventListener("keydown", onKey, true);
+    if (window.__attnvizPresenterKeys === onKey) {
+      window.__attnvizPresenterKeys = null;
+      delete document.documentElement.dataset.presenterKeys;
+    }
+  };
+}
+"""
+_keys = components.component("attnviz_presenter_keys", js=_KEYS_JS)
+
+
+def _on_key() -> None:
+    """A key's move, before the run it starts: kept until the stepper draws (it knows the
+    pass's steps), so a key pressed while the page's first run is still going is not lost."""
+    result = st.session_state.get(KEYS_KEY)
+    by = result.get("move") if result is not None else None
+    if by in (1, -1):
+        st.session_state[MOVES_KEY] = st.session_state.get(MOVES_KEY, 0) + by
+
+
+def keys() -> None:
+    """Mount the presenter's key catcher (it draws nothing: hidden by the presenter's style)."""
+    _keys(key=KEYS_KEY, on_move_change=_on_key)
 
 
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
@@ -99,6 +176,9 @@ div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
 div[data-testid="stMainBlockContainer"] .katex-display { margin: 0.2em 0; }
 div[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
+.st-key-present_keys { display: none; }
+html:not([data-presenter-keys]) div[data-testid="stMain"]:not(:has(.st-key-present_next button))
+  div[data-testid="stPlotlyChart"] { visibility: hidden; }
 div[data-testid="stMainBlockContainer"] textarea { font-size: 1.375rem; line-height: 1.4; }
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"],
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
@@ -146,6 +226,10 @@ def stepper(
         return 0
     count = len(steps)
     index = step_from_url(count)
+    moved = st.session_state.pop(MOVES_KEY, 0)
+    if moved:  # the presenter's keys (keys): one step per press, within the pass
+        index = min(max(index + moved, 0), count - 1)
+        st.query_params[STEP_KEY] = str(index + 1)
     left, middle, right = st.columns([1, 4, 1], vertical_alignment="center")
     with left:
         st.button(
