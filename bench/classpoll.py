@@ -286,6 +286,15 @@ class Projector:
     async def full(self) -> Run:
         return await self._run(self.query)
 
+    async def reopen(self) -> Run:
+        """A real reload of the projector's page: a new websocket, so a new Streamlit session
+        (on whichever replica the balancer picks when the old one is gone), with the same
+        browser's cookies: its token still holds the poll's controls."""
+        await self.client.close()
+        await self.client.load_page(f"/{PAGE}?{self.query}")
+        await self.client.connect()
+        return await self.full()
+
     async def press(self, label: str) -> Run:
         assert self.last is not None
         return await self._run(

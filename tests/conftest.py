@@ -60,6 +60,7 @@ SLOW = (
     "tests/budget/",
     "tests/fallback/",
     "tests/deploy/test_haproxy.py",
+    "tests/deploy/test_busy_replicas.py",  # ~7 s: waits for the health checks to fail
     "tests/deploy/test_first_visit.py",
     "tests/deploy/test_static_gz.py",
     "tests/pytorch/test_benchmark.py::test_the_timing_stays_within_its_budget",

@@ -17,6 +17,7 @@ import re
 
 import pytest
 
+from attnviz.classroom.polls import Limits
 from attnviz.classroom.redis_store import RedisPollStore
 from attnviz.core.settings import Settings
 from attnviz.teach import questions as Q
@@ -258,3 +259,103 @@ def test_redis_stopping_mid_poll_is_said_and_restarting_it_lets_a_new_poll_run(
     assert not after.exceptions
     assert any(t.startswith("Answer recorded") for t in seen["answered"].texts())
     assert seen["new"].answered() == 1
+
+
+# --- one browser, one vote; no one jams the class (issue 36) ----------------------------------
+REFUSED = re.compile(r"^(\d+) answers? refused: ")
+
+
+def test_a_class_over_two_replicas_counts_each_browser_once_and_a_flood_is_held_back(
+    blackhole, artifacts
+):
+    """50 phones over two replicas and Redis; 5 reload, then the projector's replica is killed
+    and every phone on it reopens on the other: each browser is counted once, sees its answer
+    again, and the presenter keeps the controls. Then 100 scripted browsers: no more get in
+    than the join pace allows, and the presenter sees how many were refused."""
+    with RedisServer() as redis_server:
+        env = {**CP.app_env(redis_server.url), **proxy_env(blackhole)}
+        with CP.replicas_behind_haproxy(env, artifacts) as (url, servers):
+
+            async def lesson() -> dict:
+                projector = CP.Projector(url, timeout=120)
+                phones = [CP.Student(url, "", timeout=120) for _ in range(50)]
+                flood: list[CP.Student] = []
+                seen: dict = {"picks": {}, "reopened": [], "failed_over": []}
+                gate = asyncio.Semaphore(10)  # ten phones at a time: a busy two-core machine
+
+                async def join_and_answer(i: int, phone: CP.Student, pick: int) -> CP.Run:
+                    async with gate:
+                        phone.query, phone.code = f"join={projector.code}", projector.code
+                        await phone.join()
+                        return await phone.answer(pick)
+
+                async def reopen(phone: CP.Student) -> CP.Run:
+                    async with gate:
+                        return await phone.reopen()
+
+                try:
+                    await projector.open(CP.CHOICE_PASS)
+                    runs = await asyncio.gather(
+                        *(join_and_answer(i, p, i % 4) for i, p in enumerate(phones))
+                    )
+                    seen["accepted"] = sum(p.accepted() for p in phones)
+                    seen["errors"] = [r.exceptions for r in runs if r.exceptions]
+                    seen["picks"] = {i: i % 4 for i in range(50)}
+                    # Five reloads: each sees its answer again and changes it once.
+                    for i in range(5):
+                        again = await phones[i].reopen()
+                        seen["reopened"].append(again.texts())
+                        await phones[i].answer((i + 1) % 4)
+                        seen["picks"][i] = (i + 1) % 4
+                    # The projector's replica dies: its phones and the projector reopen on the
+                    # other one (HAProxy redispatches), with their browsers' cookies.
+                    victim = projector.client.cookies[CP.STICKY]
+                    servers[victim][1].kill()
+                    on_victim = [p for p in phones if p.client.cookies.get(CP.STICKY) == victim]
+                    seen["on_victim"] = len(on_victim)
+                    runs = await asyncio.gather(*(reopen(p) for p in on_victim))
+                    seen["failed_over"] = [r.texts() for r in runs]
+                    seen["projector"] = await projector.reopen()
+                    # A flood: 100 scripted browsers, each with a token of its own.
+                    flood = [CP.Student(url, "", timeout=120) for _ in range(100)]
+                    await asyncio.gather(
+                        *(join_and_answer(100 + i, p, 0) for i, p in enumerate(flood)),
+                        return_exceptions=True,
+                    )
+                    seen["flood_accepted"] = sum(p.accepted() for p in flood)
+                    seen["after_flood"] = await projector.full()
+                finally:
+                    await asyncio.gather(
+                        projector.close(),
+                        *(p.close() for p in phones + flood),
+                        return_exceptions=True,
+                    )
+                seen["code"], seen["key"] = projector.code, projector.secret
+                return seen
+
+            seen = run(lesson())
+        stored = RedisPollStore.from_url(redis_server.url).presenter_view(seen["code"], seen["key"])
+    assert seen["errors"] == [] and seen["accepted"] == 50
+    for texts in seen["reopened"] + seen["failed_over"]:
+        assert any(t.startswith("Your answer in round 1: ") for t in texts), texts
+    assert seen["on_victim"] >= 10, seen["on_victim"]
+    # The presenter's browser keeps the controls on the other replica.
+    assert "Reveal the answer" in [b.label for b in seen["projector"].widgets("button")], seen[
+        "projector"
+    ].texts()
+    assert not hasattr(stored, "reason"), stored
+    # Every student of the class once, with her last answer; the flood within the join pace.
+    flood_in = seen["flood_accepted"]
+    assert stored.rounds[0].answered == 50 + flood_in
+    counts = [n for _, n in stored.rounds[0].counts]
+    want = [0, 0, 0, 0]
+    for pick in seen["picks"].values():
+        want[pick] += 1
+    want[0] += flood_in
+    assert counts[:4] == want, (counts, want)
+    limits = Limits()
+    assert 50 + flood_in <= limits.join_burst + 60, flood_in  # pace: 30 a minute, < 2 minutes
+    refused = stored.refused.crowded
+    assert refused == 100 - flood_in > 0
+    shown = [m for t in seen["after_flood"].texts() if (m := REFUSED.match(t))]
+    assert [int(m.group(1)) for m in shown] == [refused], seen["after_flood"].texts()
