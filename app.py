@@ -56,6 +56,7 @@ def make_pages() -> list:
             url_path="grow-induction-heads",
         ),
         st.Page("pages/poll.py", title="Ask the class", url_path="poll"),
+        st.Page("pages/concept-check.py", title="Did I learn it?", url_path="concept-check"),
         # /why-attention (the home page's title as a path, and its file's name, which a fresh
         # server's first visit resolves against) opens the home page; not listed in the menu.
         st.Page(

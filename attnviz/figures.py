@@ -862,9 +862,10 @@ def grouped_bars(
     title: str,
     value_name: str = "weight",
     counts: bool = False,
+    point_name: str = "key",
 ) -> Chart:
     """Several values per token side by side (e.g. divide-by-sum, naive and stable softmax).
-    ``counts``: whole numbers, as in :func:`bars`."""
+    ``counts``: whole numbers, as in :func:`bars`. ``point_name``: what an x value is, on hover."""
     x = axis_labels(labels)
     raw = tuple(str(lab) for lab in labels)
     data, table = [], []
@@ -879,7 +880,9 @@ def grouped_bars(
                 "name": name,
                 "x": x,
                 "y": packed(v),
-                "hovertemplate": f"{name}<br>key %{{x}}<br>{value_name} {shown}<extra></extra>",
+                "hovertemplate": (
+                    f"{name}<br>{point_name} %{{x}}<br>{value_name} {shown}<extra></extra>"
+                ),
             }
         )
         table.append(Series(name, raw, _frozen(v)))

@@ -48,8 +48,11 @@ class PageInfo:
 
 
 # What each page does, stated once; tests/app/test_page_facts.py checks it on the running pages.
-# The poll page draws no chart from the sidebar: its questions' figures appear on the reveal.
-OWN_INPUTS = frozenset({"pages/watch-attention-learn.py", "pages/poll.py"})
+# The poll page draws no chart from the sidebar: its questions' figures appear on the reveal;
+# the concept check asks about ideas, not the sidebar's numbers.
+OWN_INPUTS = frozenset(
+    {"pages/watch-attention-learn.py", "pages/poll.py", "pages/concept-check.py"}
+)
 RUNS_MULTIHEAD = frozenset({"pages/multi-head-attention.py", "pages/against-pytorch.py"})
 PROBE_LAYOUT = frozenset({"pages/grow-induction-heads.py"})
 
