@@ -341,6 +341,7 @@ PAGE_FIELDS: dict[str, frozenset[str]] = {
     "watch-attention-learn": frozenset(),  # its own controls, on the page
     "grow-induction-heads": frozenset({"book", "text"}),  # its model fixes its own sizes
     "poll": _reads("multihead"),  # a question on any of the four passes, chosen on the page
+    "concept-check": frozenset(),  # questions on the chapter's ideas, not on these numbers
 }
 NOT_USED_TITLE = "Not used on this page"
 NOT_USED_NOTE = (
