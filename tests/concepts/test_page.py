@@ -161,9 +161,9 @@ def test_a_class_before_and_after_on_the_projector_and_the_csv(store, monkeypatc
     presenter = open_page()
     presenter.button(key="concepts_open").click().run()
     code = presenter.query_params["poll"]
-    secret = presenter.query_params["secret"]
     code = code[0] if isinstance(code, list) else code
-    secret = secret[0] if isinstance(secret, list) else secret
+    assert "secret" not in presenter.query_params  # the address bar shows no secret
+    secret = presenter.session_state[poll_views.SECRETS_KEY][code]
     assert f"## {code}" in [m.value for m in presenter.markdown]
     assert f"http://10.0.0.5:8501/concept-check?join={code}" in [c.value for c in presenter.code]
     assert "Before the lesson: 0 answered" in texts(presenter)
@@ -229,6 +229,8 @@ def test_a_bad_code_or_a_wrong_secret_gets_a_sentence(store):
     assert "This is not a join code" in texts(at)
     made = store.create(CP.poll_question())
     at = open_page({"poll": made.code, "secret": "wrong"})
-    assert "Only the presenter's link can do this." in texts(at)
+    assert "This is the check's display" in texts(at)  # no controls without the key
+    assert not [b for b in at.button if str(b.key).startswith("concepts_")]
+    assert "secret" not in at.query_params
     at = open_page({"join": "ABCDEF"})
     assert "There is no poll with this code" in texts(at)

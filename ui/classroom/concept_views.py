@@ -9,12 +9,15 @@ By its link:
   Below, a presenter opens the check for a class;
 - ``/concept-check?join=CODE`` (a phone): the check of the round the presenter has open
   (before, then after), and after the results, her own before and after;
-- ``/concept-check?poll=CODE&secret=S`` (the projector): the join code and its QR code, how
-  many answered each round, "Start the after check", "Show the results" (per question and
-  overall: the share right before and after and the class's normalized gain) and the CSV.
+- ``/concept-check?poll=CODE`` (the projector): the join code and its QR code, how many
+  answered each round, and in the browser that opened the check (as on the poll page, its
+  token or its session's secret holds the controls; the address carries no secret) "Start the
+  after check", "Show the results" (per question and overall: the share right before and after
+  and the class's normalized gain) and the CSV. Any other browser gets the display alone.
 
 The check is one poll of ``ui.classroom.poll_views.store`` (``attnviz.classroom.concept_polls``):
-round 1 is before, round 2 after. Every student sees each question's options in an order of
+round 1 is before, round 2 after. A phone is counted by its browser's token
+(``ui.classroom.browser_token``), as in every poll. Every student sees each question's options in an order of
 her own (``attnviz.teach.concepts.shown_order``): the order on the page carries nothing of the
 key, and nothing about the key is sent before her answers are in.
 """
@@ -34,7 +37,7 @@ from attnviz.classroom import concept_polls as CP
 from attnviz.classroom import join_address, polls
 from attnviz.teach import concepts as C
 from ui import charts, url
-from ui.classroom import poll_views
+from ui.classroom import browser_token, poll_views
 from ui.text import md_escape
 
 URL_PATH = "concept-check"
@@ -70,13 +73,18 @@ button[data-testid="stExpandSidebarButton"] { display: none !important; }
 
 
 def page() -> None:
+    browser_token.keep()
     params = st.query_params
     if url.JOIN in params:
         st.html(_PHONE_CSS)
         phone(params.get(url.JOIN, ""))
     elif url.POLL in params:
         st.html(_PROJECTOR_CSS)
-        projector(params.get(url.POLL, ""), params.get(url.SECRET, ""))
+        code = params.get(url.POLL, "")
+        from_link = params.get(url.SECRET)
+        if url.SECRET in params:  # the secret leaves the address bar at once
+            del st.query_params[url.SECRET]
+        projector(code, poll_views.presenter_key(code, from_link))
     else:
         solo()
 
@@ -247,12 +255,12 @@ def solo() -> None:
 
 
 def _open() -> None:
-    created = poll_views.store().create(CP.poll_question())
+    created = poll_views.store().create(CP.poll_question(), owner=browser_token.token())
     if isinstance(created, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", created.message)
         return
+    poll_views.presenter_key(created.code, created.secret)  # this session holds the controls
     st.query_params[url.POLL] = created.code
-    st.query_params[url.SECRET] = created.secret
 
 
 # --- the projector -------------------------------------------------------------------------------
@@ -285,7 +293,7 @@ def projector(code: str, secret: str) -> None:
     if clean is None:
         st.warning("This is not a join code: a code is six letters and digits.")
         return
-    view = poll_views.store().presenter_view(clean, secret)
+    view = poll_views.projector_view(clean, secret)
     if isinstance(view, polls.Refused):
         _refused(view)
         return
@@ -334,7 +342,7 @@ def _refused(refused: polls.Refused) -> None:
 @st.fragment(run_every=poll_views.PROJECTOR_REFRESH)
 def _counting(code: str, secret: str, drawn: polls.PollState) -> None:
     """How many answered, read again every PROJECTOR_REFRESH seconds on its own."""
-    view = poll_views.store().presenter_view(code, secret)
+    view = poll_views.projector_view(code, secret)
     if isinstance(view, polls.Refused):
         _refused(view)
         return
@@ -356,6 +364,12 @@ def _act(action: str, code: str, secret: str) -> None:
 
 def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
     _note()
+    if view.display:
+        st.caption(
+            "This is the check's display: its controls are in the presenter's browser, the "
+            "one that opened it."
+        )
+        return
     s = view.state
     disabled = {
         "reask": s.phase != "open" or s.round != CP.BEFORE,
@@ -468,7 +482,7 @@ def _phone_send(code: str, round_: int, form: str) -> None:
     answers = _checked(_picked(form))
     if answers is None:
         return
-    result = poll_views.store().answer(code, poll_views.session_id(), round_, answers)
+    result = poll_views.store().answer(code, browser_token.token(), round_, answers)
     if isinstance(result, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", result.message)
         return
@@ -487,7 +501,7 @@ def phone(code: str) -> None:
             "This is not a join code: a code is six letters and digits, as the projector shows."
         )
         return
-    view = poll_views.store().student_view(clean, poll_views.session_id())
+    view = poll_views.store().student_view(clean, browser_token.token())
     if isinstance(view, polls.Refused):
         st.info(md_escape(view.message))
         _watch(clean, None)
@@ -512,7 +526,7 @@ def phone(code: str) -> None:
             )
         else:
             form = f"concepts_{clean}_r{s.round}"
-            who = f"{clean}:{poll_views.session_id()}"
+            who = f"{clean}:{browser_token.token()}"
             questions_form(form, who, CP.ROUND_NAMES[s.round], _phone_send, (clean, s.round, form))
     elif view.key is not None:
         before = mine.get((clean, CP.BEFORE))
