@@ -145,7 +145,7 @@ with sections.section(
                 panels.book_beside(p.title, p.tensor, p.name)
                 st.caption(batch_lesson.shape_caption)
 
-panels.badges([*lesson.route_checks, *lesson.checks], plan=plan)
+panels.badges(lesson.checks, plan=plan, above=lesson.route_checks)  # each check once a page
 if lab_trace is not None:
     sources["lab"] = explain.Source(lab_trace, ("causal", *args, "train"), explain.LAB)
 if bt is not None:

@@ -141,30 +141,50 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 }
 
 
+# The fold under a live check's sentence that holds its arithmetic (a <details> element: it
+# opens in the browser, with no rerun, and costs no element of its own).
+HOW_CLOSE = "How close, in numbers"
+
+
 def badge_text(result: live_checks.CheckResult, plan: Plan | None = None) -> str:
     """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
-    the next line, in small type, its numbers; while a "Predict first" question of ``plan``
-    waits, a note instead of the numbers (the largest weight ... can give an answer away)."""
+    the next line, in small type, what holds in words (``CheckResult.words``), and under it a
+    closed "How close, in numbers" fold with the tolerance arithmetic
+    (``CheckResult.numbers``). While a "Predict first" question of ``plan`` waits, a note
+    stands instead of both (the largest weight ... can give an answer away). Everything the
+    check says is escaped: the fold is the only HTML, and it is the app's own."""
     from ui.teach import predict
 
     colour, icon = _BADGE_LOOK[result.status]
     label = f"{result.title}: {result.status}".replace("[", "\\[").replace("]", "\\]")
-    waits = plan is not None and plan.waiting()
-    detail = predict.CHECK_NUMBERS_WAIT if waits else md_escape(result.detail)
-    return f":{colour}-badge[{icon} {label}]  \n:small[{detail}]"
+    head = f":{colour}-badge[{icon} {label}]"
+    if plan is not None and plan.waiting():
+        return f"{head}  \n:small[{predict.CHECK_NUMBERS_WAIT}]"
+    text = f"{head}  \n:small[{md_escape(result.words)}]"
+    if result.numbers:
+        text += (
+            f"\n\n<details><summary>{HOW_CLOSE}</summary>\n\n"
+            f":small[{md_escape(result.numbers)}]\n\n</details>"
+        )
+    return text
 
 
 def badge(*results: live_checks.CheckResult, plan: Plan | None = None) -> None:
-    """Live checks: each a coloured badge and its numbers, one paragraph each, all in one
-    element."""
-    st.markdown("\n\n".join(badge_text(r, plan) for r in results))
+    """Live checks: each a coloured badge, its sentence and its folded numbers, one after the
+    other, all in one element."""
+    st.markdown("\n\n".join(badge_text(r, plan) for r in results), unsafe_allow_html=True)
 
 
-def badges(results, *, plan: Plan | None = None) -> None:
-    """The page's live checks, one paragraph each, under a bold heading: one element for all
-    of them (each element is a message of its own, on every page run)."""
-    parts = ["**Live checks**", *(badge_text(r, plan) for r in results)]
-    st.markdown("\n\n".join(parts))
+def badges(results, *, plan: Plan | None = None, above=()) -> None:
+    """The page's live checks, one after the other under a bold heading: one element for all
+    of them (each element is a message of its own, on every page run). ``above``: checks the
+    page has already shown beside their panels, named in one line instead of again."""
+    parts = ["**Live checks**"]
+    if above:
+        titles = ", ".join(f"“{md_escape(r.title)}” ({r.status})" for r in above)
+        parts.append(f":small[Shown above, beside what they check: {titles}.]")
+    parts += [badge_text(r, plan) for r in results]
+    st.markdown("\n\n".join(parts), unsafe_allow_html=True)
 
 
 def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:

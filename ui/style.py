@@ -6,6 +6,8 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   pushing the whole page sideways;
 - on a phone, code wraps (its lines stay whole, only folded) and formulas are set a little
   smaller, so most fit without scrolling;
+- a live check's "How close, in numbers" fold (ui/render.badge_text) sits close under its
+  sentence, its summary in the captions' grey and size;
 - every text meets WCAG 2.1 AA contrast (4.5:1, 3:1 for large text) on its background:
   captions are drawn in a grey of 6.6:1 without Streamlit's 0.6 opacity (which left them at
   3.9:1), and so are a live check's numbers under its badge (ui/panels.badge_text), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
@@ -54,6 +56,15 @@ div[data-testid="stCaptionContainer"] {{
   color: {CAPTION_GREY};
 }}
 [data-testid="stMarkdownContainer"] .stMarkdownBadge + br + span {{
+  color: {CAPTION_GREY};
+}}
+[data-testid="stMarkdownContainer"] details {{
+  margin: -0.6rem 0 1rem;
+}}
+[data-testid="stMarkdownContainer"] details > summary {{
+  cursor: pointer;
+  width: fit-content;
+  font-size: 0.875rem;
   color: {CAPTION_GREY};
 }}
 button[data-testid^="stBaseButton"] kbd {{

@@ -54,6 +54,8 @@ class CheckResult:
     compared: tuple[tuple[str, float], ...] = ()
     scale_is: str = ""  # what ``scale`` is, in words
     terms: int = 1  # the length of the sums behind the compared numbers (the tolerance's k)
+    # Whether ``words`` adds how close the two sides came (False: the explanation says it).
+    says_how_close: bool = True
 
     @property
     def passed(self) -> bool:
@@ -69,13 +71,42 @@ class CheckResult:
         """The numbers behind the verdict, each named, then the explanation."""
         if self.max_diff is None:
             return self.explanation
+        return f"{self.numbers}: {self.explanation}"
+
+    @property
+    def words(self) -> str:
+        """What holds, as a sentence a student reads under the badge: the explanation, and for
+        a comparison how close its two sides came, in words (the arithmetic is :attr:`numbers`,
+        for whoever asks). A failed comparison says by how much it missed."""
+        text = self.explanation
+        first = text.split(" ", 1)[0].rstrip(",:;")
+        if first.isalpha() and first.islower():  # a word, not a name from the code (v1, nn.…)
+            text = text[:1].upper() + text[1:]
+        text = text if text.endswith(".") else text + "."
+        if self.max_diff is None or self.tol is None or not self.compared:
+            return text
+        if self.status == "fail":
+            return f"{text} The two differ by up to {self.max_diff:.2g}: more than rounding."
+        if not self.says_how_close:
+            return text
+        if self.max_diff == 0:
+            return f"{text} The two agree exactly."
+        return f"{text} The two agree up to float32 rounding."
+
+    @property
+    def numbers(self) -> str:
+        """The arithmetic behind the verdict, each number named: the largest |difference|, the
+        tolerance and how it was set, each side's largest |value|; empty for a check that
+        compared nothing."""
+        if self.max_diff is None:
+            return ""
         parts = [f"largest |difference| {self.max_diff:.2e}"]
         if self.tol is not None:
             parts.append(f"tolerance {self.tol:.2e}{self.tolerance_basis}")
         if self.compared:
             sides = ", ".join(f"{name} max |value| {top:.3g}" for name, top in self.compared)
             parts.append(f"compared: {sides}")
-        return "; ".join(parts) + f": {self.explanation}"
+        return "; ".join(parts)
 
     @property
     def tolerance_basis(self) -> str:
@@ -105,6 +136,8 @@ TITLES = {
     "matches_torch_mha": "Matches torch.nn.MultiheadAttention",
     "torch_mha_weights_match": "Per-head weights match nn.MultiheadAttention",
 }
+
+NAIVE_TITLE = "Naive softmax = stable softmax"
 
 # What each scale is (CheckResult.scale_is), for the checks that share one.
 SCALED_SCORES_TIMES_VALUES = "the largest |scaled score| × max(largest |value|, 1)"
@@ -181,7 +214,7 @@ def rows_sum_to_one(attn_weights: torch.Tensor) -> CheckResult:
         torch.ones_like(sums),
         1.0,
         n,
-        "every row of weights sums to 1: float32 rounding only",
+        "every row of weights sums to 1",
         "some rows do not sum to 1: the softmax normalised the wrong axis",
         ("row sums", "ones"),
         "the size of a row sum",
@@ -232,7 +265,7 @@ def naive_softmax_matches(attn_scores: torch.Tensor) -> CheckResult:
     result is "documented" and says why with the numbers; the rows that stayed finite are still
     compared, and their largest difference and tolerance are reported beside the message.
     """
-    title = "Naive softmax = stable softmax"
+    title = NAIVE_TITLE
     sides = ("naive softmax", "torch.softmax")
     with torch.inference_mode():
         exps = torch.exp(attn_scores)
@@ -437,6 +470,7 @@ def future_unmoved(before: torch.Tensor, after: torch.Tensor) -> CheckResult:
             f"{cut}–{n - 1} {earlier_moved} the outputs of tokens 0–{cut - 1}, while the "
             f"outputs of tokens {cut}–{n - 1} moved by up to {later_moved:.2g}: their inputs "
             "changed that much",
+            says_how_close=False,
         )
     return dataclasses.replace(
         result,
@@ -844,6 +878,7 @@ def dropout_ignored(
         if passed
         else "outputs change with the dropout seed in eval mode: dropout is still on",
         compared,
+        says_how_close=False,
     )
 
 

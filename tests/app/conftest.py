@@ -114,29 +114,33 @@ def chart(at: AppTest, title_prefix: str) -> dict:
     return found[0]
 
 
-# One live check as the app writes it (ui/panels.badge_text): the badge st.badge would write,
-# then, after a hard line break, its numbers in small type. Several such paragraphs can share
-# one Markdown element (the page's "Live checks").
+# One live check as the app writes it (ui/render.badge_text): the badge st.badge would write,
+# then, after a hard line break, what holds in words in small type, then a closed "How close,
+# in numbers" fold with its arithmetic. Several such checks can share one Markdown element (the
+# page's "Live checks").
 BADGE = re.compile(
     r":(?P<colour>[a-z]+)-badge\[(?::material/[a-z_]+: )?(?P<text>(?:\\.|[^\]\\])*)\]"
-    r"(?:  \n:small\[(?P<detail>.*?)\](?=\n\n|$))?",
+    r"(?:  \n:small\[(?P<words>.*?)\](?=\n\n|$))?"
+    r"(?:\n\n<details><summary>How close, in numbers</summary>\n\n"
+    r":small\[(?P<numbers>.*?)\]\n\n</details>)?",
     re.S,
 )
 
 
-def check_badges(at: AppTest) -> list[tuple[str, str, str]]:
-    """Every badge on the page, in order, as (colour, text, the numbers under it, unescaped;
-    "" for a badge without them)."""
+def check_badges(at: AppTest) -> list[tuple[str, str, str, str]]:
+    """Every badge on the page, in order, as (colour, text, what holds in words, the numbers
+    in its fold), unescaped; "" for a part the badge does not have."""
     out = []
     for m in at.markdown:
         for match in BADGE.finditer(str(m.value)):
-            out.append((match["colour"], match["text"], unescape(match["detail"] or "")))
+            words, numbers = (unescape(match[k] or "") for k in ("words", "numbers"))
+            out.append((match["colour"], match["text"], words, numbers))
     return out
 
 
 def badges(at: AppTest) -> list[tuple[str, str]]:
     """Every badge on the page, in order, as (colour, text)."""
-    return [(colour, text) for colour, text, _ in check_badges(at)]
+    return [(colour, text) for colour, text, _, _ in check_badges(at)]
 
 
 def header_captions(at: AppTest) -> list[str]:

@@ -35,6 +35,7 @@ LONG_TEXT = (
     "from the old wooden fence"
 )
 NAIVE = "Naive softmax = stable softmax"
+WALK = f"{NAIVE} (query 1's row)"  # the walk's own check, on the one row it shows
 EX31 = "SelfAttention_v1 = v2 (exercise 3.1)"
 TIMING = re.compile(
     r"^On (?P<k>\d+) tokens: the loop took (?P<loop>[\d.]+) ms, the matrix product "
@@ -53,9 +54,9 @@ def caption_starting(at, prefix: str) -> str:
     return found[0]
 
 
-def detail_starting(at, prefix: str) -> str:
-    """The numbers under the one badge whose numbers start with ``prefix``."""
-    found = [d for _, _, d in check_badges(at) if d.startswith(prefix)]
+def words_starting(at, prefix: str) -> str:
+    """What the one badge whose sentence starts with ``prefix`` says holds."""
+    found = [w for _, _, w, _ in check_badges(at) if w.startswith(prefix)]
     assert len(found) == 1, (prefix, check_badges(at))
     return found[0]
 
@@ -71,9 +72,10 @@ def scores_used(at) -> tuple[float, float]:
     return float(found[1]), float(found[2])
 
 
-def within_tolerance(caption: str) -> bool:
-    found = re.match(r"largest \|difference\| (\S+); tolerance (\S+) ", caption)
-    assert found, caption
+def within_tolerance(numbers: str) -> bool:
+    """Whether a badge's folded numbers put its largest difference within its tolerance."""
+    found = re.match(r"largest \|difference\| (\S+); tolerance (\S+) ", numbers)
+    assert found, numbers
     return float(found[1]) <= float(found[2])
 
 
@@ -169,11 +171,11 @@ def test_page_1_softmax_walk_passes_at_the_defaults():
     at = open_app(page="simplified")
     assert at.select_slider(key="stretch").value == 1
     assert at.select_slider(key="shift").value == 0
-    assert badges(at)[0] == ("green", f"{NAIVE}: pass")
-    # The walk's badge is the page's first; its numbers stand under it.
-    agree = check_badges(at)[0][2]
-    assert agree.endswith("with no overflow the two formulas agree")
-    assert within_tolerance(agree)
+    assert badges(at)[0] == ("green", f"{WALK}: pass")
+    # The walk's badge is the page's first; what holds under it, its numbers in the fold.
+    _, _, words, numbers = check_badges(at)[0]
+    assert words.startswith("With no overflow the two formulas agree")
+    assert within_tolerance(numbers)
     assert scores_used(at)[0] < 88.7
 
 
@@ -182,9 +184,9 @@ def test_page_1_stretching_the_inputs_by_50_documents_the_naive_overflow():
     top, _ = scores_used(at)
     at.select_slider(key="stretch").set_value(50).run()
     assert not exceptions(at)
-    assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
-    why = detail_starting(at, "naive overflowed: ")
-    found = re.match(r"naive overflowed: max score (\S+) > 88\.7, so exp\(\) is inf", why)
+    assert badges(at)[0] == ("orange", f"{WALK}: documented")
+    why = words_starting(at, "Naive overflowed: ")
+    found = re.match(r"Naive overflowed: max score (\S+) > 88\.7, so exp\(\) is inf", why)
     assert found, why
     stretched = float(found[1])
     assert stretched == pytest.approx(2500 * top, rel=1e-3)  # scores grow by a² = 2500
@@ -204,14 +206,14 @@ def test_page_1_shifting_the_scores_by_minus_300_documents_the_naive_underflow()
     at = open_app(page="simplified")
     top, low = scores_used(at)
     at.select_slider(key="shift").set_value(-300).run()
-    assert badges(at)[0] == ("orange", f"{NAIVE}: documented")
-    why = detail_starting(at, "naive underflowed: ")
-    found = re.match(r"naive underflowed: max score (\S+) < -103\.3, so every exp\(\) is 0", why)
+    assert badges(at)[0] == ("orange", f"{WALK}: documented")
+    why = words_starting(at, "Naive underflowed: ")
+    found = re.match(r"Naive underflowed: max score (\S+) < -103\.3, so every exp\(\) is 0", why)
     assert found, why
     assert float(found[1]) == pytest.approx(top - 300, abs=0.1)
     assert scores_used(at) == pytest.approx((top - 300, low - 300), abs=0.1)
     at.select_slider(key="shift").set_value(0).run()
-    assert badges(at)[0] == ("green", f"{NAIVE}: pass")
+    assert badges(at)[0] == ("green", f"{WALK}: pass")
 
 
 def test_page_1_rows_mix_at_the_default_and_a_wide_d_in_with_no_one_hot_note():
@@ -256,7 +258,7 @@ def test_page_1_times_the_loop_only_on_its_button_and_on_at_most_16_tokens():
     [timing] = timings(at)
     assert int(timing["k"]) == 16
     loops = [
-        d for _, _, d in check_badges(at) if "16x16 dot products equal the matrix product" in d
+        n for _, _, w, n in check_badges(at) if "16x16 dot products equal the matrix product" in w
     ]
     assert len(loops) == 1 and within_tolerance(loops[0])
 
@@ -358,12 +360,12 @@ def test_page_2_exercise_3_1_badge_passes_and_is_not_applicable_with_a_bias():
     at = open_app(OPEN_PARTS, page="trainable")
     # Once, beside the code that does the transfer (issue 14: it used to appear twice).
     assert badges(at).count(("green", f"{EX31}: pass")) == 1
-    agree = [d for _, _, d in check_badges(at) if d.endswith("with W = weight.T the two agree")]
+    agree = [n for _, _, w, n in check_badges(at) if "with W = weight.T the two agree" in w]
     assert len(agree) == 1 and within_tolerance(agree[0])
     at.sidebar.toggle(key="bias").set_value(True).run()
     assert badges(at).count(("gray", f"{EX31}: n/a")) == 1
-    assert "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True" in [
-        d for _, _, d in check_badges(at)
+    assert "v1 has no bias, so it cannot copy a v2 built with qkv_bias=True." in [
+        w for _, _, w, _ in check_badges(at)
     ]
 
 

@@ -9,7 +9,7 @@ Streamlit; the page only lays these values out.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -264,7 +264,11 @@ def query_view(tr: tracing.SimplifiedTrace, query: int, stretch: float, shift: f
             tr.attn_scores[query], lab, title=f"Scores ω for query {query}", highlight=query
         ),
         walk_figure=figures.grouped_bars(series, lab, title=f"Weights for query {query}"),
-        walk_check=live_checks.naive_softmax_matches(row.unsqueeze(0)),
+        # named for its one row: the page's live checks hold the same check on every row
+        walk_check=replace(
+            live_checks.naive_softmax_matches(row.unsqueeze(0)),
+            title=f"{live_checks.NAIVE_TITLE} (query {query}'s row)",
+        ),
         walk_caption=caption,
         context_walk=context_walk,
         book_blocks=blocks,
