@@ -8,11 +8,11 @@
 
 Everything goes over Streamlit's websocket as a browser's would (``bench/loadtest.py``'s
 ``Session``: the page over HTTP first, its cookies kept, so a load balancer's sticky cookie
-spreads the students): the presenter opens ``/poll``, picks a pass and presses "Ask the class"
-(the server writes the poll's code into the presenter's URL, read here from the
-``page_info_changed`` message, as the browser reads it; the presenter's browser token, in its
-cookie, is its key to the poll); each student, a browser token of its own in a cookie, opens
-the join link,
+spreads the students): the presenter opens ``/poll``, switches "I'm presenting" on, picks a pass
+and presses "Ask the class" (the server writes the poll's code into the presenter's URL, read
+here from the ``page_info_changed`` message, as the browser reads it; the presenter's browser
+token, in its cookie, is its key to the poll); each student, a browser token of its own in a
+cookie, opens the join link,
 reads the form's widget ids from the deltas and sends the form (the option picked, then "Send
 my answer" as a trigger), exactly what a phone's browser sends; the projector's live tally is
 the ``st.fragment(run_every=0.5 s)`` the browser reruns on its timer, rerun here the same way
@@ -39,6 +39,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import html
+import json
 import os
 import platform
 import random
@@ -61,6 +63,7 @@ import psutil  # noqa: E402
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
+from attnviz import figures  # noqa: E402
 from bench import loadtest  # noqa: E402
 from bench.support import aio  # noqa: E402
 from bench.support.haproxy import REPLICAS, running_haproxy  # noqa: E402
@@ -74,6 +77,7 @@ RESULTS = ROOT / "bench" / "classpoll-results.md"
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 PAGE = "poll"
 ASK = "Ask the class"
+PRESENTING = "I'm presenting"  # the switch on /poll that shows the presenter's start
 SEND = "Send my answer"
 SHOW = "Show the answers"
 REVEAL = "Reveal the answer"
@@ -82,7 +86,6 @@ CHOICE_PASS = "1. Simplified self-attention"  # at the default text: "which key 
 NUMBER_PASS = "2. Trainable self-attention"  # at the default text: a score to 2 decimals
 STICKY = "ATTNVIZ_REPLICA"
 _ANSWERED = re.compile(r"^#* *Round (\d+): (\d+) answers?$")
-_COUNT = re.compile(r"^(?P<label>.*) — (?P<count>\d+) \(\d+%\)$")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
@@ -149,13 +152,18 @@ class Run:
         return int(found[0].group(2)) if found else None
 
     def counts(self) -> dict[str, int]:
-        """The projector's "label — count (share)" lines (the last round's, as shown)."""
-        out: dict[str, int] = {}
-        for line in self.texts():
-            m = _COUNT.match(line)
-            if m:
-                out[m["label"]] = int(m["count"])
-        return out
+        """The counts the projector's tally chart draws (its last round's bars, as shown)."""
+        for element in self.ordered():
+            if element.WhichOneof("type") != "plotly_chart":
+                continue
+            spec = json.loads(element.plotly_chart.spec)
+            bars = [t for t in spec.get("data", []) if t.get("type") == "bar"]
+            if not bars or not spec["layout"]["yaxis"].get("tickformat") == "d":
+                continue  # not a chart of counts
+            last = bars[-1]
+            values = figures.unpacked(last["y"]).tolist()
+            return {html.unescape(x): int(v) for x, v in zip(last["x"], values, strict=True)}
+        return {}
 
 
 class Client(loadtest.Session):
@@ -258,12 +266,15 @@ class Projector:
         self.runs: list[Run] = []
 
     async def open(self, pass_label: str = CHOICE_PASS) -> Run:
-        """Open /poll, pick ``pass_label``'s question, press "Ask the class"."""
+        """Open /poll, switch "I'm presenting" on, pick ``pass_label``'s question, press "Ask
+        the class"."""
         await self.client.load_page(f"/{PAGE}")
         await self.client.connect()
         first = await self._run("")
-        (pick,) = first.widgets("selectbox")
-        widgets: tuple = ((pick.id, "string_value", pass_label),)
+        (switch,) = [t for t in first.widgets("checkbox") if t.label == PRESENTING]
+        presenting = await self._run("", widgets=((switch.id, "bool_value", True),))
+        (pick,) = presenting.widgets("selectbox")
+        widgets: tuple = ((switch.id, "bool_value", True), (pick.id, "string_value", pass_label))
         chosen = await self._run("", widgets=widgets)
         asked = await self._run("", widgets=(*widgets, (chosen.button(ASK), "trigger_value", True)))
         if not asked.queries:

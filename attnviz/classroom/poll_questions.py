@@ -17,8 +17,8 @@ A phone rebuilds the question from the payload alone (:func:`question_from`, thr
 question. After the reveal, :func:`reveal_figure` is the true figure (the matrix the question
 hid, the asked row outlined), and :func:`tally_chart` draws a round's answers.
 
-Every sentence about the class's answers (:func:`tally_lines`, :func:`reveal_lines`) is made
-from the counts. Nothing here imports Streamlit.
+Every sentence about the class's answers (:func:`share_lines`, :func:`misconception_lines`) is
+made from the counts. Nothing here imports Streamlit.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ from attnviz.teach import questions as Q
 from attnviz.teach.panel import CAUSAL_WEIGHTS, HOLDS_DROPPED, HOLDS_SCORES, WEIGHTS, Panel, Style
 
 PAYLOAD_VERSION = 1
+# The poll's figures on a projector: the projector's letters (28 px cell numbers), 560 px tall
+# rather than the lesson's 600, so that the question, the answer, the share right in two rounds
+# and the true figure fit one 1920×1080 screen together.
+POLL_LOOK = dataclasses.replace(figures.PROJECTOR, name="poll", min_height=560)
 MAX_OPTIONS = 64  # a Choice holds at most this many (a phone lists them all)
 
 # What each misconception is called on the projector (the explanations are questions.py's).
@@ -216,43 +220,34 @@ def percent(count: int, total: int) -> str:
     return f"{round(100 * count / total)}%" if total else "0%"
 
 
-def tally_lines(form: AnswerFormat, tally: RoundTally) -> tuple[str, ...]:
-    """One plain line per answer given (choices: every option, zeros included), from the
-    counts: "2: ␣starts — 12 (40%)"; a sketch: its mean and spread per key."""
-    if isinstance(form, Sketch):
-        if tally.mean is None or tally.spread is None:
-            return ()
-        return tuple(
-            f"key {i}: mean {m:.2f}, spread ±{s:.2f}"
-            for i, (m, s) in enumerate(zip(tally.mean, tally.spread, strict=True))
-        )
-    return tuple(
-        f"{label} — {count} ({percent(count, tally.answered)})" for label, count in tally.counts
-    )
-
-
 def answered_line(tally: RoundTally) -> str:
     word = "answer" if tally.answered == 1 else "answers"
     return f"Round {tally.round}: {tally.answered} {word}"
 
 
-def reveal_lines(view: PresenterView) -> tuple[str, ...]:
-    """After the reveal: the share right in each round, then each misconception's share in
-    the last round (every count from the store's tally)."""
+def share_lines(view: PresenterView) -> tuple[str, ...]:
+    """After the reveal: the share right in each round, from the store's tally."""
+    return tuple(
+        f"Round {t.round}: {t.right} of {t.answered} right ({percent(t.right, t.answered)})"
+        for t in view.rounds
+        if t.right is not None
+    )
+
+
+def misconception_lines(view: PresenterView) -> tuple[str, ...]:
+    """After the reveal: each misconception's share in the last round, the answer that shows
+    it and what it gets wrong (every count from the store's tally)."""
+    if not view.rounds or not view.rounds[-1].misconceptions:
+        return ()
+    last = view.rounds[-1]
+    labels = {name: label for name, _value, label in view.misconceptions or ()}
     lines = []
-    for tally in view.rounds:
-        if tally.right is not None:
-            lines.append(
-                f"Round {tally.round}: {tally.right} of {tally.answered} right "
-                f"({percent(tally.right, tally.answered)})"
-            )
-    if view.rounds and view.rounds[-1].misconceptions:
-        last = view.rounds[-1]
-        for name, count in last.misconceptions or ():
-            lines.append(
-                f"{percent(count, last.answered)} ({count} of {last.answered}) answered as "
-                f"{title_of(name)} would"
-            )
+    for name, count in last.misconceptions or ():
+        said = f" ({labels[name]})" if name in labels else ""
+        lines.append(
+            f"{percent(count, last.answered)} ({count} of {last.answered}) answered as "
+            f"{title_of(name)} would{said}: {explanation_of(name)}"
+        )
     return tuple(lines)
 
 

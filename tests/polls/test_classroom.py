@@ -160,26 +160,18 @@ def test_the_sentences_are_the_counts():
     sealed = {"key": "1", "misconceptions": {Q.COLUMN: "2"}}
     one = tally_round(form, 1, ["1", "1", "2", "0", "2"], sealed)
     two = tally_round(form, 2, ["1", "1", "1", "2"], sealed)
-    assert poll_questions.tally_lines(form, one) == (
-        "0: a — 1 (20%)",
-        "1: b — 2 (40%)",
-        "2: c — 2 (40%)",
-    )
     assert poll_questions.answered_line(two) == "Round 2: 4 answers"
     view = PresenterView(
         "ABCDEF", None, {}, {}, form, (one, two), key=1, key_label="1: b",  # type: ignore[arg-type]
         misconceptions=((Q.COLUMN, 2, "2: c"),),
     )  # fmt: skip
-    assert poll_questions.reveal_lines(view) == (
+    assert poll_questions.share_lines(view) == (
         "Round 1: 2 of 5 right (40%)",
         "Round 2: 3 of 4 right (75%)",
-        "25% (1 of 4) answered as reading a column instead of a row would",
     )
-    sketch = Sketch(2)
-    spread = tally_round(sketch, 1, ["[0.2,0.2]", "[1.0,0.0]"], None)
-    assert poll_questions.tally_lines(sketch, spread) == (
-        "key 0: mean 0.75, spread ±0.25",
-        "key 1: mean 0.25, spread ±0.25",
+    assert poll_questions.misconception_lines(view) == (
+        "25% (1 of 4) answered as reading a column instead of a row would (2: c): "
+        + poll_questions.explanation_of(Q.COLUMN),
     )
 
 

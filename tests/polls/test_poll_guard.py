@@ -108,6 +108,7 @@ def test_a_join_link_that_cannot_work_is_told_to_the_presenter(
     made_ = asked(store, made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat"))
     at = page({"poll": made_.code, "secret": made_.secret}, url=seen)
     shown = " ".join(texts(at, "code", "markdown", "caption", "text"))
+    shown += " ".join(h.proto.body for h in at.get("html"))  # the join link, printed large
     assert link + made_.code in shown or link + made_.code in str(at.get("image"))
     assert at.get("image"), "the QR code is drawn"
     warned = [t for t in texts(at, "warning") if "join link" in t]

@@ -14,6 +14,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnviz import figures
 from attnviz.classroom import poll_questions
 from attnviz.classroom.polls import Created, MemoryPollStore, Refused, UnavailableStore
 from attnviz.classroom.qr import qr_svg
@@ -128,6 +129,29 @@ def answer(at: AppTest, value) -> AppTest:
     return at
 
 
+def presenting(at: AppTest) -> AppTest:
+    """The presenter's start, behind its switch on /poll."""
+    at.toggle(key=poll.PRESENTING_KEY).set_value(True).run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def prompt_shown(at: AppTest) -> str:
+    """The question the presenter's start shows (the Markdown under "The question")."""
+    assert "The question" in [h.value for h in at.subheader]
+    blocks = [unescape(m.value) for m in at.main.markdown]
+    (prompt,) = [b for b in blocks if b and not b.startswith("Every student")]
+    return prompt
+
+
+def joined_page(at: AppTest, typed: str) -> AppTest:
+    """Type ``typed`` into /poll's join box and press Join."""
+    at.text_input(key=poll.CODE_KEY).input(typed)
+    next(b for b in at.button if b.label == "Join").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
 def made(kind: str, page: str, text: str = TEXT, seed: int = 0, **changes) -> Q.Question:
     q = Q.make(kind, page, text, Settings().with_changes(**changes), False, seed)
     assert q is not None
@@ -137,9 +161,8 @@ def made(kind: str, page: str, text: str = TEXT, seed: int = 0, **changes) -> Q.
 # --- the presenter ----------------------------------------------------------------------
 def test_asking_opens_a_poll_and_the_projector_shows_its_code_link_and_controls(store, monkeypatch):
     monkeypatch.setenv(poll.PUBLIC_URL_ENV, "http://10.0.0.5:8501/")
-    at = open_page({})
-    assert [t.value for t in at.title] == ["Ask the class"]
-    prompt = unescape(at.markdown[1].value)
+    at = presenting(open_page({}))
+    prompt = prompt_shown(at)
     at.button(key="poll_open").click().run()
     code, secret = presenter_of(at)
     view = store.presenter_view(code, secret)
@@ -149,7 +172,10 @@ def test_asking_opens_a_poll_and_the_projector_shows_its_code_link_and_controls(
     assert f"## {code}" in [m.value for m in at.markdown]
     assert "Round 1: 0 answers" in " ".join(shown)
     link = f"http://10.0.0.5:8501/poll?join={code}"
-    assert [c.value for c in at.code] == [link]
+    (printed,) = [h.proto.body for h in at.get("html") if "attnviz-join-link" in h.proto.body]
+    assert f">{link}</div>" in printed  # printed large enough to type from the back
+    assert re.search(r"font-size: (\d+)px", printed).group(1) == str(poll.JOIN_LINK_PX)
+    assert poll.JOIN_LINK_PX >= 32
     assert controls(at) == list(CONTROLS)
     (qr,) = at.get("image")  # the QR code of the link, made here: an SVG in a data URL
     url = qr.proto.imgs[0].url
@@ -157,15 +183,63 @@ def test_asking_opens_a_poll_and_the_projector_shows_its_code_link_and_controls(
     drawn = base64.b64decode(url.split(",", 1)[1]).decode()
     assert re.findall(r' d="([^"]+)"', drawn) == re.findall(r' d="([^"]+)"', qr_svg(link))
     assert secret not in " ".join(shown)  # the page never prints it
-    assert secret not in " ".join(c.value for c in at.code)
+    assert secret not in sent_text(at)
 
 
 def test_another_question_changes_the_question(store):
-    at = open_page({})
-    first = at.markdown[1].value
+    at = presenting(open_page({}))
+    first = prompt_shown(at)
     at.button(key="poll_another").click().run()
     assert not at.exception
-    assert at.markdown[1].value != first  # another seed: at the defaults, another row asked
+    assert prompt_shown(at) != first  # another seed: at the defaults, another question
+
+
+# --- where a student lands ----------------------------------------------------------------
+def test_poll_opens_on_the_join_box_with_the_presenters_start_behind_its_switch(store):
+    """A student who opens "Ask the class" from the sidebar (``/poll``) gets the join box
+    first, and nothing of the presenter's start until "I'm presenting" is switched on."""
+    at = open_page({})
+    assert [t.value for t in at.title] == ["Class poll"]
+    (box,) = [t for t in at.text_input if t.key == poll.CODE_KEY]
+    assert box.label == "Type the code on the projector"
+    assert [b.label for b in at.button if b.label in ("Join", "Ask the class")] == ["Join"]
+    assert not [b for b in at.button if b.key == "poll_open"]
+    assert not [s for s in at.selectbox if s.key == "poll_from"]
+    (switch,) = [t for t in at.toggle if t.key == poll.PRESENTING_KEY]
+    assert switch.label == "I'm presenting" and switch.value is False
+    presenting(at)
+    assert [b.key for b in at.button if b.key == "poll_open"] == ["poll_open"]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["{code}", "{lower}", " {spaced} ", "{dashed}", "http://10.0.0.5:8501/poll?join={code}"],
+)
+def test_typing_the_code_joins_the_poll(store, typed):
+    made_ = asked(store, made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat"))
+    code = made_.code
+    text = typed.format(
+        code=code,
+        lower=code.lower(),
+        spaced=f"{code[:3]} {code[3:]}",
+        dashed=f"{code[:3]}-{code[3:]}",
+    )
+    at = joined_page(open_page({}), text)
+    assert at.query_params["join"] in (code, [code])
+    assert [t.value for t in at.title] == ["Class poll"]
+    assert [b.label for b in at.button if b.label == "Send my answer"] == ["Send my answer"]
+    assert len(mine(at.radio)) == 1
+    answer(at, 2)
+    assert dict(store.presenter_view(code, made_.secret).rounds[0].counts)["2: ␣sat"] == 1
+
+
+def test_a_mistyped_code_says_so_and_stays_on_the_join_box(store):
+    at = joined_page(open_page({}), "K7Q")
+    assert any("not a join code" in w for w in texts(at, "warning"))
+    assert "join" not in at.query_params
+    assert [t.key for t in at.text_input if t.key == poll.CODE_KEY] == [poll.CODE_KEY]
+    at = joined_page(at, "ZZZZZZ")  # well formed, but no such poll: the phone's view says so
+    assert any("There is no poll with this code" in i for i in texts(at, "info"))
 
 
 # --- only the presenter -----------------------------------------------------------------
@@ -218,9 +292,13 @@ def test_phones_answer_once_per_round_and_a_second_answer_replaces_the_first(sto
     assert "Round 1: 3 answers" in texts(projector)
     assert not projector.get("plotly_chart")  # the spread stays hidden until shown
     projector.button(key="poll_show").click().run()
-    assert "2: ␣sat — 2 (67%)" in "\n".join(texts(projector))
-    spec = json.loads(projector.get("plotly_chart")[0].proto.spec)
+    (tally,) = [c for c in projector.get("plotly_chart") if c.key == "poll_tally"]
+    spec = json.loads(tally.proto.spec)
     assert spec["layout"]["title"]["text"].startswith("Answers per option")  # not the heading again
+    bars = spec["data"][0]
+    assert bars["x"] == ["0: The", "1: ␣cat", "2: ␣sat", "3: ␣on", "4: ␣the", "5: ␣mat"]
+    assert not projector.text  # the counts are the chart's: no text list repeats them
+    assert not any("(67%)" in t for t in texts(projector))
 
 
 def test_discuss_and_answer_again_opens_round_two(store):
@@ -254,8 +332,16 @@ def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
     shown = "\n".join(texts(projector))
     assert f"The answer: {key:.2f}" in shown
     assert "Round 1: 2 of 4 right (50%)" in shown
-    assert "25% (1 of 4) answered as reading a column instead of a row would" in shown
-    assert poll_questions.explanation_of(Q.COLUMN) in shown
+    assert (
+        f"25% (1 of 4) answered as reading a column instead of a row would ({column:.2f}): "
+        f"{poll_questions.explanation_of(Q.COLUMN)}"
+    ) in shown
+    assert not projector.text  # no text list of counts beside the chart
+    # Answering has stopped: the code and link in one small line, no QR code, no big code.
+    assert not projector.get("image") and not [
+        m for m in projector.markdown if "## " + made_.code in m.value
+    ]
+    assert f"Poll {made_.code} · students joined at" in " ".join(texts(projector, "caption"))
     figures = [s for s in projector.get("plotly_chart") if s.key == "poll_figure"]
     assert len(figures) == 1  # the true figure: the raw scores, the asked row outlined
     assert "the answer" in figures[0].proto.spec
@@ -287,12 +373,15 @@ def test_a_sketched_row_shows_the_class_mean_beside_the_spread(store):
     answer(b, peaked)
     projector = presenter(made_)
     projector.button(key="poll_show").click().run()
-    spec = projector.get("plotly_chart")[0].proto.spec
-    assert '"name":"class mean"' in spec and '"name":"spread (SD)"' in spec
-    lines = "\n".join(t.value for t in projector.text)
+    spec = json.loads(projector.get("plotly_chart")[-1].proto.spec)
+    names = [t["name"] for t in spec["data"]]
+    assert names == ["class mean", "spread (SD)"]
+    mean, spread = (figures.unpacked(t["y"]) for t in spec["data"])
     # Each sketch scaled to sum to 1 first: (1/6 + 0) / 2 and (1/6 + 1) / 2 for key 3.
-    assert "key 0: mean 0.08, spread ±0.08" in lines
-    assert "key 3: mean 0.58, spread ±0.42" in lines
+    assert [round(float(v), 2) for v in (mean[0], spread[0], mean[3], spread[3])] == [
+        0.08, 0.08, 0.58, 0.42,
+    ]  # fmt: skip
+    assert not projector.text  # the chart says it: no lines repeat it
 
 
 # --- what cannot be answered --------------------------------------------------------------
@@ -317,7 +406,7 @@ def test_a_store_that_is_down_says_so_and_the_lessons_keep_working():
         for query in ({"join": "ABCDEF"}, {"poll": "ABCDEF", "secret": "x"}):
             at = open_page(query)
             assert "The poll store is unavailable: polls are paused." in texts(at, "warning")
-        at = open_page({})
+        at = presenting(open_page({}))
         at.button(key="poll_open").click().run()
         assert not at.exception
         assert "The poll store is unavailable: polls are paused." in texts(at, "warning")

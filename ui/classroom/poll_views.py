@@ -2,11 +2,16 @@
 
 One page (``pages/poll.py``, at ``/poll``) shows, by its link:
 
-- ``/poll`` (the presenter, before asking): a question made from the presenter's text and
-  settings (the sidebar's) on a chosen pass, and "Ask the class", which opens a poll on it;
-- ``/poll?poll=CODE`` (the projector): the join link, its QR code, how many have answered
-  (refreshed every half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter shows
-  it, the reveal with the true figure and the share per misconception. The address carries no
+- ``/poll`` (where a student lands, the sidebar's "Ask the class" too): a large box for the
+  projector's join code, first (a laptop joins by typing it); behind "I'm presenting", the
+  presenter's start: a question made from her text and settings (the sidebar's) on a chosen
+  pass, and "Ask the class", which opens a poll on it;
+- ``/poll?poll=CODE`` (the projector). While the class answers: the code, the join link in
+  letters large enough to type from the back of the room, its QR code, how many have answered
+  (refreshed every half second, :data:`PROJECTOR_REFRESH`), the spread when the presenter
+  shows it. Once answering stops, the answer takes one 1920×1080 screen: the answer, the share
+  right per round, the true figure beside the class's answers (a chart, no list repeating it),
+  the code and link folded into one small line. The address carries no
   secret, so a projected address bar gives nothing away. In the browser that opened the poll
   (its token, ``ui.classroom.browser_token``, owns the poll in the store; a reload keeps it)
   or the session that holds its secret, the page adds the presenter's controls: "discuss and
@@ -27,14 +32,15 @@ which never touch the store, keep working.
 from __future__ import annotations
 
 import functools
+import html
 import json
 import os
+import re
 import threading
 from typing import Any
 
 import streamlit as st
 
-from attnviz import figures
 from attnviz.classroom import join_address, poll_questions, polls
 from attnviz.teach import questions as Q
 from ui import cache, charts, state, url
@@ -52,6 +58,7 @@ PUBLIC_URL_ENV = join_address.PUBLIC_URL_ENV  # the address phones use, when the
 STORE_RETRY = 2.0  # seconds: a page that found the store down asks again this often
 EXPIRY_CHECK = 60.0  # seconds: the presenter's page looks at the time a poll has left
 EXPIRY_WARNING = 30 * 60  # seconds left when the presenter is told to download the counts
+JOIN_LINK_PX = 36  # the join link's letters on the projector: typed from the back of a room
 
 PAGE_LABELS = {
     "simplified": "1. Simplified self-attention",
@@ -62,6 +69,9 @@ PAGE_LABELS = {
 SECRETS_KEY = "_attnviz_poll_secrets"  # join code -> secret, for polls this session opened
 NOTE_KEY = "_attnviz_poll_note"  # (kind, sentence) to show once, after an action
 SEED_KEY = "_attnviz_poll_seed"
+CODE_KEY = "poll_code"  # the join box
+PRESENTING_KEY = "poll_presenting"
+PRESENTING_LABEL = "I'm presenting"
 ACTIONS = {
     "show": "Show the answers",
     "reask": "Discuss and answer again",
@@ -224,13 +234,15 @@ div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer
 div[data-testid="stMainBlockContainer"] label { font-size: 1.4rem; line-height: 1.45; }
 div[data-testid="stMainBlockContainer"] [data-testid="stText"] { font-size: 1.3rem; }
 div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 0.15em; }
+div[data-testid="stMainBlockContainer"] h3 { font-size: 2.2rem; }
 </style>
 """
 
 
 def page(cfg: state.Config) -> None:
     """The poll page: a phone's view (``join``), the projector's (``poll`` and ``secret``),
-    or the presenter's "Ask the class" (neither)."""
+    or, with neither, where a student lands: the join box first, the presenter's "Ask the
+    class" behind its own switch."""
     browser_token.keep()
     params = st.query_params
     if JOIN in params:
@@ -244,7 +256,7 @@ def page(cfg: state.Config) -> None:
             del st.query_params[SECRET]
         projector(code, presenter_key(code, from_link))
     else:
-        start(cfg)
+        landing(cfg)
 
 
 def _note() -> None:
@@ -263,9 +275,67 @@ def _bad_code(code: str) -> str | None:
     return clean
 
 
+# --- where a student lands ----------------------------------------------------------------
+_JOIN_CSS = """
+<style>
+.st-key-poll_code input { font-size: 2.6rem; letter-spacing: 0.25em; text-transform: uppercase;
+  font-family: "Source Code Pro", monospace; min-height: 4.2rem; }
+.st-key-poll_code label p { font-size: 1.15rem; }
+.st-key-poll_code { max-width: 34rem; }
+</style>
+"""
+_CODE_IN_LINK = re.compile(r"[?&]join=([A-Za-z0-9]+)")
+
+
+def code_typed(typed: str) -> str | None:
+    """The join code in what a student typed or pasted: the code (any case, spaces or a dash
+    inside), or a whole join link; None when it holds no code."""
+    found = _CODE_IN_LINK.search(typed)
+    raw = found.group(1) if found else re.sub(r"[\s-]", "", typed)
+    return polls.clean_code(raw)
+
+
+def _join() -> None:
+    """The join box's callback: a good code opens the phone's view of its poll."""
+    typed = str(st.session_state.get(CODE_KEY) or "")
+    code = code_typed(typed)
+    if code is None:
+        st.session_state[NOTE_KEY] = (
+            "warning",
+            "This is not a join code: a code is six letters and digits, as the projector shows.",
+        )
+        return
+    st.query_params[JOIN] = code
+
+
+def landing(cfg: state.Config) -> None:
+    """``/poll`` with no code: the box a student types the projector's code into, first; the
+    presenter's start only behind "I'm presenting"."""
+    st.html(_JOIN_CSS)
+    st.title("Class poll")
+    _note()
+    with st.form("poll_join", border=False, enter_to_submit=True):
+        st.text_input(
+            "Type the code on the projector",
+            key=CODE_KEY,
+            max_chars=64,
+            placeholder="K7QX2M",
+            autocomplete="off",
+        )
+        st.form_submit_button("Join", type="primary", icon=":material/login:", on_click=_join)
+    st.caption("Or scan the QR code on the projector, or open the link printed under it.")
+    st.divider()
+    if st.toggle(
+        PRESENTING_LABEL,
+        key=PRESENTING_KEY,
+        help="Pick a question on your text and settings, then open a poll on it for the class.",
+    ):
+        start(cfg)
+
+
 # --- before asking --------------------------------------------------------------------------
 def start(cfg: state.Config) -> None:
-    st.title("Ask the class")
+    st.subheader("Ask the class")
     st.write(
         "Every student answers the same question on a phone, on your text and settings; the "
         "projector counts the answers, shows the spread when you choose, asks again after a "
@@ -333,49 +403,72 @@ def join_problem() -> str | None:
     return join_address.join_base(os.environ.get(PUBLIC_URL_ENV, ""), st.context.url or "")[1]
 
 
-def _qr(link: str) -> None:
+def _qr(link: str, width: int = QR_WIDTH) -> None:
     from attnviz.classroom.qr import qr_svg
 
     try:
-        st.image(qr_svg(link), width=QR_WIDTH)
+        st.image(qr_svg(link), width=width)
     except ValueError:  # no address to encode (a relative link): the code is enough
         pass
 
 
+def _join_block(code: str, link: str) -> None:
+    """While the class answers: the code, the join link in letters large enough to type from
+    the back of the room (JOIN_LINK_PX), and the link's QR code."""
+    st.markdown("Join with the code")
+    st.markdown(f"## {code}")
+    st.html(
+        f'<div class="attnviz-join-link" style="font-size: {JOIN_LINK_PX}px; '
+        "font-family: 'Source Code Pro', monospace; line-height: 1.25; "
+        f'overflow-wrap: anywhere; font-weight: 600">{html.escape(link)}</div>'
+    )
+    _qr(link)
+
+
+def _join_folded(code: str, link: str) -> None:
+    """Once answering has stopped: the code and link in one small line, the QR code folded."""
+    st.caption(md_escape(f"Poll {code} · students joined at {link}"))
+
+
 def projector(code: str, secret: str) -> None:
-    st.title("Ask the class")
     code = _bad_code(code) or ""
     if not code:
+        st.title("Ask the class")
         return
     view = projector_view(code, secret)
-    _note()
     if isinstance(view, polls.Refused):
+        st.title("Ask the class")
+        _note()
         _refused(view)
         if view.reason == "unavailable":
             _store_back()
         return
     question = question_of(view)
+    link = join_link(code)
+    if view.state.phase != "open":  # answering has stopped: the answer takes the screen
+        _join_folded(code, link)
+        _note()
+        _stopped(view, question)
+        _controls(code, secret, view)
+        return
+    st.title("Ask the class")
+    _note()
     left, right = st.columns([2, 3], gap="large")
     with left:
-        link = join_link(code)
-        st.markdown("Join on your phone with the code")
-        st.markdown(f"## {code}")
-        _qr(link)
-        st.code(link, language=None, wrap_lines=True)
+        _join_block(code, link)
     with right:
         st.markdown(md_escape(str(view.payload.get("prompt", ""))))
         if question is None:
-            st.warning(
-                "This server cannot make this poll's question again (another version wrote "
-                "it, or its settings do not run here); phones on it cannot answer."
-            )
-        if view.state.phase == "open":
-            _live(code, secret, view.state)
-        else:
-            _tally(view, question)
+            _cannot_make()
+        _live(code, secret, view.state)
     _controls(code, secret, view)
-    if view.key is not None:
-        _revealed(view, question)
+
+
+def _cannot_make() -> None:
+    st.warning(
+        "This server cannot make this poll's question again (another version wrote it, or its "
+        "settings do not run here); phones on it cannot answer."
+    )
 
 
 def projector_view(code: str, secret: str) -> polls.PresenterView | polls.Refused:
@@ -450,7 +543,7 @@ def _refusals(view: polls.PresenterView) -> None:
 
 
 def _tally(view: polls.PresenterView, question: Q.Question | None) -> None:
-    """How many answered (every round), and the spread when shown."""
+    """While answering: how many answered (every round), and the spread when shown."""
     last = view.rounds[-1] if view.rounds else None
     if last is not None:
         st.markdown(f"### {poll_questions.answered_line(last)}")
@@ -459,16 +552,16 @@ def _tally(view: polls.PresenterView, question: Q.Question | None) -> None:
     if not view.state.shown:
         st.caption("The answers stay hidden until you show them.")
         return
+    _tally_of(view, question, view.rounds[-1:])
+
+
+def _tally_of(
+    view: polls.PresenterView, question: Q.Question | None, rounds: tuple[polls.RoundTally, ...]
+) -> None:
     labels = question.choices if question is not None else ()
-    chart = _tally_chart(view.answer, view.rounds, view.key, tuple(labels))
+    chart = _tally_chart(view.answer, rounds, view.key, tuple(labels))
     if chart is not None:
         charts.send(chart, key="poll_tally")
-    shown = view.rounds if view.key is not None else view.rounds[-1:]
-    for tally in shown:
-        lines = poll_questions.tally_lines(view.answer, tally)
-        if lines:
-            st.caption(f"Round {tally.round}")
-            st.text("\n".join(lines))
 
 
 @functools.lru_cache(maxsize=256)
@@ -547,21 +640,39 @@ def _csv(code: str, secret: str) -> str:
     return made.message if isinstance(made, polls.Refused) else made
 
 
-def _revealed(view: polls.PresenterView, question: Q.Question | None) -> None:
-    st.subheader(md_escape(f"The answer: {view.key_label}"))
-    lines = poll_questions.reveal_lines(view)
-    if lines:
-        st.text("\n".join(lines))
-    if question is not None:
+def _stopped(view: polls.PresenterView, question: Q.Question | None) -> None:
+    """Answering has stopped (revealed, or closed): on one 1920×1080 screen, top down, the
+    question, the answer and the share right in each round, then the true figure beside the
+    class's answers, then what each misconception's answers mean."""
+    st.markdown(md_escape(str(view.payload.get("prompt", ""))))
+    if question is None:
+        _cannot_make()
+    revealed = view.key is not None
+    if revealed:
+        st.subheader(md_escape(f"The answer: {view.key_label}"))
+        shares = poll_questions.share_lines(view)
+        if shares:
+            st.markdown(f"### {md_escape(' · '.join(shares))}")
+    else:
+        st.subheader("The poll was closed before the answer was revealed.")
+        st.markdown(f"### {' · '.join(poll_questions.answered_line(t) for t in view.rounds)}")
+    figure = None
+    if revealed and question is not None:
         figure = reveal_figure_of(view, question)
-        if figure is not None:
-            charts.chart(figure, key="poll_figure", look=figures.PROJECTOR)
-    for name, _value, label in view.misconceptions or ():
-        st.markdown(
-            md_escape(
-                f"{poll_questions.title_of(name)} ({label}): {poll_questions.explanation_of(name)}"
-            )
-        )
+    answered = any(t.answered for t in view.rounds)
+    if figure is not None and answered:
+        left, right = st.columns([3, 2], gap="large")
+        with left:
+            charts.chart(figure, key="poll_figure", look=poll_questions.POLL_LOOK)
+        with right:
+            _tally_of(view, question, view.rounds)
+    elif figure is not None:
+        charts.chart(figure, key="poll_figure", look=poll_questions.POLL_LOOK)
+        st.caption("No one answered.")
+    elif answered:
+        _tally_of(view, question, view.rounds)
+    for line in poll_questions.misconception_lines(view):
+        st.markdown(md_escape(line))
 
 
 # --- a phone -------------------------------------------------------------------------------
