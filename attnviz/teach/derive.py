@@ -4,8 +4,9 @@
 and lays out each step the module's ``forward`` took to reach it, with the student's numbers:
 
 1. the score: the terms ``q_i[d] · k_j[d]`` over the head's dimensions and their sum;
-2. the division by ``√d_k`` (pass 1 has none);
-3. the causal mask (passes 3 and 4): a future key's score becomes ``−∞``;
+2. the causal mask (passes 3 and 4): a future key's score becomes ``−∞``;
+3. the division by ``√d_k`` (pass 1 has none), after the mask, in the order ``modules.py``
+   computes them (``masked_fill_`` then ``softmax(attn_scores / keys.shape[-1]**0.5)``);
 4. the row's softmax: ``exp`` of each scaled score, the row sum, this cell's share;
 5. dropout in training mode: this cell's factor (0, or ``1/(1−p)`` for a survivor);
 6. the context row ``Σ_j α_ij v_j``: each term (a vector), its size and its weight.
@@ -308,7 +309,7 @@ class Derivation:
     products: Tensor  # (d_k,): q_i[d] · k_j[d], float64
     score: float  # q_i · k_j as the module computed it (before any mask)
     scale: float  # √d_k; 1.0 in pass 1, which does not scale
-    scaled: float  # score / scale
+    scaled: float  # score / scale after the mask: −inf for a masked key
     masked: bool  # the causal mask hides this key (it comes after the query)
     future: Tensor  # (T,) bool: the keys the mask hides in this row
     row_scaled: Tensor  # (T,) float64: what the softmax saw, −inf where masked
@@ -410,7 +411,8 @@ def derivation(
         products = q.to(torch.float64) * k.to(torch.float64)
         score = float(hv.scores[i, j])
         future = hv.future[i]
-        row_scaled = (hv.scores[i].to(torch.float64) / hv.scale).masked_fill(future, -math.inf)
+        # masked first, then scaled: the order of the module's forward (−∞ / √d_k stays −∞)
+        row_scaled = hv.scores[i].to(torch.float64).masked_fill(future, -math.inf) / hv.scale
         top = float(row_scaled.max())
         shift = top if top > EXP_SHIFT_ABOVE else 0.0
         row_exp = torch.exp(row_scaled - shift)
@@ -438,7 +440,7 @@ def derivation(
         products=products,
         score=score,
         scale=hv.scale,
-        scaled=score / hv.scale,
+        scaled=-math.inf if bool(future[j]) else score / hv.scale,
         masked=bool(future[j]),
         future=future,
         row_scaled=row_scaled,
@@ -463,8 +465,8 @@ def _with_steps(d: Derivation, hv: _Head) -> Derivation:
     code = lines_of(hv.module)
     steps = [
         _score_step(d, code),
-        _scale_step(d, code),
         _mask_step(d, code),
+        _scale_step(d, code),
         _softmax_step(d, code),
         _dropout_step(d, code),
         _context_step(d, code),
@@ -498,9 +500,16 @@ def _scale_step(d: Derivation, code: dict[str, CodeLine]) -> Step:
             f"Pass 1 does not scale: the softmax sees the score {_f(d.score)} itself. "
             "The division by √d_k arrives with the trainable weights in pass 2."
         )
-    else:
+    elif d.masked:
         sentence = (
-            f"Divided by √d_k = √{d.d_k} = {_f(d.scale)}: {_f(d.score)} / {_f(d.scale)} = "
+            f"After the mask, the row is divided by √d_k = √{d.d_k} = {_f(d.scale)}: this "
+            f"score is already −∞, and −∞ / {_f(d.scale)} stays −∞ (the chapter scales so that "
+            "the softmax does not saturate as d_k grows)."
+        )
+    else:
+        after = "After the mask, divided" if "mask" in code else "Divided"
+        sentence = (
+            f"{after} by √d_k = √{d.d_k} = {_f(d.scale)}: {_f(d.score)} / {_f(d.scale)} = "
             f"{_f(d.scaled)} (the chapter scales so that the softmax does not saturate as d_k "
             "grows)."
         )

@@ -211,7 +211,7 @@ def _causal_near_even(values: torch.Tensor, arg: float | None) -> bool:
     seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
     even = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
     gap = (values.to(torch.float64) - even).abs()[..., seen]
-    return bool((gap <= (arg if arg is not None else 0.1) + 1e-9).all())
+    return bool((gap <= (arg if arg is not None else 0.1) + 1e-6).all())  # float32 noise
 
 
 def _future_is_minus_inf(values: torch.Tensor, _arg: float | None) -> bool:
@@ -338,11 +338,24 @@ def _named_by_none(values: torch.Tensor, arg: float | None, keys) -> bool:
     return max(finite) < D.NAMED_AT and abs(max(finite) - arg) <= _PRINTED_2
 
 
+def _own_pattern_heads(values: torch.Tensor, arg: float | None, keys) -> bool:
+    """A stack of heads: exactly the heads ``keys[0]`` are at least ``arg`` (mean total-variation
+    distance over rows 1 … T−1) from every other head."""
+    heads = _heads(values)
+    if arg is None or heads.shape[0] < 2:
+        return False
+    d = _distances(values)
+    np.fill_diagonal(d, np.inf)
+    own = tuple(h for h in range(d.shape[0]) if float(d[h].min()) >= arg)
+    return own == tuple(keys[0])
+
+
 # name -> test(values, arg, keys): properties of one head's weights measured on expected keys
 # (one tuple of key positions per query, NO_KEY for none, for each detector the claim names).
 KEYED_PROPERTIES: dict[str, Callable[[torch.Tensor, float | None, tuple], bool]] = {
     "named_by_score": _named_by_score,
     "named_by_none": _named_by_none,
+    "own_pattern_heads": _own_pattern_heads,
 }
 PROPERTIES["largest_head_distance_near"] = _largest_head_distance_near
 PROPERTIES["largest_gap_to_even_near"] = _largest_gap_to_even_near

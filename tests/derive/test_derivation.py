@@ -73,10 +73,14 @@ def _assert_adds_up(tr: tracing.Trace, i: int, j: int, h: int) -> derive.Derivat
     # the scale: √d_k from pass 2 on, none in pass 1
     expected_scale = 1.0 if isinstance(tr, tracing.SimplifiedTrace) else math.sqrt(d.d_k)
     assert d.scale == pytest.approx(expected_scale)
-    assert d.scaled == pytest.approx(float(scores[i, j]) / expected_scale, rel=1e-6, abs=1e-9)
-    # the mask: future keys only, and only in passes 3 and 4
+    # the mask: future keys only, and only in passes 3 and 4; masked before it is scaled
     causal = isinstance(tr, tracing.CausalTrace | tracing.MultiHeadTrace | tracing.WrapperTrace)
     assert d.masked == (causal and j > i)
+    if d.masked:
+        assert d.scaled == -math.inf
+    else:
+        scaled = float(scores[i, j]) / expected_scale
+        assert d.scaled == pytest.approx(scaled, rel=1e-6, abs=1e-9)
     assert d.future.tolist() == [causal and k > i for k in range(tr.num_tokens)]
     # softmax of the row = the drawn weights
     recomputed = d.row_exp / d.row_sum
@@ -226,9 +230,11 @@ def test_each_step_names_the_line_of_modules_py_that_computes_it(kind):
     names = [s.name for s in d.steps]
     causal = kind in ("causal", "multihead", "wrapper")
     expected = ["score", "scale", "softmax", "context"]
-    if causal:
-        expected = ["score", "scale", "mask", "softmax", "dropout", "context"]
+    if causal:  # masked first, then scaled: the order of modules.py and of page 3 (issue 37)
+        expected = ["score", "mask", "scale", "softmax", "dropout", "context"]
     assert names == expected
+    if causal:  # the steps follow the forward's own lines
+        assert d.step("mask").code[-1].lineno < d.step("scale").code[0].lineno
     for step in d.steps:
         assert step.code, step.name
         for line in step.code:
@@ -271,11 +277,27 @@ def test_step_sentences_hold_the_cells_numbers():
     assert f"{d.row_sum:.4f}" in soft and f"{d.weight:.4f}" in soft
     assert "the 5 exps of row 4" in soft
     assert "hides the 1 later key of this row" in d.step("mask").sentence
+    assert scale.startswith("After the mask, divided by √d_k")
     assert d.unit == "MultiHeadAttention, head 1"
     ctx = d.step("context").sentence
     big = int(d.term_norms.argmax())
     assert f"the largest term is key {big}'s" in ctx
     assert "over the 5 keys it can see" in ctx
+
+
+def test_a_masked_cell_is_masked_before_it_is_scaled():
+    tr = _traces(DEFAULTS)["causal"]
+    d = derive.derivation(tr, 1, 4)
+    assert d.masked and d.scaled == -math.inf
+    names = [s.name for s in d.steps]
+    assert names.index("mask") < names.index("scale")
+    assert "sets this score to −∞" in d.step("mask").sentence
+    said = f"this score is already −∞, and −∞ / {d.scale:.4f} stays −∞"
+    assert said in d.step("scale").sentence
+    # the row the softmax saw: masked, then divided
+    expected = tr.attn_scores[0, 1].double() / d.scale
+    assert torch.equal(d.row_scaled.isinf(), d.future)
+    torch.testing.assert_close(d.row_scaled[:2], expected[:2])
 
 
 def test_a_large_row_shows_shifted_exps_and_still_adds_up():

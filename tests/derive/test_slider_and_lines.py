@@ -11,6 +11,7 @@ from attnviz.core import trace as tracing
 from attnviz.core.seeding import seeded
 from attnviz.core.settings import Settings
 from attnviz.teach import derive, prepare
+from attnviz.teach.lessons import cell as cell_lesson
 
 TEXT = "Your journey starts with one step"
 
@@ -108,6 +109,27 @@ def test_the_slider_at_the_current_value_gives_the_drawn_row_back():
     assert torch.allclose(same.weights, d.row_weights, atol=1e-7)
     assert torch.allclose(same.used_weights, d.used_weights, atol=1e-7)
     assert torch.allclose(same.context, d.context, atol=1e-6)
+
+
+def test_an_untouched_slider_says_nothing_changed():
+    # issue 37: the slider at its start reported "goes from 0.1606 to 0.1606"
+    tr = _trace("causal", Settings())
+    d = derive.derivation(tr, 4, 1)
+    for dim in range(d.d_k):
+        start = round(float(d.q[dim]), 3)  # where the page's slider starts
+        lesson = cell_lesson.slider_lesson(d, dim, start)
+        assert "nothing has changed yet" in lesson.sentence, lesson.sentence
+        assert "goes from" not in lesson.sentence
+        assert torch.equal(
+            lesson.change.weights, derive.recompute_row(d, dim, float(d.q[dim])).weights
+        )
+    # a move too small to show at 4 decimals changes no printed weight, and says so
+    tiny = cell_lesson.slider_lesson(d, 0, float(d.q[0]) + 1e-4)
+    assert "no weight of row 4 changes at 4 decimals" in tiny.sentence, tiny.sentence
+    # a real move says what moved, from and to two different printed numbers
+    moved = cell_lesson.slider_lesson(d, 0, float(d.q[0]) + 2.0)
+    before, after = moved.sentence.split("goes from ")[1].split(";")[0].split(" to ")
+    assert before != after
 
 
 def test_in_pass_1_the_slider_moves_the_query_and_its_own_key():

@@ -121,6 +121,11 @@ def test_every_sentence_about_the_heads_holds_for_the_panel_it_names(weights, tr
             if claim.prop in ("named_by_score", "named_by_none", "largest_head_distance_near"):
                 wrong = replace(claim, arg=round((claim.arg or 0) + 0.2, 2))
                 assert not wrong.holds(panels), claim.text  # the claim can fail
+            if claim.prop == "own_pattern_heads":  # naming another set of heads fails
+                others = tuple(h for h in range(4) if h not in claim.keys[0])
+                assert not replace(claim, keys=(others,)).holds(panels), claim.text
+            if claim.prop == "causal_near_even" and claim.arg is not None:
+                assert not replace(claim, arg=claim.arg - 0.01).holds(panels), claim.text
 
 
 def test_own_pattern_is_said_only_when_the_heads_differ_by_half_or_more():
@@ -134,7 +139,7 @@ def test_own_pattern_is_said_only_when_the_heads_differ_by_half_or_more():
     assert H.pattern_claim("g", alike).text.startswith("The heads barely differ")
     own = H.pattern_claim("g", apart)
     assert own.text.startswith("Each head attends over the same tokens with its own pattern")
-    assert "differ by 1.00" in own.text and own.holds({"g": Panel("g", apart, (), ())})
+    assert "at least 1.00 apart" in own.text and own.holds({"g": Panel("g", apart, (), ())})
     mix = torch.stack([eye, 0.6 * eye + 0.4 * first])  # 0.4 apart
     assert H.pattern_claim("g", mix).text.startswith("The heads differ only somewhat")
     # 0.497 is not printed as "0.50" next to the 0.5 threshold
@@ -156,6 +161,62 @@ def test_the_spread_sentence_says_close_or_far_by_the_numbers():
                             causal=True, who="These weights")  # fmt: skip
     assert "within 0.00 of an even share" in causal.text
     assert causal.holds({"w": Panel("w", sharp, (), ())}) is False
+
+
+def _gapped(n: int, gap: float) -> torch.Tensor:
+    """Causal even rows, except the last row moves ``gap`` from key 0 to key 1."""
+    w = torch.tril(torch.ones(n, n, dtype=torch.float64)) / torch.arange(1, n + 1)[:, None]
+    w[-1, 0] -= gap
+    w[-1, 1] += gap
+    return w
+
+
+@pytest.mark.parametrize("gap", [0.0205, 0.0224, 0.02, 0.0999])
+def test_within_is_never_printed_below_the_gap(gap):
+    # issue 37: "within 0.02 of an even share" was printed for gaps of 0.0205 and 0.0224
+    w = _gapped(6, gap)
+    claim = H.spread_claim("w", w, causal=True, who="These weights")
+    bound = float(claim.text.split("within ")[1].split(" of")[0])
+    assert bound >= gap - 1e-12 and bound - gap < 0.01, claim.text
+    assert claim.holds({"w": Panel("w", w, (), ())})
+    stack = H.spread_claims("w", torch.stack([w, w]), "These weights")
+    assert len(stack) == 1 and f"within {bound:.2f}" in stack[0].text
+
+
+def test_at_least_and_within_between_heads_are_rounded_the_safe_way():
+    n = 6
+    eye, first = torch.eye(n, dtype=torch.float64), torch.zeros(n, n, dtype=torch.float64)
+    first[:, 0] = 1.0
+    # heads 0 and 1 are 0.173 apart; head 2 is 0.527 from head 1 and 0.7 from head 0
+    stack = torch.stack([eye, 0.827 * eye + 0.173 * first, 0.3 * eye + 0.7 * first])
+    d = D.head_distances(stack[:, 1:])
+    assert d[0, 1] == pytest.approx(0.173) and d[1, 2] == pytest.approx(0.527)
+    claim = H.pattern_claim("g", stack)
+    assert "it is at least 0.52 from every other head" in claim.text  # not "0.53"
+    assert "each is within 0.18 of another head" in claim.text  # not "0.17"
+
+
+def test_own_pattern_is_said_of_the_heads_it_holds_for():
+    # issue 37: "each head ... its own pattern" rested on head 2 alone
+    n = 6
+    same = torch.tril(torch.ones(n, n)) / torch.arange(1, n + 1)[:, None]
+    eye = torch.eye(n)
+    stack = torch.stack([same, 0.9 * same + 0.1 * eye, eye, same])
+    claim = H.pattern_claim("g", stack)
+    panels = {"g": Panel("g", stack, (), ())}
+    assert claim.prop == "own_pattern_heads" and claim.keys == ((2,),)
+    assert claim.text.startswith("Head 2 attends with a pattern of its own: it is at least ")
+    assert "Heads 0, 1 and 3 do not: each is within " in claim.text
+    assert "Each head" not in claim.text
+    assert claim.holds(panels)
+    assert not replace(claim, keys=((0, 1, 2, 3),)).holds(panels)
+    # the spread, per head: head 2 is far from an even share, the others close to it
+    spread = H.spread_claims("g", stack, "These weights")
+    assert [c.head for c in spread] == [0, 1, 2, 3]
+    assert spread[2].text.startswith("Head 2's weights are far from an even share")
+    assert spread[0].text.startswith("Head 0's weights are close to an even share")
+    assert all(c.holds(panels) for c in spread)
+    assert not any("every head" in c.text for c in spread)
 
 
 def test_trained_heads_are_named_on_pass_4_and_random_ones_are_not():

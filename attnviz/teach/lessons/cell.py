@@ -155,8 +155,14 @@ class SliderLesson:
 
 
 def slider_lesson(d: derive.Derivation, dim: int, value: float) -> SliderLesson:
-    """``q_i[dim] = value`` and the whole row recomputed (:func:`attnviz.teach.derive.recompute_row`)."""
-    change = derive.recompute_row(d, dim, value)
+    """``q_i[dim] = value`` and the whole row recomputed (:func:`attnviz.teach.derive.recompute_row`).
+
+    The slider starts at the component rounded to its 3 decimals: that value is the
+    component itself (nothing moved), and the sentence says so instead of "goes from 0.1606 to
+    0.1606"; a move too small to change any weight at 4 decimals is said to change none."""
+    now = float(d.q[dim]) if 0 <= dim < d.d_k else math.nan
+    untouched = value == round(now, 3)
+    change = derive.recompute_row(d, dim, now if untouched else value)
     q = "x" if d.shared_input else "q"
     chart = figures.row_change(
         d.row_weights,
@@ -164,17 +170,33 @@ def slider_lesson(d: derive.Derivation, dim: int, value: float) -> SliderLesson:
         d.labels,
         key=d.key,
         title=f"Row {d.query} with {q}<sub>{d.query}</sub>[{dim}] = {value:.3f}",
-        note=f"was {float(d.q[dim]):.3f}",
+        note=f"was {now:.3f}",
     )
     new = float(change.weights[d.key])
     moved = int(torch.argmax((change.weights - d.row_weights).abs()))
-    sentence = (
-        f"With {q}_{d.query}[{dim}] = {value:.3f} (it was {_f(float(d.q[dim]))}), the weight "
-        f"on key {d.key_label} goes from {_f(d.weight)} to {_f(new)}; the largest change in "
-        f"the row is on key {d.labels[moved]} "
-        f"({_f(float(d.row_weights[moved]))} → {_f(float(change.weights[moved]))}). The row "
-        f"still sums to {float(change.weights.sum()):.4f}."
+    total = f"The row still sums to {float(change.weights.sum()):.4f}."
+    same = all(
+        _f(float(a)) == _f(float(b)) for a, b in zip(d.row_weights, change.weights, strict=True)
     )
+    if untouched:
+        sentence = (
+            f"{q}_{d.query}[{dim}] is at its own value ({_f(now)}): nothing has changed yet, "
+            f"and the weight on key {d.key_label} is {_f(d.weight)}. Move the slider to "
+            f"recompute row {d.query}."
+        )
+    elif same:
+        sentence = (
+            f"With {q}_{d.query}[{dim}] = {value:.3f} (it was {_f(now)}), no weight of row "
+            f"{d.query} changes at 4 decimals: the weight on key {d.key_label} stays "
+            f"{_f(d.weight)}. {total}"
+        )
+    else:
+        sentence = (
+            f"With {q}_{d.query}[{dim}] = {value:.3f} (it was {_f(now)}), the weight "
+            f"on key {d.key_label} goes from {_f(d.weight)} to {_f(new)}; the largest change in "
+            f"the row is on key {d.labels[moved]} "
+            f"({_f(float(d.row_weights[moved]))} → {_f(float(change.weights[moved]))}). {total}"
+        )
     return SliderLesson(change, chart, sentence)
 
 

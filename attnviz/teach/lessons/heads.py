@@ -8,6 +8,7 @@ grown induction model's, page 8); the growing page uses the naming for its heads
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,9 @@ ALIKE_BELOW = 0.1
 # NEAR_EVEN_RATIO times an even share.
 NEAR_EVEN = 0.1
 NEAR_EVEN_RATIO = 1.5
+# "Far from an even share" when some visible weight lies at least this far from it; between the
+# two, neither is said.
+FAR_FROM_EVEN = 0.5
 DISTANCE_WORDS = (
     "the mean total-variation distance between their rows 1 … T−1: 0 when two heads attend "
     "alike, 1 when they put their weight on different keys"
@@ -41,39 +45,134 @@ def _printed(value: float, *thresholds: float) -> str:
     return f"{two:.2f}"
 
 
+def heads_words(heads: Sequence[int], capital: bool = False) -> str:
+    """ "head 2", "heads 0 and 1", "heads 0, 1 and 3" ("Head 2" with ``capital``)."""
+    word = "Head" if capital else "head"
+    if len(heads) == 1:
+        return f"{word} {heads[0]}"
+    listed = ", ".join(str(h) for h in heads[:-1])
+    return f"{word}s {listed} and {heads[-1]}"
+
+
+def own_pattern_heads(weights: torch.Tensor) -> tuple[int, ...]:
+    """The heads of a (H, T, T) stack whose rows 1 … T−1 are at least :data:`DIFFER_AT` from
+    every other head's (:func:`attnviz.models.detectors.head_distances`): the heads with a
+    pattern of their own."""
+    d = D.head_distances(weights[:, 1:])
+    np.fill_diagonal(d, np.inf)
+    return tuple(h for h in range(d.shape[0]) if float(d[h].min()) >= DIFFER_AT)
+
+
 def pattern_claim(key: str, weights: torch.Tensor) -> Claim | None:
-    """Whether the heads of a (H, T, T) stack differ, with the largest distance between two of
-    them (:func:`attnviz.models.detectors.head_distances` over rows 1 … T−1); None for one head or one
-    token. "its own pattern" is said only at :data:`DIFFER_AT` or more."""
+    """Which heads of a (H, T, T) stack attend with a pattern of their own, named per head: a
+    head does when every other head is at least :data:`DIFFER_AT` from it
+    (:func:`attnviz.models.detectors.head_distances` over rows 1 … T−1). None for one head or
+    one token."""
     if weights.dim() != 3 or weights.shape[0] < 2 or weights.shape[-1] < 2:
         return None
     d = D.head_distances(weights[:, 1:])
     g, h = np.unravel_index(int(np.argmax(d)), d.shape)
     top = float(d[g, h])
+    nearest = d + np.diag(np.full(d.shape[0], np.inf))
+    own = own_pattern_heads(weights)
+    rest = tuple(x for x in range(d.shape[0]) if x not in own)
+    if own:
+        least = float(min(nearest[x].min() for x in own))
+        shown = f"{_floor(least):.2f}"  # "at least": rounded down
+        if not rest:
+            text = (
+                "Each head attends over the same tokens with its own pattern: every two "
+                f"heads' rows are at least {shown} apart ({DISTANCE_WORDS})."
+            )
+        else:
+            close = float(max(nearest[x].min() for x in rest))
+            one = len(own) == 1
+            text = (
+                f"{heads_words(own, capital=True)} {'attends' if one else 'attend'} with "
+                f"{'a pattern of its own' if one else 'patterns of their own'}: "
+                f"{'it is' if one else 'each is'} at least {shown} from every other head "
+                f"({DISTANCE_WORDS}). {heads_words(rest, capital=True)} "
+                f"{'does' if len(rest) == 1 else 'do'} not: "
+                f"{'it is' if len(rest) == 1 else 'each is'} within "
+                f"{_bound(close):.2f} of another head."
+            )
+        return Claim(text, key, "own_pattern_heads", DIFFER_AT, keys=(own,))
     shown = _printed(top, DIFFER_AT, ALIKE_BELOW)
-    if top >= DIFFER_AT:
+    if top < ALIKE_BELOW:
         text = (
-            "Each head attends over the same tokens with its own pattern: heads "
-            f"{min(g, h)} and {max(g, h)} differ by {shown} ({DISTANCE_WORDS})."
-        )
-    elif top < ALIKE_BELOW:
-        text = (
-            f"The heads barely differ: no two heads' rows are more than {shown} apart "
+            f"The heads barely differ: no two heads' rows are more than {_bound(top):.2f} apart "
             f"({DISTANCE_WORDS}), so they attend almost alike."
         )
-    else:
+    elif top < DIFFER_AT:
         text = (
             f"The heads differ only somewhat: the two most different, heads {min(g, h)} and "
             f"{max(g, h)}, are {shown} apart ({DISTANCE_WORDS}); heads with patterns of their "
             f"own are {DIFFER_AT} or more apart."
         )
+    else:
+        close = float(max(nearest[x].min() for x in range(d.shape[0])))
+        text = (
+            f"No head attends with a pattern of its own: each is within "
+            f"{_bound(close):.2f} of another head ({DISTANCE_WORDS}), though heads "
+            f"{min(g, h)} and {max(g, h)} are {shown} apart."
+        )
     return Claim(text, key, "largest_head_distance_near", round(top, 3))
+
+
+def _gaps(weights: torch.Tensor) -> torch.Tensor:
+    """(..., T, T) causal weights -> (...,): the largest |w_ij − 1/(i + 1)| over j <= i."""
+    n = weights.shape[-1]
+    w = weights.detach().to(torch.float64)
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    even_rows = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
+    return (w - even_rows).abs().masked_fill(~seen, 0.0).amax(dim=(-2, -1))
+
+
+def _bound(gap: float) -> float:
+    """``gap`` rounded up to 2 decimals: "within 0.03" for a gap of 0.0205, never "0.02"."""
+    return max(math.ceil(gap * 100 - 1e-6), 0) / 100  # float32 noise is not a cent
+
+
+def _floor(value: float) -> float:
+    """``value`` rounded down to 2 decimals: "at least 0.52" for 0.527, never "0.53"."""
+    return math.floor(value * 100 + 1e-6) / 100
+
+
+def _band(gap: float) -> str:
+    if gap <= NEAR_EVEN:
+        return "close"
+    return "far" if gap >= FAR_FROM_EVEN else "between"
+
+
+def _spread_text(who: str, verb: str, gap: float) -> str:
+    band = _band(gap)
+    if band == "close":
+        return (
+            f"{who} {verb} close to an even share: every weight is within {_bound(gap):.2f} of "
+            "an even share of the keys its row can see (1/(i + 1) in row i)."
+        )
+    if band == "far":
+        return (
+            f"{who} {verb} far from an even share: a weight lies {_printed(gap, FAR_FROM_EVEN)} "
+            "away from an even share of the keys its row can see (1/(i + 1) in row i)."
+        )
+    return (
+        f"{who} {verb} neither close to an even share nor far from it: no weight is more than "
+        f"{_bound(gap):.2f} from an even share of the keys its row can see (1/(i + 1) in row "
+        f"i); close is within {NEAR_EVEN}, far is {FAR_FROM_EVEN} or more."
+    )
+
+
+def _spread_claim_of(text: str, key: str, gap: float, head: int | None = None) -> Claim:
+    if _band(gap) == "far":
+        return Claim(text, key, "largest_gap_to_even_near", round(gap, 3), head=head)
+    return Claim(text, key, "causal_near_even", _bound(gap), head=head)
 
 
 def spread_claim(key: str, weights: torch.Tensor, *, causal: bool, who: str) -> Claim | None:
     """How far attention weights are from an even share, in numbers. ``causal``: row i sees
     keys 0 … i (passes 3 and 4), else every row sees all T keys (pass 2). ``who`` starts the
-    sentence ("These random weights")."""
+    sentence ("These random weights"). A bound ("within 0.03") is the largest gap rounded up."""
     n = weights.shape[-1]
     if n == 0:
         return None
@@ -90,21 +189,22 @@ def spread_claim(key: str, weights: torch.Tensor, *, causal: bool, who: str) -> 
             "max_near",
             round(top, 3),
         )
-    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
-    even_rows = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
-    gap = float((w - even_rows).abs()[..., seen].max())
-    shown = _printed(gap, NEAR_EVEN)
-    if gap <= NEAR_EVEN:
-        text = (
-            f"{who} are close to an even share: every weight is within {shown} of an even "
-            "share of the keys its row can see (1/(i + 1) in row i)."
-        )
-    else:
-        text = (
-            f"{who} are far from an even share: a weight lies {shown} away from an even share "
-            "of the keys its row can see (1/(i + 1) in row i)."
-        )
-    return Claim(text, key, "largest_gap_to_even_near", round(gap, 3))
+    gap = float(_gaps(w).max())
+    return _spread_claim_of(_spread_text(who, "are", gap), key, gap)
+
+
+def spread_claims(key: str, weights: torch.Tensor, who: str) -> tuple[Claim, ...]:
+    """:func:`spread_claim` for a (H, T, T) stack of causal weights, per head: one sentence
+    for every head when all are in the same band (close, between, far), else one sentence per
+    head naming it. ``who``: "These trained weights"."""
+    gaps = [float(g) for g in _gaps(weights)]
+    if len(gaps) == 1 or len({_band(g) for g in gaps}) == 1:
+        claim = spread_claim(key, weights, causal=True, who=f"{who} (every head)")
+        return (claim,) if claim is not None else ()
+    return tuple(
+        _spread_claim_of(_spread_text(f"Head {h}'s weights", "are", g), key, g, head=h)
+        for h, g in enumerate(gaps)
+    )
 
 
 def repeat_ids(labels: Sequence[str]) -> tuple[int, ...]:

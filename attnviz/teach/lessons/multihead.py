@@ -33,7 +33,7 @@ from attnviz.teach import bugs
 from attnviz.teach import checks as live_checks
 from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import scores_panel, vectors_panel, weights_panel
-from attnviz.teach.lessons.heads import name_claims, pattern_claim, spread_claim
+from attnviz.teach.lessons.heads import name_claims, pattern_claim, spread_claims
 from attnviz.teach.panel import (
     CAUSAL_WEIGHTS,
     HOLDS_DROPPED,
@@ -445,8 +445,7 @@ def heads_claims(grid: Panel, spec: tracing.ModuleSpec) -> tuple[Claim, ...]:
     pattern = pattern_claim(grid.key, grid.values)
     out += [pattern] if pattern is not None else []
     who = "These trained weights" if spec.trained else "These random weights"
-    spread = spread_claim(grid.key, grid.values, causal=True, who=f"{who} (every head)")
-    out += [spread] if spread is not None else []
+    out += spread_claims(grid.key, grid.values, who)
     if spec.trained is not None:
         layer = spec.trained.layer
         out += name_claims(
