@@ -188,7 +188,16 @@ def test_the_table_names_each_bugs_badge_by_the_title_the_page_shows(kind):
     at = open_app(page=kind)
     rows = table_rows(at, kind)
     assert [row[0] for row in rows] == [bug.title for bug in bugs.bugs_for(kind)]
-    assert [row[1] for row in rows] == [CHECK_TITLES[bug.check] for bug in bugs.bugs_for(kind)]
+    # issue 37: a bug that makes PyTorch raise is caught by that error, never by a check
+    # (no check runs): at the defaults both of page 3's raise
+    raising = {"unsliced_mask", "global_transpose"} if kind == "causal" else set()
+    assert {b.key for b in bugs.bugs_for(kind) if b.raises} == raising
+    for bug, row in zip(bugs.bugs_for(kind), rows, strict=True):
+        if bug.key in raising:
+            assert row[1].startswith("PyTorch itself: it raises RuntimeError here ("), row
+            assert CHECK_TITLES[bug.check] not in row[1]
+        else:
+            assert row[1] == CHECK_TITLES[bug.check]
     assert not any("_" in row[1] for row in rows)  # no code names
     # At the defaults no setting hides any of them.
     assert [row[3] for row in rows] == ["no"] * len(rows)

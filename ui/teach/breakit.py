@@ -20,20 +20,39 @@ NONE = links.NO_BUG
 
 INTRO = (
     "Each classic bug below is one line away from the engine's code. Turn one on to see what it "
-    "does to the numbers, and which live check catches it."
+    "does to the numbers, and which live check catches it (or the error PyTorch raises)."
 )
 
 
-def bug_table(pass_kind: str, hidden: dict[str, str | None]) -> str:
+def caught_by(bug: bugs.Bug, error: str | None) -> str:
+    """The table's "caught by" cell: the error PyTorch raises when the bug makes it raise at
+    these settings (no check ever runs then), else the title of the check's badge."""
+    if error is not None:
+        return f"PyTorch itself: it raises RuntimeError here ({_first_clause(error)})"
+    return live_checks.TITLES[bug.check]
+
+
+def _first_clause(error: str, limit: int = 90) -> str:
+    line = error.strip().splitlines()[0] if error.strip() else "RuntimeError"
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def bug_table(
+    pass_kind: str, hidden: dict[str, str | None], errors: dict[str, str | None] | None = None
+) -> str:
     """The pass's bugs as a Markdown table (the engine's own text, escaped all the same). A bug
-    is caught by its check's badge, named by the badge's title; the last column says whether
-    these settings hide it (what it does here is said once it is turned on, from its run)."""
+    is caught by its check's badge, named by the badge's title, or, when it makes PyTorch
+    raise at these settings (``errors``: bug key -> the error, from its run), by that error;
+    the last column says whether these settings hide it (what it does here is said once it is
+    turned on, from its run)."""
+    errors = errors or {}
     rows = [
         "| bug | caught by | what goes wrong | hidden by these settings? |",
         "|---|---|---|---|",
     ]
     for bug in bugs.bugs_for(pass_kind):
-        cells = (bug.title, live_checks.TITLES[bug.check], bug.symptom, hidden[bug.key] or "no")
+        by = caught_by(bug, errors.get(bug.key))
+        cells = (bug.title, by, bug.symptom, hidden[bug.key] or "no")
         rows.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join(rows)
 
@@ -61,8 +80,17 @@ def break_it(
     from ui import cache
 
     st.subheader("Break it")
-    st.markdown(INTRO + "\n\n" + bug_table(pass_kind, hidden))  # one element: the intro, the table
     page_bugs = bugs.bugs_for(pass_kind)
+
+    def ran(bug_key: str):
+        return cache.lesson_of(
+            ("bug", pass_kind, *key, bug_key), lambda: _outcome(bug_key, x, spec, labels)
+        )
+
+    # the bugs that can make PyTorch raise: run (once per setting) to know if they do here
+    errors = {bug.key: ran(bug.key)[0].error for bug in page_bugs if bug.raises}
+    # one element: the intro, the table
+    st.markdown(INTRO + "\n\n" + bug_table(pass_kind, hidden, errors))
     titles = {bug.title: bug for bug in page_bugs}
     choice = st.selectbox(
         "Turn on a bug", [NONE, *titles], key=url.bug(pass_kind), bind="query-params"
@@ -75,9 +103,7 @@ def break_it(
     if reason:
         hint = " (turn off book mode first)" if book else ""
         st.warning(md_escape(f"This bug is {reason}{hint}."))
-    outcome, right_check, drawn = cache.lesson_of(
-        ("bug", pass_kind, *key, bug.key), lambda: _outcome(bug.key, x, spec, labels)
-    )
+    outcome, right_check, drawn = ran(bug.key)
     st.markdown(md_escape(f"At these settings: {outcome.verdict}."))
     if outcome.error or outcome.wrong is None or outcome.check is None:
         st.error("With this bug the pass does not run. PyTorch raises:")
