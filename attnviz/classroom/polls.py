@@ -72,6 +72,10 @@ class Limits:
     max_polls: int = 100  # polls taking answers or revealed; a closed poll frees its place
     max_stored: int = 300  # polls kept at all, closed ones too (their counts, until they expire)
     polls_per_presenter: int = 5  # polls not closed, per presenter's browser
+    # Polls one network address opens in an hour, per server process (a browser token is the
+    # client's to make up, its address is not; a school's one NAT address has room for several
+    # presenters). Held in the process only: no address is ever written.
+    polls_per_address_hour: int = 20
     max_answers: int = 500  # distinct browsers per round of one poll
     join_burst: int = 60  # new browsers a poll admits at once (a class arriving) ...
     joins_per_minute: int = 30  # ... and then this many a minute
@@ -84,6 +88,7 @@ class Limits:
             self.max_polls,
             self.max_stored,
             self.polls_per_presenter,
+            self.polls_per_address_hour,
             self.max_answers,
             self.join_burst,
             self.joins_per_minute,
@@ -708,6 +713,27 @@ class PollStore(ABC):
         self.limits = limits
         self._down_message = UNAVAILABLE_MESSAGE
         self._down_until = 0.0  # time.monotonic() before which the store is not tried
+        # Network address -> when it opened its polls of the last hour (this process only).
+        self._opened_from: dict[str, list[float]] = {}
+        self._opened_lock = threading.Lock()
+
+    def _now(self) -> float:
+        return time.monotonic()
+
+    def _opened_recently(self, address: str, record: bool) -> int:
+        """How many polls ``address`` opened in the last hour (counting this one if
+        ``record``). The map forgets an address an hour after its last poll and holds at most
+        10,000 of them, oldest dropped first."""
+        with self._opened_lock:
+            now = self._now()
+            recent = [t for t in self._opened_from.pop(address, []) if now - t < 3600]
+            if record:
+                recent.append(now)
+            if recent:
+                self._opened_from[address] = recent  # re-inserted: the newest last
+            while len(self._opened_from) > 10_000:
+                del self._opened_from[next(iter(self._opened_from))]
+            return len(recent)
 
     # The storage primitives (they may raise StoreDown, or the backend's own errors listed in
     # _down_errors). A poll's fields are a flat str -> str map; answers a map per round from a
@@ -797,11 +823,14 @@ class PollStore(ABC):
         return True
 
     # --- presenter: create ------------------------------------------------------------------------
-    def create(self, question: PollQuestion, owner: str | None = None) -> Created | Refused:
+    def create(
+        self, question: PollQuestion, owner: str | None = None, address: str | None = None
+    ) -> Created | Refused:
         """Open a poll on ``question`` (round 1, spread hidden); return its join code and secret.
         ``owner``: the presenter's browser token; that browser then holds the controls without
         the secret, and its polls that are not closed count against
-        :attr:`Limits.polls_per_presenter`."""
+        :attr:`Limits.polls_per_presenter`. ``address``: the client's network address, for
+        :attr:`Limits.polls_per_address_hour` (kept in this process only)."""
         try:
             answer = question.answer
             key = answer.encode(answer.clean(question.key))
@@ -873,11 +902,21 @@ class PollStore(ABC):
             ),
         }
 
+        per_address = limits.polls_per_address_hour
+        if address and self._opened_recently(address, record=False) >= per_address:
+            return Refused(
+                "too_many_polls",
+                f"{per_address} polls were opened from this network address within the last "
+                "hour, the most this server takes from one address: try again later.",
+            )
+
         def run() -> Created | Refused:
             for _ in range(8):  # a taken code is a one-in-a-billion event; try another
                 code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
                 outcome = self._insert(code, fields)
                 if outcome == "ok":
+                    if address:
+                        self._opened_recently(address, record=True)
                     return Created(code, secret)
                 if outcome in refusals:
                     return refusals[outcome]
@@ -1136,6 +1175,9 @@ class MemoryPollStore(PollStore):
         self._clock = clock
         self._lock = threading.Lock()
         self._polls: dict[str, _Held] = {}
+
+    def _now(self) -> float:
+        return self._clock()
 
     def _live(self, code: str) -> _Held | None:
         held = self._polls.get(code)

@@ -17,10 +17,15 @@ from bench.support.network import free_port
 READY = haproxy.READY
 
 
+FORWARDED: list[str] = []  # the X-Forwarded-For of every page request the replicas got
+
+
 def busy_replica(name: str) -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             busy = self.path.startswith(READY)
+            if not busy:
+                FORWARDED.append(self.headers.get("X-Forwarded-For", ""))
             body = b"not ready" if busy else name.encode()
             self.send_response(503 if busy else 200)
             self.send_header("Content-Length", str(len(body)))
@@ -75,6 +80,8 @@ def test_replicas_that_fail_their_checks_still_get_students(artifacts):
         assert {body for _, body in served} == set(haproxy.REPLICAS)  # both, round robin
         # A student keeps her replica by its cookie, through the unchecked lines too.
         assert get(f"http://127.0.0.1:{port}/", "replica-b") == (200, "replica-b")
+        # The replicas learn the client's address (the app's polls per address).
+        assert FORWARDED == ["127.0.0.1"] * 5, FORWARDED
     finally:
         proc.terminate()
         proc.wait(10)

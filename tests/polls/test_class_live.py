@@ -26,6 +26,7 @@ from bench import loadtest
 from bench.support.network import proxy_env
 from bench.support.redis_server import RedisServer
 from bench.support.server import running_app
+from ui.classroom.poll_views import STORE_RETRY
 
 pytestmark = pytest.mark.slow
 
@@ -225,9 +226,12 @@ def test_redis_stopping_mid_poll_is_said_and_restarting_it_lets_a_new_poll_run(
                     seen["phone"] = await phones[0].reload()
                     await lesson.connect()
                     seen["lesson"] = await lesson.rerun(step)
+                    seen["waiting"] = projector.fragment
                     redis_server.start()
                     await asyncio.sleep(1.5)  # past the store's one-second pause after a failure
-                    seen["after"] = await projector.full()
+                    # No reload: the page's own timer asks the store again and, once it
+                    # answers, runs the whole page.
+                    seen["after"] = await projector.refresh()
                     again = CP.Projector(url)
                     await again.open(CP.CHOICE_PASS)
                     student = CP.Student(url, again.code)
@@ -253,9 +257,11 @@ def test_redis_stopping_mid_poll_is_said_and_restarting_it_lets_a_new_poll_run(
         assert any(t.startswith(UNAVAILABLE) for t in r.texts()), (name, r.texts())
     lesson = seen["lesson"]
     assert lesson.errors == [] and lesson.charts, lesson.errors  # the lessons keep working
+    assert seen["waiting"] is not None and seen["waiting"][1] == STORE_RETRY, seen["waiting"]
     after = seen["after"]
     # Redis came back empty (the tests' Redis saves nothing): the old poll is gone, said so.
-    assert any(re.match("There is no poll with this code", t) for t in after.texts())
+    lost = [t for t in after.texts() if t.startswith("There is no poll with this code")]
+    assert len(lost) == 1 and "The poll store restarted less than a minute ago" in lost[0], lost
     assert not after.exceptions
     assert any(t.startswith("Answer recorded") for t in seen["answered"].texts())
     assert seen["new"].answered() == 1

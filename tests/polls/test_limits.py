@@ -193,3 +193,20 @@ def test_after_a_redis_restart_a_lost_poll_is_named_as_lost():
         assert "polls opened before then were lost" in lost.message
         assert store.presenter_view(poll.code, poll.secret).message == lost.message
         store.client.close()
+
+
+def test_one_network_address_opens_its_share_of_polls_an_hour(store_on, backend, clock):
+    store = store_on(backend, polls_per_address_hour=3)
+    for i in range(3):  # a new browser token each time: a script making them up
+        created(store.create(choice_question(), owner=f"made-up-token-{i:04d}", address="10.0.0.7"))
+    fourth = store.create(choice_question(), owner="made-up-token-9999", address="10.0.0.7")
+    assert fourth == Refused(
+        "too_many_polls",
+        "3 polls were opened from this network address within the last hour, the most this "
+        "server takes from one address: try again later.",
+    )
+    created(store.create(choice_question(), address="10.0.0.8"))  # another address
+    created(store.create(choice_question()))  # no address known (a laptop's own presenter)
+    if backend == "memory":
+        clock.now += 3600
+        created(store.create(choice_question(), address="10.0.0.7"))

@@ -55,6 +55,9 @@ PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this lon
 PHONE_REFRESH = 5.0  # seconds: a phone notices the next round, the spread or the reveal
 QR_WIDTH = 340  # px on the projector
 PUBLIC_URL_ENV = join_address.PUBLIC_URL_ENV  # the address phones use, when the presenter's is not
+# "true" where a balancer that sets X-Forwarded-For (deploy/haproxy.cfg) is the only way in:
+# its last entry is then the client's address, for the store's polls per address.
+TRUST_FORWARDED_ENV = "ATTNVIZ_TRUST_FORWARDED_FOR"
 STORE_RETRY = 2.0  # seconds: a page that found the store down asks again this often
 EXPIRY_CHECK = 60.0  # seconds: the presenter's page looks at the time a poll has left
 EXPIRY_WARNING = 30 * 60  # seconds left when the presenter is told to download the counts
@@ -188,10 +191,21 @@ def open_poll(question: Q.Question) -> polls.Created | polls.Refused:
         asked = poll_questions.poll_question(question)
     except ValueError as error:
         return polls.Refused("bad_question", f"This question cannot be polled: {error}.")
-    created = store().create(asked, owner=browser_token.token())
+    created = store().create(asked, owner=browser_token.token(), address=client_address())
     if isinstance(created, polls.Created):
         _keep_secret(created)
     return created
+
+
+def client_address() -> str | None:
+    """This session's network address, for the polls one address may open an hour: the last
+    X-Forwarded-For entry (the balancer's own) where ``ATTNVIZ_TRUST_FORWARDED_FOR`` says so,
+    else the connection's (None on localhost: a laptop's own presenter is not counted)."""
+    if os.environ.get(TRUST_FORWARDED_ENV, "").strip().lower() in ("1", "true", "yes"):
+        forwarded = st.context.headers.get_all("X-Forwarded-For")
+        if forwarded:
+            return forwarded[-1].split(",")[-1].strip() or None
+    return st.context.ip_address
 
 
 def presenter_link(created: polls.Created) -> dict[str, str]:
