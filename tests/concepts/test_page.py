@@ -77,6 +77,12 @@ def send(at: AppTest, form: str, picks) -> AppTest:
     return at
 
 
+def own_line(at: AppTest) -> list[str]:
+    """The headline of a student's own before and after."""
+    found = [unescape(m.value) for m in at.markdown]
+    return [t.removeprefix("#### ") for t in found if t.startswith("#### Before:")]
+
+
 def texts(at: AppTest) -> str:
     found = []
     for kind in ("markdown", "caption", "info", "warning", "error", "success", "subheader"):
@@ -102,9 +108,7 @@ def test_a_student_alone_sees_her_own_before_and_after(store):
     assert not any(t in sent_text(at) for t in KEY_TEXTS)  # still sealed
     send(at, "concepts_solo_after", AFTER)
     before_right, after_right = K // 2, K - 1
-    (headline,) = [
-        unescape(h.value) for h in at.subheader if unescape(h.value).startswith("Before:")
-    ]
+    (headline,) = own_line(at)
     g = (after_right - before_right) / (K - before_right)
     assert headline == (
         f"Before: {before_right} of {K} right ({round(100 * before_right / K)}%); after: "
@@ -215,8 +219,8 @@ def test_a_class_before_and_after_on_the_projector_and_the_csv(store, monkeypatc
     p = phones[0]
     p.run()
     page = texts(p)
-    assert "The class: " + summary in page
-    (own,) = [unescape(h.value) for h in p.subheader if unescape(h.value).startswith("Before:")]
+    assert "The class. " + summary in page
+    (own,) = own_line(p)
     g = ((K - 1) / K - (K // 2) / K) / (1 - (K // 2) / K)
     assert own == (
         f"Before: {K // 2} of {K} right ({round(100 * (K // 2) / K)}%); after: {K - 1} of {K} "

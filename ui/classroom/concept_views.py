@@ -153,7 +153,7 @@ def own_results(before: Sequence[int], after: Sequence[int] | None) -> None:
             f"Your normalized gain g = {C.gain_text(gain)}"
             + (" (you were right on every question before)" if gain is None else "")
         )
-    st.subheader(line + ".")
+    st.markdown(f"#### {md_escape(line)}.")
     st.caption(
         "g = (after − before) / (100% − before): the share of what you did not know before "
         "that you know now (1 is all of it; below 0, fewer right than before)."
@@ -303,6 +303,11 @@ def projector(code: str, secret: str) -> None:
             "cannot be read here."
         )
         return
+    if view.key is not None:  # the results: nobody joins any more, they fill the screen
+        st.caption(md_escape(f"Check {clean} · {_answered_line(view)}"))
+        _controls(clean, secret, view)
+        results(CP.report(view))
+        return
     left, right = st.columns([2, 3], gap="large")
     with left:
         link = join_link(clean)
@@ -320,8 +325,6 @@ def projector(code: str, secret: str) -> None:
         else:
             st.markdown(f"### {_answered_line(view)}")
     _controls(clean, secret, view)
-    if view.key is not None:
-        results(CP.report(view))
 
 
 def _answered_line(view: polls.PresenterView) -> str:
@@ -539,7 +542,7 @@ def phone(code: str) -> None:
                     view.code, view.state, view.payload, view.settings, view.answer, view.tally
                 )
             )
-            st.markdown(md_escape("The class: " + CP.summary_line(result)))
+            st.caption(md_escape("The class. " + CP.summary_line(result)))
         if before is not None:
             own_results(before, after)
         else:
