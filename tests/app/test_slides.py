@@ -13,6 +13,7 @@ import torch
 
 from attnviz.teach import export
 from tests.derive.test_reproduce import _numbers, run_snippets
+from ui.numbers import shown_texts
 
 from .conftest import exceptions, open_app
 from .test_content_late import numbers_box, open_numbers, table_in
@@ -45,10 +46,19 @@ def test_the_latex_shown_is_the_bmatrix_of_the_figures_numbers_and_labels(page, 
     assert not exceptions(at)
     table = table_in(at, key)
     (latex,) = codes(at, key, "latex")
-    values = torch.from_numpy(table.to_numpy(dtype=np.float32))
+    values = torch.from_numpy(shown_numbers(table))
     assert latex == export.bmatrix(values, list(table.index), list(table.columns))
     if key == "p3_masked":
         assert r"-\infty" in latex
+
+
+def shown_numbers(table) -> np.ndarray:
+    """A numbers table's values as float32: a table holding a masked score is sent as text
+    ("−∞", each value to 4 decimals)."""
+    named = {"−∞": "-inf", "+∞": "inf"}
+    return table.map(lambda v: named.get(v, v) if isinstance(v, str) else v).to_numpy(
+        dtype=np.float32
+    )
 
 
 def test_the_latex_of_the_heads_grid_has_one_bmatrix_per_head():
@@ -73,7 +83,7 @@ def snippet_numbers(tmp_path, snippets: list[str]) -> list[list[float]]:
 def snippet_and_numbers(at, key: str, head: int | None = None) -> tuple[str, np.ndarray]:
     """The box's Reproduce snippet and the numbers its table holds (of ``head`` for a stack)."""
     (code,) = [c for c in codes(at, key, "python") if c.startswith("# attnviz, ")]
-    table = table_in(at, key).to_numpy(dtype=np.float32)
+    table = table_in(at, key).to_numpy()
     if head is not None:
         n = table.shape[1]
         table = table[head * n : (head + 1) * n]
@@ -101,7 +111,11 @@ def test_the_reproduce_snippets_on_the_pages_print_the_figures_numbers(tmp_path)
     printed = snippet_numbers(tmp_path, [code for code, _ in cases])
     for (code, numbers), got in zip(cases, printed, strict=True):
         title = code.splitlines()[0]
-        np.testing.assert_array_equal(np.float32(got).reshape(numbers.shape), numbers, title)
+        got = np.float32(got).reshape(numbers.shape)
+        if numbers.dtype.kind == "f":  # every digit
+            np.testing.assert_array_equal(got, numbers.astype(np.float32), title)
+        else:  # a table holding −∞ is sent as the text it shows: 4 decimals
+            assert shown_texts(got) == [str(v) for v in numbers.ravel()], title
     assert "head 2's masked scores" in cases[3][0].splitlines()[0]
     assert "head 1's weights the context used" in cases[4][0].splitlines()[0]
     assert "SelfAttention_v1" in cases[1][0] and "book mode" in cases[1][0]
