@@ -950,6 +950,25 @@ class PollStore(ABC):
 
         return self._guarded(run)
 
+    def own_answers(self, code: str, session_id: str) -> tuple[Any, ...] | Refused:
+        """This session's answer in every round so far (None where it gave none): what a page
+        shows a student of her own rounds (the concept check's before and after), a reload
+        included. Nobody else's answer is read."""
+
+        def run() -> tuple[Any, ...] | Refused:
+            poll = self._load(code)
+            if isinstance(poll, Refused):
+                return poll
+            if poll.state.phase == "closed":
+                return CLOSED
+            if not _valid_session(session_id):
+                return Refused("bad_answer", "This page has no session.")
+            sid = _salted(poll.salt, session_id)
+            stored = [self._own_answer(poll.code, r, sid) for r in range(1, poll.state.round + 1)]
+            return tuple(None if text is None else poll.answer.decode(text) for text in stored)
+
+        return self._guarded(run)
+
     def answer(self, code: str, session_id: str, round: int, value: object) -> Answered | Refused:
         """Record this session's answer for ``round``; a second answer in a round replaces the
         first (the tally moves one count)."""

@@ -190,3 +190,21 @@ def test_the_picks_format_reads_back_what_it_wrote():
     assert form.decode(form.encode(value)) == value
     assert form.matches(value, list(value)) and not form.matches(value, (0,) * K)
     assert CP.same_items(CP.payload()) and not CP.same_items({**CP.payload(), "items": ["x"]})
+
+
+def test_a_phone_reads_back_its_own_rounds_and_nobody_else_s(concept_store, backend):
+    store = concept_store(backend)
+    poll = class_check(store)
+    take(store, poll.code, CP.BEFORE, RIGHT_BEFORE, students=range(2))
+    assert store.own_answers(poll.code, session(0)) == (tuple(answers(0, RIGHT_BEFORE)),)
+    assert store.own_answers(poll.code, session(7)) == (None,)  # never answered
+    store.reask(poll.code, poll.secret)
+    take(store, poll.code, CP.AFTER, RIGHT_AFTER, students=[1])
+    assert store.own_answers(poll.code, session(0)) == (tuple(answers(0, RIGHT_BEFORE)), None)
+    assert store.own_answers(poll.code, session(1)) == (
+        tuple(answers(1, RIGHT_BEFORE)),
+        tuple(answers(1, RIGHT_AFTER)),
+    )
+    store.close(poll.code, poll.secret)
+    closed = store.own_answers(poll.code, session(1))
+    assert isinstance(closed, Refused) and closed.reason == "closed"

@@ -17,8 +17,8 @@ from attnviz.classroom import concept_polls as CP
 from attnviz.classroom.polls import MemoryPollStore
 from attnviz.teach import concepts as C
 from bench.support.pages import ROOT
+from ui.classroom import browser_token, poll_views
 from ui.classroom import concept_views as V
-from ui.classroom import poll_views
 
 APP = ROOT / "app.py"
 PAGE = "pages/concept-check.py"
@@ -216,6 +216,16 @@ def test_a_class_before_and_after_on_the_projector_and_the_csv(store, monkeypatc
         2 * K
     )
 
+    # A reload (a new session of the same browser) still finds her own before and after.
+    token = phones[1].session_state[browser_token.TOKEN_KEY]
+    again = AppTest.from_file(str(APP), default_timeout=120)
+    again.session_state[browser_token.TOKEN_KEY] = token
+    again.query_params["join"] = code
+    again.run()
+    again.switch_page(PAGE).run()
+    assert not again.exception
+    assert own_line(again) == own_line(phones[1].run()) != []
+
     p = phones[0]
     p.run()
     page = texts(p)
@@ -238,3 +248,14 @@ def test_a_bad_code_or_a_wrong_secret_gets_a_sentence(store):
     assert "secret" not in at.query_params
     at = open_page({"join": "ABCDEF"})
     assert "There is no poll with this code" in texts(at)
+
+
+def test_a_concept_check_s_code_on_the_poll_page_opens_the_check(store):
+    made = store.create(CP.poll_question())
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["join"] = made.code
+    at.run()
+    at.switch_page("pages/poll.py").run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["Concept check"]
+    assert len(radios(at, f"concepts_{made.code}_r1")) == K

@@ -532,10 +532,10 @@ def phone(code: str) -> None:
             who = f"{clean}:{browser_token.token()}"
             questions_form(form, who, CP.ROUND_NAMES[s.round], _phone_send, (clean, s.round, form))
     elif view.key is not None:
-        before = mine.get((clean, CP.BEFORE))
-        after = mine.get((clean, CP.AFTER))
-        if after is None and view.your_answer is not None and s.round == CP.AFTER:
-            after = tuple(view.your_answer)
+        own = poll_views.store().own_answers(clean, browser_token.token())
+        stored = () if isinstance(own, polls.Refused) else own
+        before = _first(stored[CP.BEFORE - 1 :], mine.get((clean, CP.BEFORE)))
+        after = _first(stored[CP.AFTER - 1 :], mine.get((clean, CP.AFTER)))
         if view.tally:
             result = CP.report(
                 polls.PresenterView(
@@ -547,12 +547,20 @@ def phone(code: str) -> None:
             own_results(before, after)
         else:
             st.info(
-                "This phone has no answers of yours before the lesson (another browser, or "
-                "the page was reloaded): here are the right answers."
+                "This browser sent no answers before the lesson (another phone, or cookies "
+                "cleared): here are the right answers."
             )
             for i, item in enumerate(C.ITEMS):
                 st.markdown(f"**{i + 1}.** {md_escape(item.answer.text)}")
     _watch(clean, s)
+
+
+def _first(stored: Sequence[Any], kept: tuple[int, ...] | None) -> tuple[int, ...] | None:
+    """A round's own answers: the store's (this browser's, a reload included), else what this
+    session kept when it sent them."""
+    if stored and stored[0] is not None:
+        return tuple(stored[0])
+    return kept
 
 
 @st.fragment(run_every=poll_views.PHONE_REFRESH)

@@ -41,7 +41,7 @@ from typing import Any
 
 import streamlit as st
 
-from attnviz.classroom import join_address, poll_questions, polls
+from attnviz.classroom import concept_polls, join_address, poll_questions, polls
 from attnviz.teach import questions as Q
 from ui import cache, charts, state, url
 from ui.classroom import browser_token
@@ -49,6 +49,7 @@ from ui.text import md_escape
 
 URL_PATH = "poll"
 PAGE_FILE = "pages/poll.py"
+CONCEPT_PAGE = "pages/concept-check.py"  # a concept check's join code opens there
 JOIN, POLL, SECRET = url.JOIN, url.POLL, url.SECRET  # the sidebar's link check leaves them to us
 
 PROJECTOR_REFRESH = 0.5  # seconds: the projector shows an answer about this long after it
@@ -457,6 +458,8 @@ def projector(code: str, secret: str) -> None:
         if view.reason == "unavailable":
             _store_back()
         return
+    if concept_polls.is_concept_check(view.payload):  # its own page draws it
+        st.switch_page(CONCEPT_PAGE, query_params={POLL: code})
     question = question_of(view)
     link = join_link(code)
     if view.state.phase != "open":  # answering has stopped: the answer takes the screen
@@ -700,6 +703,8 @@ def student(code: str) -> None:
         _refused(view, presenter=False)
         _watch(code, None)
         return
+    if concept_polls.is_concept_check(view.payload):  # its own page asks it
+        st.switch_page(CONCEPT_PAGE, query_params={JOIN: code})
     question = question_of(view)
     if question is None:
         st.error(
