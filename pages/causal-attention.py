@@ -92,7 +92,7 @@ for claim in plan.visible(lesson.mode_claims):
     st.caption(md_escape(claim.text))
 panels.badge(*lesson.route_checks, plan=plan)
 st.write(
-    "On a 0–1 colour scale the first rows dominate: row 0 always puts 1.0 on its only key, row i "
+    "On a 0–1 color scale the first rows dominate: row 0 always puts 1.0 on its only key, row i "
     "spreads 1 over i + 1 keys. Multiplying each weight by the number of keys its row can see "
     "shows how much more (or less) than an even share each key receives:"
 )

@@ -141,7 +141,7 @@ st.subheader(f"Layer {layer}, head {head}, beside a random head")
 rand_settings = trained.random_settings(config, cfg.settings)
 rand = trained.random_head(cfg.text, rand_settings, n)
 scale = st.radio(
-    "Colour scale",
+    "Color scale",
     ["weights, 0 to 1", "relative to an even share (log scale)"],
     horizontal=True,
     key="t_scale",

@@ -123,7 +123,7 @@ st.write(
 panels.claims(c for c in view.claims if c.panel.startswith("p5_snap"))
 snapshots(view.snapshots, config.steps)
 
-st.header("Learnt against expected")
+st.header("Learned against expected")
 for row in range(0, len(view.compare), 2):
     for column, panel in zip(st.columns(2), view.compare[row : row + 2], strict=False):
         with column:

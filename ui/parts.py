@@ -62,7 +62,7 @@ def v1_against_v2(lesson: TL.TrainableLesson, *, numbers: bool, plan: Plan) -> N
     st.write(
         "v1 holds raw `nn.Parameter(torch.rand(d_in, d_out))` matrices: every entry in [0, 1), "
         "all positive, with mean 0.5 rather than 0. v2 uses `nn.Linear`, whose default "
-        "initialisation draws from U(−1/√d_in, 1/√d_in): centred at 0, shrinking as d_in "
+        "initialization draws from U(−1/√d_in, 1/√d_in): centered at 0, shrinking as d_in "
         "grows. Exercise 3.1: copy v2's weights, transposed, into v1 and the two modules agree."
     )
     if lesson.weights_histogram is not None and lesson.scores_histogram is not None:

@@ -29,7 +29,7 @@ def controls(num_tokens: int) -> View:
     the view they set to every panel it shows."""
     links.copy_link_button()
     scale = st.radio(
-        "Colour",
+        "Color",
         SCALES,
         horizontal=True,
         key=SCALE_KEY,

@@ -56,7 +56,7 @@ MAX_OPTIONS = 64  # a Choice holds at most this many (a phone lists them all)
 # What each misconception is called on the projector (the explanations are questions.py's).
 TITLES = {
     Q.COLUMN: "reading a column instead of a row",
-    Q.NO_RENORMALISE: "masking without renormalising",
+    Q.NO_RENORMALISE: "masking without renormalizing",
     Q.MASK_WITH_ZERO: "masking with 0 instead of −∞",
     Q.ROWS_SUM_TO_ONE: "expecting rows to still sum to 1 after dropout",
     Q.NO_RESCALE: "forgetting dropout's 1/(1 − p) scaling",
@@ -158,7 +158,7 @@ def _apart(form: AnswerFormat, a: Any, b: Any) -> bool:
 def poll_question(q: Q.Question) -> PollQuestion:
     """``q`` as a poll: the payload phones get, the answer format, the sealed key and the
     misconceptions whose answers the poll's grading can tell apart from the key and from each
-    other (a sketch is scaled to sum to 1 before grading, so "masking without renormalising"
+    other (a sketch is scaled to sum to 1 before grading, so "masking without renormalizing"
     gives the key's own row there and is dropped). ValueError when it cannot be polled."""
     form = answer_format(q)
     key = form.clean(to_poll_answer(q, q.key))

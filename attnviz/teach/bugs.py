@@ -192,7 +192,7 @@ BUGS: tuple[Bug, ...] = (
         "attn_weights = torch.softmax(attn_scores, dim=-1)",
         "attn_weights = torch.softmax(attn_scores, dim=-2)",
         "rows_sum_to_one",
-        "dim=-2 normalises each key's column, so the query rows no longer sum to 1",
+        "dim=-2 normalizes each key's column, so the query rows no longer sum to 1",
         # Typed rows have |x|² near 1 at every d_in (attnviz.core.inputs.row_scale), so X Xᵀ never
         # grows diagonal with width: the wrong axis shows at every d_in (tests/engine/test_bugs).
         BugSetting(),
@@ -743,7 +743,7 @@ def _sentence(
                 f"With the bug {negative} of the {wrong.numel()} weights are negative (the "
                 f"lowest {float(wrong.min()):.3f}) and the largest is {float(wrong.max()):.3f}: "
                 "each row still sums to 1, but these are not a softmax's weights. Both maps are "
-                "coloured around 0, each on its own scale, so the negative weights show."
+                "colored around 0, each on its own scale, so the negative weights show."
             )
         return (
             "Every score is positive here, so no weight is negative, but the weights differ "

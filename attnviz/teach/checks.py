@@ -215,7 +215,7 @@ def rows_sum_to_one(attn_weights: torch.Tensor) -> CheckResult:
         1.0,
         n,
         "every row of weights sums to 1",
-        "some rows do not sum to 1: the softmax normalised the wrong axis",
+        "some rows do not sum to 1: the softmax normalized the wrong axis",
         ("row sums", "ones"),
         "the size of a row sum",
     )
@@ -377,9 +377,9 @@ def masking_routes_agree(
         b,
         max_abs(scaled_scores),
         scaled_scores.shape[-1],
-        "zeroing then renormalising gives the same weights as masking with −∞",
+        "zeroing then renormalizing gives the same weights as masking with −∞",
         "the two masking routes give different weights",
-        ("route 1 (renormalise)", "route 2 (−∞ then softmax)"),
+        ("route 1 (renormalize)", "route 2 (−∞ then softmax)"),
         "the largest |scaled score|",
     )
     if lost and result.passed:
@@ -388,7 +388,7 @@ def masking_routes_agree(
             status="documented",
             explanation=f"agree on every finite row; {lost} row(s) of the renormalize route "
             "underflowed: a future key's score was so much larger that every visible weight "
-            "became 0 before renormalising (0/0). Masking with −∞ first avoids this.",
+            "became 0 before renormalizing (0/0). Masking with −∞ first avoids this.",
         )
     return result
 

@@ -105,7 +105,7 @@ EXPLANATIONS = {
     "before the softmax).",
     MASK_WITH_ZERO: "A masked score of 0 is not hidden: the softmax gives it weight exp(0) like "
     "any other score, so the future leaks in; only −∞ becomes a weight of exactly 0.",
-    ROWS_SUM_TO_ONE: "Dropout does not renormalise: it zeroes weights and multiplies the "
+    ROWS_SUM_TO_ONE: "Dropout does not renormalize: it zeroes weights and multiplies the "
     "survivors by 1/(1 − p), so a row sums to 1 only on average, not every time.",
     NO_RESCALE: "Dropout also multiplies every surviving weight by 1/(1 − p), so that each "
     "weight keeps its expected value.",

@@ -105,7 +105,7 @@ def test_pressing_train_trains_once_and_shows_curves_snapshots_and_accuracy(trai
     expected = charts["Expected: the key that solves the task"]["data"][0]
     assert np.array_equal(spec_array(expected["z"]), result.expected.numpy())
     assert expected["y"] == list(result.labels)
-    assert "Learnt: head 0 after 6 steps" in charts
+    assert "Learned: head 0 after 6 steps" in charts
 
     (snapshot_slider,) = [s for s in at.select_slider if s.key.startswith("lsnap")]
     assert [int(o) for o in snapshot_slider.options] == [s.step for s in result.snapshots]
@@ -152,7 +152,7 @@ def test_page_values_in_the_link_are_read_and_not_called_unknown(train_calls):
     assert train_calls == [
         toy_tasks.LearnConfig(task="marked", num_heads=2, lr=0.1, steps=5, seed=9)
     ]
-    assert "Learnt: head 1 after 5 steps" in specs(at)
+    assert "Learned: head 1 after 5 steps" in specs(at)
 
 
 def test_bad_page_values_in_the_link_are_named_and_replaced_by_defaults(train_calls):

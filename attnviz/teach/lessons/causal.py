@@ -232,7 +232,7 @@ def _mask(tr: tracing.CausalTrace) -> tuple[Panel, str, tuple[tuple[str, tuple[s
         f"The mask is built once at `context_length = {ctx}` and sliced to the {n} tokens in "
         "use: `self.mask.bool()[:num_tokens, :num_tokens]`. 1 marks a future key. It is "
         "registered with `register_buffer`, so it is saved in `state_dict()` and moves with "
-        "`.to(device)`, but it is not a parameter and the optimiser never touches it:"
+        "`.to(device)`, but it is not a parameter and the optimizer never touches it:"
     )
     module = tr.spec.build()
     names = (

@@ -313,7 +313,7 @@ def maps_view(step: int, token_ids: Sequence[int], displays: Sequence[str]) -> M
     layout = (
         f"Your text, {laid.repeat} tokens, twice, after {fill} filler tokens (·): the model only "
         f"saw repeats that end at its last position ({n - 1}), after random tokens, so the "
-        "filler puts your text where it learnt to look. The filler tokens are ones your text "
+        "filler puts your text where it learned to look. The filler tokens are ones your text "
         "does not use. Your tokens are mapped into the model's vocabulary by one rule. " + RULE
     )
     return MapsView(

@@ -100,7 +100,7 @@ class SimplifiedLesson:
 
 @dataclass(frozen=True)
 class QueryView:
-    """One query's walk: its scores, three ways to normalise them, and its context vector."""
+    """One query's walk: its scores, three ways to normalize them, and its context vector."""
 
     query: int
     scores_figure: figures.Chart
@@ -125,7 +125,7 @@ def _claims(p: dict[str, Panel]) -> tuple[Claim, ...]:
     claims = [
         Claim(
             "Symmetric: x⁽ⁱ⁾·x⁽ʲ⁾ = x⁽ʲ⁾·x⁽ⁱ⁾. The weights below are not, since each row is "
-            "normalised on its own.",
+            "normalized on its own.",
             "scores",
             "is_symmetric",
         )

@@ -116,7 +116,7 @@ def _snapshot(res: learn.LearnResult, snap: learn.Snapshot) -> SnapshotView:
         for h, share in enumerate(learn.pattern_share(snap.weights, res.expected))
     )
     if snap.step == 0:
-        where = "Step 0: the freshly initialised layer, before any update"
+        where = "Step 0: the freshly initialized layer, before any update"
     else:
         where = (
             f"Step {snap.step}: training loss {res.loss[snap.step - 1]:.4f}, "
@@ -231,7 +231,7 @@ def lesson(res: learn.LearnResult) -> LearnLesson:
                 f"p5_final_{h}",
                 res.final_weights[h],
                 res.labels,
-                f"Learnt: head {h} after {cfg.steps} steps",
+                f"Learned: head {h} after {cfg.steps} steps",
             )
             for h in range(cfg.num_heads)
         ),
