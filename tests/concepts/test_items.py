@@ -293,3 +293,20 @@ def test_the_output_shapes_the_book_prints():
         assert tuple(wrapper(batch).shape) == (2, 6, 4)
     assert BY_ID["output_shape"].answer.text == "(2, 6, 2)"
     assert BY_ID["output_shape"].options[1].text == "(2, 6, 4)"
+
+
+def test_dot_products_spread_with_d_k_and_a_saturated_softmax_has_tiny_gradients():
+    """The key of "why divide by √d_k": the scores' spread grows like √d_k, and without the
+    division the softmax's gradient shrinks."""
+    with seeded(1):
+        small = (torch.randn(4000, 4) * torch.randn(4000, 4)).sum(-1)
+        large = (torch.randn(4000, 256) * torch.randn(4000, 256)).sum(-1)
+        scores = (torch.randn(6, 256) @ torch.randn(256)).double()
+    ratio = float(large.std() / small.std())
+    assert 6 < ratio < 10  # √(256 / 4) = 8
+
+    def gradient_size(s: torch.Tensor) -> float:
+        jacobian = torch.autograd.functional.jacobian(lambda x: torch.softmax(x, -1), s)
+        return float(jacobian.abs().sum())
+
+    assert gradient_size(scores) < 0.5 * gradient_size(scores / 16)  # √256 = 16

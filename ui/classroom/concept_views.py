@@ -489,11 +489,7 @@ def _phone_send(code: str, round_: int, form: str) -> None:
     if isinstance(result, polls.Refused):
         st.session_state[NOTE_KEY] = ("warning", result.message)
         return
-    _phone_answers()[(code, round_)] = answers
-    st.session_state[NOTE_KEY] = (
-        "success",
-        f"Your answers are in ({ROUND_TITLES[round_].lower()}).",
-    )
+    _phone_answers()[(code, round_)] = answers  # the page says they are in
 
 
 def phone(code: str) -> None:
