@@ -186,6 +186,7 @@ NAMES = {
     "current": "current-token head",
     "first": "first-token head",
     "induction": "induction head",
+    "duplicate": "duplicate-token head",  # measured inside a repeat (page 8), not a DETECTOR
 }
 NAMED_AT = 0.5  # a head is named after a detector only when that score reaches this
 

@@ -10,7 +10,7 @@ control); nothing here trains. Heads are named only from their measured scores
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -255,16 +255,54 @@ def _stack(key: str, weights: torch.Tensor, labels, title: str) -> Panel:
     return token_panel(key, weights, labels, title, kind=CAUSAL_WEIGHTS, style=Style(labelled=True))
 
 
-def _probe_keys(n: int, repeat: int) -> dict[str, tuple[int, ...]]:
-    """The detectors' expected keys on a probe: induction from its repeat (the filler tokens
-    are all different, so none of them has an earlier occurrence)."""
-    keys = {
-        "previous": D.previous_keys(n),
-        "current": D.current_keys(n),
-        "first": D.first_keys(n),
-        "induction": D.repeat_keys(n, repeat),
+def _probe_keys(n: int, repeat: int) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The detectors' expected keys on a probe, per part: inside the repeat (the text's second
+    copy, queries n − L … n − 1) the token before, itself, the first token, the earlier copy of
+    its own token (duplicate-token, key i − L) and the token after that copy (induction, key
+    i − L + 1); before the repeat (queries 1 … n − L − 1) the token before, itself and the first
+    token. A query outside the part has no key (its weights are not counted)."""
+    i = torch.arange(n)
+    inside = i >= n - repeat
+    before = (~inside) & (i >= 1)
+
+    def only(keys: torch.Tensor, where: torch.Tensor) -> tuple[int, ...]:
+        return tuple(int(k) for k in torch.where(where, keys, D.NO_KEY).tolist())
+
+    rules = {"previous": i - 1, "current": i, "first": torch.zeros_like(i)}
+    return {
+        "inside": {
+            **{k: only(v, inside) for k, v in rules.items()},
+            "duplicate": only(i - repeat, inside),
+            "induction": only(D.repeat_keys(n, repeat), inside),
+        },
+        "before": {k: only(v, before) for k, v in rules.items()},
     }
-    return {k: tuple(int(i) for i in v.tolist()) for k, v in keys.items()}
+
+
+PART_DETECTORS = {  # what each score measures on one part of a probe
+    "previous": "mean weight on the token before (key i − 1)",
+    "current": "mean weight on itself (key i)",
+    "first": "mean weight on the first token (key 0)",
+    "duplicate": "mean weight on the earlier copy of its own token (key i − L)",
+    "induction": "mean weight on the token right after that earlier copy (key i − L + 1)",
+}
+
+
+def _part_claims(
+    key: str, weights: torch.Tensor, labels, keys, who: Callable[[int | None], str]
+) -> list[Claim]:
+    """Each head named from its scores inside the repeat and before it, apart: a head can do
+    one thing in the repeat and another before it (layer 0's head 2 does)."""
+    out: list[Claim] = []
+    for part, part_keys in keys.items():
+        where = mechanism.PART_WORDS[part]
+        words = {k: f"{v}, queries {where}" for k, v in PART_DETECTORS.items()}
+
+        def in_part(h: int | None, where: str = where) -> str:
+            return f"{who(h)}, {where},"
+
+        out += name_claims(key, weights, labels, in_part, keys=part_keys, words=words)
+    return out
 
 
 def maps_view(step: int, token_ids: Sequence[int], displays: Sequence[str]) -> MapsView:
@@ -287,12 +325,8 @@ def maps_view(step: int, token_ids: Sequence[int], displays: Sequence[str]) -> M
         layers.append(panel)
         pattern = pattern_claim(key, panel.values)
         claims += [pattern] if pattern is not None else []
-        claims += name_claims(
-            key,
-            panel.values,
-            laid.labels,
-            functools.partial(_head_words, layer),
-            keys=keys,
+        claims += _part_claims(
+            key, panel.values, laid.labels, keys, functools.partial(_head_words, layer)
         )
     c_step = control_step_for(step)
     ctl = api.maps_at(c_step, laid.ids, laid.repeat, name="control")
@@ -302,12 +336,8 @@ def maps_view(step: int, token_ids: Sequence[int], displays: Sequence[str]) -> M
         laid.labels,
         f"One-layer control, {{heads}}, at step {_steps_words(c_step)}",
     )
-    claims += name_claims(
-        control.key,
-        control.values,
-        laid.labels,
-        lambda h: f"The control's head {h}",
-        keys=keys,
+    claims += _part_claims(
+        control.key, control.values, laid.labels, keys, lambda h: f"The control's head {h}"
     )
     fill = laid.start
     layout = (

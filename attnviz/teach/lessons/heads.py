@@ -241,14 +241,17 @@ def name_claims(
     who: Callable[[int | None], str],
     heads: Sequence[int] | None = None,
     keys: dict[str, tuple[int, ...]] | None = None,
+    words: dict[str, str] | None = None,
 ) -> tuple[Claim, ...]:
     """What each head is named after on these tokens, from its scores alone
     (:func:`attnviz.models.detectors.name_of`: a head is named only when a score reaches 0.5), or that
     it is not named and its highest score. ``weights``: (T, T), or (H, T, T) with ``heads`` the
     heads to speak of (all by default); ``who(h)`` names the head ("Head 2"; h None for a
     single matrix). ``keys``: each detector's expected keys; by default
-    :func:`expected_keys` of the labels (induction from the tokens' repeats)."""
+    :func:`expected_keys` of the labels (induction from the tokens' repeats). ``words``: what
+    each detector's score measures, when not :data:`attnviz.models.detectors.DETECTORS`'."""
     keys = keys if keys is not None else expected_keys(labels)
+    measures = {**D.DETECTORS, **(words or {})}
     stack = weights.dim() == 3
     which = list(heads if heads is not None else range(weights.shape[0])) if stack else [None]
     out = []
@@ -260,7 +263,7 @@ def name_claims(
             continue
         best = max(finite, key=lambda k: finite[k])
         name = D.name_of(finite)
-        measured = D.DETECTORS[best]
+        measured = measures[best]
         if name is not None:
             out.append(
                 Claim(
