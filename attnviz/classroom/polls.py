@@ -137,7 +137,7 @@ REVEALED = Refused("revealed", "The answer has been revealed: this poll takes no
 NOT_ALLOWED = Refused("not_allowed", "Only the presenter's link can do this.")
 UNAVAILABLE_MESSAGE = (
     "The poll store is unavailable (Redis did not answer): polls are paused, "
-    "the lessons keep working."
+    "the lessons keep working, and a poll page carries on by itself once it answers."
 )
 
 

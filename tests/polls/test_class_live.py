@@ -232,6 +232,8 @@ def test_redis_stopping_mid_poll_is_said_and_restarting_it_lets_a_new_poll_run(
                     # No reload: the page's own timer asks the store again and, once it
                     # answers, runs the whole page.
                     seen["after"] = await projector.refresh()
+                    # The phone's watcher too: the store answers, about a poll it lost.
+                    seen["phone_after"] = await phones[0].watch()
                     again = CP.Projector(url)
                     await again.open(CP.CHOICE_PASS)
                     student = CP.Student(url, again.code)
@@ -262,6 +264,7 @@ def test_redis_stopping_mid_poll_is_said_and_restarting_it_lets_a_new_poll_run(
     # Redis came back empty (the tests' Redis saves nothing): the old poll is gone, said so.
     lost = [t for t in after.texts() if t.startswith("There is no poll with this code")]
     assert len(lost) == 1 and "The poll store restarted less than a minute ago" in lost[0], lost
+    assert lost[0] in seen["phone_after"].texts(), seen["phone_after"].texts()
     assert not after.exceptions
     assert any(t.startswith("Answer recorded") for t in seen["answered"].texts())
     assert seen["new"].answered() == 1

@@ -39,7 +39,13 @@ function fresh() {
 }
 
 export default function (component) {
-  const { data, setStateValue } = component;
+  const { data, parentElement, setStateValue } = component;
+  // Nothing to see: the keeper's element takes no room on the page.
+  const host = parentElement instanceof ShadowRoot ? parentElement.host : parentElement;
+  const box = host && host.closest("[data-testid='stElementContainer']");
+  if (box) {
+    box.style.display = "none";
+  }
   const offered = data && VALID.test(data.offered || "") ? data.offered : null;
   let token = null;
   try {

@@ -701,7 +701,7 @@ def student(code: str) -> None:
     view = store().student_view(code, browser_token.token())
     if isinstance(view, polls.Refused):
         _refused(view, presenter=False)
-        _watch(code, None)
+        _watch(code, view.reason)
         return
     if concept_polls.is_concept_check(view.payload):  # its own page asks it
         st.switch_page(CONCEPT_PAGE, query_params={JOIN: code})
@@ -849,10 +849,12 @@ def _graded(view: polls.StudentView, question: Q.Question) -> None:
 
 
 @st.fragment(run_every=PHONE_REFRESH)
-def _watch(code: str, drawn: polls.PollState | None) -> None:
+def _watch(code: str, drawn: polls.PollState | str) -> None:
     """A phone's watcher, every few seconds on its own: a full run when the poll moved on
-    (the next round, the spread shown, the reveal, closed, or the store back)."""
+    (the next round, the spread shown, the reveal, closed) or what the store says changed
+    (``drawn``: the state shown, or the reason of the refusal shown; the store back, a poll
+    lost in its restart)."""
     view = store().student_view(code)
-    now = None if isinstance(view, polls.Refused) else view.state
+    now = view.reason if isinstance(view, polls.Refused) else view.state
     if now != drawn:
         st.rerun()
