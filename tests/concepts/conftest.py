@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import socket
 
 import pytest
@@ -27,11 +28,25 @@ def _free(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def redis_server():
-    port = next((p for p in PORTS if _free(p)), None)
-    if port is None:
-        pytest.skip("no free port in 6380-6389 for redis-server")
-    with RedisServer(port) as server:
-        yield server
+    """One redis-server per test process: each xdist worker starts at its own port, and a port
+    another process took between the check and the start is passed over."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = int(worker) * 3 % len(PORTS) if worker.isdigit() else 0
+    for port in [*PORTS[first:], *PORTS[:first]]:
+        if not _free(port):
+            continue
+        server = RedisServer(port)
+        try:
+            server.start()
+        except RuntimeError:
+            server.close()
+            continue
+        try:
+            yield server
+        finally:
+            server.close()
+        return
+    pytest.skip("no free port in 6380-6389 for redis-server")
 
 
 @pytest.fixture
