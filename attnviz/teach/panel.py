@@ -350,12 +350,33 @@ def _own_pattern_heads(values: torch.Tensor, arg: float | None, keys) -> bool:
     return own == tuple(keys[0])
 
 
+def _head_gaps(values: torch.Tensor, heads) -> list[float]:
+    """Causal weights, per head of ``heads``: the largest |w_ij − 1/(i + 1)| over j <= i."""
+    stack = _heads(values).to(torch.float64)
+    n = stack.shape[-1]
+    seen = torch.tril(torch.ones(n, n, dtype=torch.bool))
+    even = (1.0 / torch.arange(1, n + 1, dtype=torch.float64))[:, None].expand(n, n)
+    return [float((stack[h] - even).abs()[seen].max()) for h in heads]
+
+
+def _heads_near_even(values: torch.Tensor, arg: float | None, keys) -> bool:
+    """Every visible weight of each head ``keys[0]`` is within ``arg`` of an even share."""
+    return arg is not None and all(g <= arg + 1e-6 for g in _head_gaps(values, keys[0]))
+
+
+def _heads_far_from_even(values: torch.Tensor, arg: float | None, keys) -> bool:
+    """Each head ``keys[0]`` has a visible weight at least ``arg`` from an even share."""
+    return arg is not None and all(g >= arg for g in _head_gaps(values, keys[0]))
+
+
 # name -> test(values, arg, keys): properties of one head's weights measured on expected keys
 # (one tuple of key positions per query, NO_KEY for none, for each detector the claim names).
 KEYED_PROPERTIES: dict[str, Callable[[torch.Tensor, float | None, tuple], bool]] = {
     "named_by_score": _named_by_score,
     "named_by_none": _named_by_none,
     "own_pattern_heads": _own_pattern_heads,
+    "heads_near_even": _heads_near_even,
+    "heads_far_from_even": _heads_far_from_even,
 }
 PROPERTIES["largest_head_distance_near"] = _largest_head_distance_near
 PROPERTIES["largest_gap_to_even_near"] = _largest_gap_to_even_near

@@ -64,6 +64,7 @@ def test_pass_4_shows_two_heads_whose_rows_differ_by_at_least_a_half(trained):
     assert "Heads 0, 1 and 3 do not: each is within " in shown
     assert "Each head attends over the same tokens with its own pattern" not in shown
     assert "Head 2's weights are far from an even share" in shown
+    assert "Heads 0, 1 and 3's weights are neither close to an even share nor far from it" in shown
     assert "(every head) are far" not in shown
     assert "is a current-token head" in shown  # head 2 of layer 0, named by its score
 

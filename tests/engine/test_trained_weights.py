@@ -124,7 +124,7 @@ def test_every_sentence_about_the_heads_holds_for_the_panel_it_names(weights, tr
             if claim.prop == "own_pattern_heads":  # naming another set of heads fails
                 others = tuple(h for h in range(4) if h not in claim.keys[0])
                 assert not replace(claim, keys=(others,)).holds(panels), claim.text
-            if claim.prop == "causal_near_even" and claim.arg is not None:
+            if claim.prop in ("causal_near_even", "heads_near_even") and claim.arg:
                 assert not replace(claim, arg=claim.arg - 0.01).holds(panels), claim.text
 
 
@@ -212,11 +212,22 @@ def test_own_pattern_is_said_of_the_heads_it_holds_for():
     assert not replace(claim, keys=((0, 1, 2, 3),)).holds(panels)
     # the spread, per head: head 2 is far from an even share, the others close to it
     spread = H.spread_claims("g", stack, "These weights")
-    assert [c.head for c in spread] == [0, 1, 2, 3]
-    assert spread[2].text.startswith("Head 2's weights are far from an even share")
-    assert spread[0].text.startswith("Head 0's weights are close to an even share")
+    assert len(spread) == 2
+    assert spread[0].text.startswith("Heads 0, 1 and 3's weights are close to an even share")
+    assert spread[0].keys == ((0, 1, 3),) and spread[0].prop == "heads_near_even"
+    assert spread[1].text.startswith("Head 2's weights are far from an even share")
+    assert spread[1].head == 2
     assert all(c.holds(panels) for c in spread)
     assert not any("every head" in c.text for c in spread)
+    # the group claims can fail: a head added to the close group, or a bound too tight
+    assert not replace(spread[0], keys=((0, 1, 2, 3),)).holds(panels)
+    assert not replace(spread[0], arg=0.0).holds(panels)
+    two_far = torch.stack([same, eye, eye])
+    far = H.spread_claims("g", two_far, "These weights")
+    assert far[-1].text.startswith("Heads 1 and 2's weights are far from an even share: each has")
+    far_panels = {"g": Panel("g", two_far, (), ())}
+    assert far[-1].holds(far_panels)
+    assert not replace(far[-1], keys=((0, 1, 2),)).holds(far_panels)
 
 
 def test_trained_heads_are_named_on_pass_4_and_random_ones_are_not():

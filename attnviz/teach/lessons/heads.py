@@ -201,10 +201,31 @@ def spread_claims(key: str, weights: torch.Tensor, who: str) -> tuple[Claim, ...
     if len(gaps) == 1 or len({_band(g) for g in gaps}) == 1:
         claim = spread_claim(key, weights, causal=True, who=f"{who} (every head)")
         return (claim,) if claim is not None else ()
-    return tuple(
-        _spread_claim_of(_spread_text(f"Head {h}'s weights", "are", g), key, g, head=h)
-        for h, g in enumerate(gaps)
-    )
+    out = []
+    for band in ("close", "between", "far"):
+        heads = [h for h, g in enumerate(gaps) if _band(g) == band]
+        if len(heads) == 1:
+            h = heads[0]
+            text = _spread_text(f"Head {h}'s weights", "are", gaps[h])
+            out.append(_spread_claim_of(text, key, gaps[h], head=h))
+        elif heads and band == "far":
+            least = min(gaps[h] for h in heads)
+            out.append(
+                Claim(
+                    f"{heads_words(heads, capital=True)}'s weights are far from an even share: "
+                    f"each has a weight at least {_floor(least):.2f} away from an even share of "
+                    "the keys its row can see (1/(i + 1) in row i).",
+                    key,
+                    "heads_far_from_even",
+                    _floor(least),
+                    keys=(tuple(heads),),
+                )
+            )
+        elif heads:
+            most = max(gaps[h] for h in heads)
+            text = _spread_text(f"{heads_words(heads, capital=True)}'s weights", "are", most)
+            out.append(Claim(text, key, "heads_near_even", _bound(most), keys=(tuple(heads),)))
+    return tuple(out)
 
 
 def repeat_ids(labels: Sequence[str]) -> tuple[int, ...]:
