@@ -30,7 +30,7 @@ import html
 import itertools
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -826,14 +826,16 @@ def bars(
     title: str,
     value_name: str = "score",
     ymax: float | None = None,
-    highlight: int | None = None,
+    highlight: int | Sequence[int] | None = None,
     counts: bool = False,
 ) -> Chart:
     """One value per token, as bars (e.g. one query's scores or weights). ``counts``: the values
     are whole numbers (a class's answers, read off a projector): whole-number ticks, no
-    decimals in the hover, larger tick labels, turned only when they would overlap."""
+    decimals in the hover, larger tick labels, turned only when they would overlap.
+    ``highlight``: the bar (or bars) drawn in HIGHLIGHT."""
     v = _array(values).reshape(-1)
-    colours = [HIGHLIGHT if i == highlight else "#3b528b" for i in range(len(v))]
+    marked = {highlight} if isinstance(highlight, int) else set(highlight or ())
+    colours = [HIGHLIGHT if i in marked else "#3b528b" for i in range(len(v))]
     if counts:
         axes = _xy_axes("", value_name, type="category", tickfont={"size": 16})
         axes["yaxis"].update(_whole_ticks(float(v.max()) if v.size else 0.0))

@@ -27,6 +27,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -52,6 +53,21 @@ PAYLOAD_VERSION = 1
 # and the true figure fit one 1920×1080 screen together.
 POLL_LOOK = dataclasses.replace(figures.PROJECTOR, name="poll", min_height=560)
 MAX_OPTIONS = 64  # a Choice holds at most this many (a phone lists them all)
+
+# The kinds a poll asks, best first: a class reasons its way from the figure both screens show
+# (:func:`given`) to the key. Which key a query weighs most is read off its row of scores (the
+# softmax keeps their order); the causal zeros are counted off the unmasked scores; the rest
+# take arithmetic on the figure's cells, or a sketch.
+POLL_KINDS = (
+    Q.ARGMAX_KEY,
+    Q.MASKED_ZEROS,
+    Q.SCALING_ENTROPY,
+    Q.SPLIT_SHAPE,
+    Q.DROPOUT_ROW_SUM,
+    Q.DROPOUT_SURVIVOR,
+    Q.SKETCH_ROW,
+    Q.SCORE,
+)
 
 # What each misconception is called on the projector (the explanations are questions.py's).
 TITLES = {
@@ -98,9 +114,48 @@ def shape_label(dims: Sequence[int]) -> str:
     return "(" + ", ".join(str(int(d)) for d in dims) + ")"
 
 
-def answer_format(q: Q.Question) -> AnswerFormat:
+# How far from the key a number worked out by hand is still right, per kind, when the figure
+# it is read from is not at hand (``given`` computes it from that figure): a score summed from
+# two rows of two-decimal cells, a row's kept weights summed and scaled by 1/(1 − p), and a
+# weight the prompt gives to 4 decimals scaled by 1/(1 − p).
+TOLERANCE = {Q.SCORE: 0.05, Q.DROPOUT_ROW_SUM: 0.05, Q.DROPOUT_SURVIVOR: 0.01}
+READING = 0.005  # a cell printed to two decimals is at most this far from its value
+
+
+def tolerance_of(q: Q.Question) -> float:
+    """A number question's tolerance when its figure is not at hand (:data:`TOLERANCE`)."""
+    return TOLERANCE.get(q.kind, 0.01)
+
+
+def _hundredths_up(x: float) -> float:
+    """``x`` rounded up to the next hundredth (the answers' unit), at least 0.01."""
+    return max(0.01, math.ceil(round(x * 100, 6)) / 100)
+
+
+def choose(
+    page: str,
+    text: str,
+    settings: Settings,
+    book: bool,
+    seed: int,
+    numbers: Q.Numbers | None = None,
+) -> Q.Question | None:
+    """The poll's question on ``page``: among the kinds clear at these numbers, in
+    :data:`POLL_KINDS`' order, seed 0 the first; each next seed the next kind, and once every
+    kind was asked, other rows (``questions.make``'s seed)."""
+    kinds = [k for k in POLL_KINDS if k in Q.PAGE_KINDS.get(page, ())]
+    clear = [k for k in kinds if Q.make(k, page, text, settings, book, 0, numbers) is not None]
+    if not clear:
+        return None
+    kind = clear[seed % len(clear)]
+    return Q.make(kind, page, text, settings, book, seed // len(clear), numbers)
+
+
+def answer_format(q: Q.Question, tolerance: float | None = None) -> AnswerFormat:
     """The poll's answer format for ``q``; ValueError when the class cannot be polled on it
-    (more than MAX_OPTIONS tokens or keys, an unknown format)."""
+    (more than MAX_OPTIONS tokens or keys, an unknown format). ``tolerance``: how far from the
+    key a number answer is still right (:func:`given`'s, from the figure the class reads; None:
+    :func:`tolerance_of` its kind's)."""
     fmt = q.answer_format
     if fmt == Q.TOKEN:
         if len(q.choices) > MAX_OPTIONS:
@@ -121,7 +176,10 @@ def answer_format(q: Q.Question) -> AnswerFormat:
         # Outward to the answer's unit: a float32 key just above a float64 bound stays inside.
         lo = math.floor(round(low / unit, 6)) * unit
         hi = math.ceil(round(high / unit, 6)) * unit
-        return Number(decimals, round(lo, decimals), round(hi, decimals))
+        if fmt == Q.INTEGER:
+            return Number(0, round(lo), round(hi))  # a count: exactly
+        allowed = tolerance_of(q) if tolerance is None else tolerance
+        return Number(decimals, round(lo, decimals), round(hi, decimals), allowed)
     if fmt == Q.ROW:
         if len(q.choices) > MAX_OPTIONS:
             raise ValueError(f"the row has {len(q.choices)} keys: a poll sketches at most 64")
@@ -152,15 +210,18 @@ def _apart(form: AnswerFormat, a: Any, b: Any) -> bool:
     """No answer can match both ``a`` and ``b`` under the poll's grading."""
     if isinstance(form, Sketch):
         return total_variation(a, b) > 2 * form.tolerance + 1e-9
+    if isinstance(form, Number) and form.tolerance:
+        return abs(float(a) - float(b)) > 2 * form.tolerance + 1e-9
     return not form.matches(a, b)
 
 
-def poll_question(q: Q.Question) -> PollQuestion:
+def poll_question(q: Q.Question, tolerance: float | None = None) -> PollQuestion:
     """``q`` as a poll: the payload phones get, the answer format, the sealed key and the
     misconceptions whose answers the poll's grading can tell apart from the key and from each
     other (a sketch is scaled to sum to 1 before grading, so "masking without renormalizing"
-    gives the key's own row there and is dropped). ValueError when it cannot be polled."""
-    form = answer_format(q)
+    gives the key's own row there and is dropped). ``tolerance``: as :func:`answer_format`'s.
+    ValueError when it cannot be polled."""
+    form = answer_format(q, tolerance)
     key = form.clean(to_poll_answer(q, q.key))
     found = []
     for m in q.misconceptions:
@@ -284,13 +345,17 @@ def tally_chart(
         values = [label for label, _ in rounds[-1].counts]
     if len(rounds) == 1:
         counts = dict(rounds[0].counts)
-        highlight = None
-        if key is not None:
-            key_label = form.label(key)
-            highlight = values.index(key_label) if key_label in values else None
+        highlight: list[int] = []
+        if key is not None and isinstance(form, Number):  # every value within the tolerance
+            highlight = [i for i, v in enumerate(values) if form.matches(float(v), key)]
+        elif key is not None and form.label(key) in values:
+            highlight = [values.index(form.label(key))]
         # The heading above the chart already says the round and how many answered.
         what = "value" if isinstance(form, Number) else "option"
-        title = f"Answers per {what}" + ("; the answer in yellow" if highlight is not None else "")
+        marked = "; the answer in yellow" if len(highlight) == 1 else ""
+        if len(highlight) > 1:
+            marked = "; right answers in yellow"
+        title = f"Answers per {what}{marked}"
         return figures.bars(
             [counts.get(v, 0) for v in values],
             values,
@@ -358,4 +423,134 @@ def reveal_figure(q: Q.Question, n: Q.Numbers) -> Panel | figures.Chart | None:
             value_name=name,
             outline_rows=outline,
         ),
+    )
+
+
+# --- what the class reasons from ------------------------------------------------------------
+@dataclass(frozen=True)
+class Given:
+    """What a poll's question is answered from: the figure both screens show before the reveal
+    (``figure``: a matrix the question does not hide, the asked row outlined), and, for a
+    number, how far from the key an answer worked out from that figure's two-decimal cells
+    may land (``tolerance``; None: not a number, or no figure to read it from)."""
+
+    figure: Panel | None
+    tolerance: float | None = None
+
+
+def _signed(values: torch.Tensor) -> float:
+    """The colour scale's reach for scores: the largest finite magnitude (1 when none)."""
+    finite = values[torch.isfinite(values)]
+    return float(finite.abs().max()) if finite.numel() else 1.0
+
+
+def _vectors(q: Q.Question, main) -> Given:
+    """A score: the two rows whose dot product it is (``inputs`` on pass 1, ``queries`` and
+    ``keys`` on pass 2), and the most a sum of their two-decimal cells' products can miss."""
+    assert q.query is not None and q.other is not None
+    if q.page == "simplified":
+        left, right = main.inputs, main.inputs
+        names = (f"inputs[{q.query}]", f"inputs[{q.other}]")
+    else:
+        left, right = main.queries, main.keys
+        names = (f"queries[{q.query}]", f"keys[{q.other}]")
+    if left.dim() == 3:  # (b, num_tokens, d): the first text's
+        left, right = left[0], right[0]
+    a, b = left[q.query], right[q.other]
+    a, b = a.detach().double(), b.detach().double()
+    # |â·b̂ − a·b| ≤ Σ (|a_i| + |b_i|)·r + d·r² with every cell off by at most r.
+    miss = READING * float(a.abs().sum() + b.abs().sum()) + len(a) * READING**2
+    values = torch.stack([a, b]).float()
+    figure = Panel(
+        key=f"poll_given_{q.kind}",
+        values=values,
+        rows=names,
+        cols=tuple(str(i) for i in range(values.shape[1])),
+        title=f"{names[0]} and {names[1]}: the score is their dot product",
+        style=Style(
+            colour="signed",
+            zmax=_signed(values),
+            row_name="vector",
+            col_name="dimension",
+            value_name="value",
+        ),
+    )
+    return Given(figure, _hundredths_up(miss))
+
+
+def given(q: Q.Question, n: Q.Numbers, main=None) -> Given:
+    """The figure a class answers ``q`` from, on the projector and the phones alike, and a
+    number's tolerance from it. Like Predict first, it shows none of the numbers the question
+    hides (``q.conceals``): the scores the softmax reads for a weight's question, the unmasked
+    scores for the causal zeros, the weights before dropout (with the cells dropout zeroes
+    blank) for dropout's questions, the two rows of a score, the queries before the head split
+    for its shape. ``main``: the page's trace (a score's rows, the queries' shape)."""
+    h = q.head or 0
+    labels = tuple(n.labels)
+    head = f", head {q.head}" if q.head is not None else ""
+    outline = (q.query,) if q.query is not None else ()
+    if q.kind == Q.SCORE:
+        return _vectors(q, main) if main is not None else Given(None)
+    if q.kind == Q.SPLIT_SHAPE:
+        if main is None:
+            return Given(None)
+        queries = main.queries[0].detach().clone()  # (num_tokens, d_out), the first text
+        b, t, d_out = tuple(main.queries.shape)
+        return Given(
+            Panel(
+                key=f"poll_given_{q.kind}",
+                values=queries,
+                rows=labels,
+                cols=tuple(str(i) for i in range(d_out)),
+                title=f"queries[0]: one of b = {b}, num_tokens × d_out = {t} × {d_out}",
+                style=Style(
+                    colour="signed", zmax=_signed(queries), col_name="d_out", value_name="value"
+                ),
+            )
+        )
+    if q.kind in (Q.DROPOUT_ROW_SUM, Q.DROPOUT_SURVIVOR):
+        weights = n.weights[h].detach().clone()
+        title = f"Attention weights before dropout{head}"
+        miss = None
+        if q.kind == Q.DROPOUT_ROW_SUM and n.dropped is not None:
+            zeroed = (weights > 0) & (n.dropped[h] == 0)
+            weights = weights.masked_fill(zeroed, math.nan)
+            title += f"; blank: the weights dropout zeroes (p = {n.p:g})"
+            kept = int(torch.isfinite(weights[q.query]).sum()) if q.query is not None else 0
+            miss = _hundredths_up(READING * kept / (1 - n.p))
+        return Given(
+            Panel(
+                key=f"poll_given_{q.kind}",
+                values=weights,
+                rows=labels,
+                cols=labels,
+                title=title,
+                kind=CAUSAL_WEIGHTS if n.causal else WEIGHTS,
+                style=Style(colour="weights", zmax=1.0, outline_rows=outline),
+            ),
+            miss,
+        )
+    scores = n.raw[h].detach().clone()
+    if q.kind == Q.MASKED_ZEROS:
+        what = "Scores before the mask" if n.causal else "Scores"
+        outline = ()
+    else:  # what the softmax reads: a weight's order and shape follow from it
+        scores = scores / n.scale
+        if n.causal:
+            future = torch.triu(torch.ones_like(scores, dtype=torch.bool), diagonal=1)
+            scores = scores.masked_fill(future, -math.inf)
+        what = "Scores ÷ √d_k, what the softmax reads" if n.scale != 1 else "Scores X Xᵀ"
+        if n.causal:
+            what += " (blank: masked)"
+    return Given(
+        Panel(
+            key=f"poll_given_{q.kind}",
+            values=scores,
+            rows=labels,
+            cols=labels,
+            title=f"{what}{head}",
+            style=Style(
+                colour="signed", zmax=_signed(scores), value_name="score", outline_rows=outline
+            ),
+        )
     )

@@ -253,12 +253,15 @@ class Choice:
 
 @dataclass(frozen=True)
 class Number:
-    """Type a number (a score to two decimals, how many weights are 0). Answers are rounded to
-    ``decimals`` and counted by that rounded value; the key matches the same rounded value."""
+    """Type a number (a score, how many weights are 0). Answers are rounded to ``decimals`` and
+    counted by that rounded value. The key matches the same rounded value, or, with a
+    ``tolerance``, every rounded value at most that far from it (a number worked out by hand
+    from a figure's two-decimal cells lands near the key, not on it)."""
 
     decimals: int = 2
     lo: float = -1e9
     hi: float = 1e9
+    tolerance: float = 0.0
     kind: Literal["number"] = field(default="number", init=False)
 
     def __post_init__(self) -> None:
@@ -266,6 +269,8 @@ class Number:
             raise ValueError("decimals must be 0 to 6")
         if not (math.isfinite(self.lo) and math.isfinite(self.hi) and self.lo <= self.hi):
             raise ValueError("lo and hi must be finite with lo <= hi")
+        if not (math.isfinite(self.tolerance) and 0 <= self.tolerance <= self.hi - self.lo):
+            raise ValueError("tolerance must be finite, 0 to hi - lo")
 
     def clean(self, value: object) -> float:
         number = _finite(value, "The answer")
@@ -283,10 +288,15 @@ class Number:
         return self.encode(value)
 
     def matches(self, a: Any, b: Any) -> bool:
+        if self.tolerance:  # the rounded values, as counted; 1e-9: float error at the edge
+            return abs(float(self.encode(a)) - float(self.encode(b))) <= self.tolerance + 1e-9
         return self.encode(a) == self.encode(b)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "decimals": self.decimals, "lo": self.lo, "hi": self.hi}
+        made = {"kind": self.kind, "decimals": self.decimals, "lo": self.lo, "hi": self.hi}
+        if self.tolerance:  # a poll stored before tolerances reads the same
+            made["tolerance"] = self.tolerance
+        return made
 
 
 def total_variation(a: Sequence[float], b: Sequence[float]) -> float:
@@ -393,7 +403,12 @@ def format_from_json(data: Mapping[str, Any]) -> AnswerFormat:
     if kind == "choice":
         return Choice(tuple(data["options"]))
     if kind == "number":
-        return Number(int(data["decimals"]), float(data["lo"]), float(data["hi"]))
+        return Number(
+            int(data["decimals"]),
+            float(data["lo"]),
+            float(data["hi"]),
+            float(data.get("tolerance", 0.0)),
+        )
     if kind == "sketch":
         return Sketch(int(data["length"]), float(data["tolerance"]))
     if kind == "picks":

@@ -91,7 +91,7 @@ def join_by_typing(browser, url: str, code: str) -> tuple[object, object, float]
 
 
 def pick(device, label: str) -> None:
-    option = device.get_by_text(label, exact=True)
+    option = device.get_by_test_id("stForm").get_by_text(label, exact=True)
     option.wait_for(timeout=60_000)
     option.click()
     device.get_by_role("button", name="Send my answer").click()
@@ -194,7 +194,9 @@ def test_two_rounds_of_nine_options_reveal_on_one_screen(app_in_chromium, artifa
     context, phone, _ = join_by_link(browser, url, code, PHONE)
     tokens = ["The", *(f"␣{w}" for w in NINE.split()[1:])]
     for i, token in enumerate(tokens):  # nine options, one per token
-        phone.get_by_text(f"{i}: {token}", exact=True).wait_for(timeout=30_000)
+        phone.get_by_test_id("stForm").get_by_text(f"{i}: {token}", exact=True).wait_for(
+            timeout=30_000
+        )
     pick(phone, "3: ␣on")
     phone.get_by_text("Answer recorded (round 1).").wait_for(timeout=30_000)
     projector.get_by_text("Round 1: 1 answer").wait_for(timeout=15_000)

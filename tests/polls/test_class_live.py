@@ -17,6 +17,7 @@ import re
 
 import pytest
 
+from attnviz.classroom import poll_questions
 from attnviz.classroom.polls import Limits
 from attnviz.classroom.redis_store import RedisPollStore
 from attnviz.core.settings import Settings
@@ -102,7 +103,7 @@ def hidden_strings(q: Q.Question) -> set[str]:
 def test_nothing_reaches_a_phone_before_the_reveal_and_the_secret_never_does(server):
     url, _ = server
     # The question the presenter's start view poses on pass 2 at the default settings.
-    q = Q.choose("trainable", TEXT, Settings().for_pass("trainable"), False, 0)
+    q = poll_questions.choose("trainable", TEXT, Settings().for_pass("trainable"), False, 0)
     assert q is not None and q.kind == Q.SCORE
     secret_strings = hidden_strings(q)
     key = f"{float(q.key):.2f}"  # type: ignore[arg-type]

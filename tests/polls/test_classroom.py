@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 import torch
@@ -21,6 +22,7 @@ from attnviz.classroom.polls import (
     PresenterView,
     RoundTally,
     Sketch,
+    format_from_json,
     tally_round,
 )
 from attnviz.core.settings import Settings
@@ -261,3 +263,58 @@ def test_the_true_figure_is_the_hidden_matrix_with_the_asked_row_outlined():
     bars = poll_questions.reveal_figure(scaling, n)
     assert bars is not None and not isinstance(bars, Panel)
     assert [s.name for s in bars.series] == ["softmax(scores / √d_k)", "softmax(scores)"]
+
+
+def test_each_key_follows_from_the_figure_the_class_is_shown():
+    """The figure on the projector and the phones (``given``) holds what the key is worked out
+    from, and none of the numbers the question hides."""
+    which = made(Q.ARGMAX_KEY, "multihead", CAT)
+    n = Q.read(which.page, which.text, which.settings, which.book)
+    figure = poll_questions.given(which, n).figure
+    assert isinstance(figure, Panel) and figure.style.outline_rows == (which.query,)
+    row = figure.values[which.query]
+    assert int(torch.where(torch.isfinite(row), row, -math.inf).argmax()) == which.key
+    assert not torch.isfinite(row[which.query + 1 :]).any()  # the future: masked, blank
+
+    zeros = CASES["integer"]()
+    n = Q.read(zeros.page, zeros.text, zeros.settings, zeros.book)
+    figure = poll_questions.given(zeros, n).figure
+    assert figure is not None and torch.isfinite(figure.values).all()
+    t = figure.values.shape[0]
+    assert zeros.key == t * (t - 1) // 2  # the cells above the diagonal: every future key
+
+    row_sum = CASES["dropout"]()
+    n = Q.read(row_sum.page, row_sum.text, row_sum.settings, row_sum.book)
+    made_ = poll_questions.given(row_sum, n)
+    assert made_.figure is not None and row_sum.query is not None
+    kept = made_.figure.values[row_sum.query]
+    worked = float(kept[torch.isfinite(kept)].sum()) / (1 - n.p)
+    assert worked == pytest.approx(row_sum.key, abs=1e-5)
+    assert made_.tolerance is not None and 0.01 <= made_.tolerance <= 0.05
+
+    score = CASES["number"]()  # pass 2: queries[q] · keys[k]
+    main, _ = Q.traces_for(score.page, score.text, score.settings, score.book)
+    n = Q.read(score.page, score.text, score.settings, score.book)
+    made_ = poll_questions.given(score, n, main)
+    assert made_.figure is not None and made_.figure.values.shape[0] == 2
+    a, b = made_.figure.values.double()
+    assert float(a @ b) == pytest.approx(score.key, abs=1e-5)
+    rounded = float((a * 100).round() / 100 @ ((b * 100).round() / 100))
+    assert abs(rounded - score.key) <= made_.tolerance  # what a careful class gets is right
+
+
+def test_a_number_answer_is_graded_within_its_tolerance_and_keeps_it_through_json():
+    q = CASES["number"]()
+    asked = poll_questions.poll_question(q, 0.03)
+    form = asked.answer
+    assert isinstance(form, Number) and form.tolerance == 0.03
+    assert form.matches(asked.key + 0.03, asked.key) and not form.matches(
+        asked.key + 0.04, asked.key
+    )
+    assert format_from_json(json.loads(json.dumps(form.to_json()))) == form
+    exact = format_from_json({"kind": "number", "decimals": 2, "lo": 0, "hi": 1})  # an old poll
+    assert exact.matches(0.5, 0.504) and not exact.matches(0.5, 0.51)
+    default = poll_questions.poll_question(q).answer
+    assert isinstance(default, Number) and default.tolerance == poll_questions.TOLERANCE[Q.SCORE]
+    count = poll_questions.poll_question(CASES["integer"]()).answer
+    assert isinstance(count, Number) and count.tolerance == 0  # a count is exact

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 
 import pytest
+import torch
 from streamlit.testing.v1 import AppTest
 
 from attnviz import figures
@@ -20,6 +22,7 @@ from attnviz.classroom.polls import Created, MemoryPollStore, Refused, Unavailab
 from attnviz.classroom.qr import qr_svg
 from attnviz.core.settings import Settings
 from attnviz.teach import questions as Q
+from attnviz.teach.panel import Panel
 from bench.support.pages import ROOT
 from ui.classroom import browser_token
 from ui.classroom import poll_views as poll
@@ -290,7 +293,7 @@ def test_phones_answer_once_per_round_and_a_second_answer_replaces_the_first(sto
     }  # fmt: skip
     projector = presenter(made_)
     assert "Round 1: 3 answers" in texts(projector)
-    assert not projector.get("plotly_chart")  # the spread stays hidden until shown
+    assert [c.key for c in projector.get("plotly_chart")] == ["poll_given"]  # no spread yet
     projector.button(key="poll_show").click().run()
     (tally,) = [c for c in projector.get("plotly_chart") if c.key == "poll_tally"]
     spec = json.loads(tally.proto.spec)
@@ -373,7 +376,8 @@ def test_a_sketched_row_shows_the_class_mean_beside_the_spread(store):
     answer(b, peaked)
     projector = presenter(made_)
     projector.button(key="poll_show").click().run()
-    spec = json.loads(projector.get("plotly_chart")[-1].proto.spec)
+    (tally,) = [c for c in projector.get("plotly_chart") if c.key == "poll_tally"]
+    spec = json.loads(tally.proto.spec)
     names = [t["name"] for t in spec["data"]]
     assert names == ["class mean", "spread (SD)"]
     mean, spread = (figures.unpacked(t["y"]) for t in spec["data"])
@@ -434,12 +438,101 @@ def test_until_the_reveal_a_phone_carries_neither_the_key_nor_the_hidden_numbers
     shown_in_prompt = {s for s in hidden | key if s in q.prompt}
     leaked = {s for s in (hidden | key) - shown_in_prompt if s in sent}
     assert not leaked, leaked
-    assert not student.get("plotly_chart")
+    assert [c.key for c in student.get("plotly_chart")] == ["poll_given"]  # the two rows only
     store.reveal(made_.code, made_.secret)
     student.run()
     after = sent_text(student)
     assert f"{float(q.key):.2f}" in after  # the check can fail: the key is there once revealed
     assert student.get("plotly_chart")
+
+
+def chart_values(chart) -> list[float]:
+    """Every finite number a chart the page sent draws (its traces' z, or y)."""
+    spec = json.loads(chart.proto.spec)
+    out: list[float] = []
+    for trace in spec["data"]:
+        packed = trace.get("z", trace.get("y"))
+        if packed is not None:
+            values = figures.unpacked(packed) if isinstance(packed, dict) else packed
+            out += [float(v) for v in torch.as_tensor(values, dtype=torch.float64).flatten()]
+    return [v for v in out if math.isfinite(v)]
+
+
+FIGURED = {
+    "which key": (
+        lambda: made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat"),
+        "Scores ÷ √d_k",
+    ),
+    "a score": (lambda: made(Q.SCORE, "trainable"), "queries["),
+    "zeros": (lambda: made(Q.MASKED_ZEROS, "causal"), "Scores before the mask"),
+    "shape": (lambda: made(Q.SPLIT_SHAPE, "multihead"), "queries[0]"),
+    "sharper": (lambda: made(Q.SCALING_ENTROPY, "trainable", d_out=128), "Scores ÷ √d_k"),
+    "sketch": (lambda: made(Q.SKETCH_ROW, "simplified", seed=1), "Scores X Xᵀ"),
+    "row sum": (lambda: made(Q.DROPOUT_ROW_SUM, "causal"), "blank: the weights dropout zeroes"),
+    "survivor": (lambda: made(Q.DROPOUT_SURVIVOR, "causal"), "before dropout"),
+}
+
+
+@pytest.mark.parametrize("case", list(FIGURED))
+def test_every_question_shows_its_figure_and_nothing_it_hides(store, case):
+    """Projector and phone draw the figure the class reasons from, before the reveal; like
+    Predict first, none of its numbers is one of the hidden matrix's (nor the key)."""
+    make, title = FIGURED[case]
+    q = make()
+    n = Q.read(q.page, q.text, q.settings, q.book)
+    truth = poll_questions.reveal_figure(q, n)
+    hidden: set[float] = set()
+    if isinstance(truth, Panel):
+        hidden = {round(float(v), 4) for v in truth.values.flatten() if math.isfinite(v) and v}
+    if isinstance(q.key, float):
+        hidden.add(round(q.key, 4))
+    made_ = asked(store, q)
+    for at in (presenter(made_), phone(made_.code)):
+        drawn = [c for c in at.get("plotly_chart") if c.key == "poll_given"]
+        assert len(drawn) == 1 and not [c for c in at.get("plotly_chart") if c.key == "poll_figure"]
+        spec = json.loads(drawn[0].proto.spec)
+        assert title in spec["layout"]["title"]["text"].replace("<br>", " ")
+        shown = {round(v, 4) for v in chart_values(drawn[0]) if v}
+        assert shown and not shown & hidden, sorted(shown & hidden)
+
+
+def test_the_default_question_is_read_off_its_figure(store):
+    """The start's first question at the sidebar's defaults (pass 3) is one a class reasons to
+    from the figure both screens show: how many causal weights are 0, from the unmasked scores
+    (a T×T matrix whose future half the mask removes)."""
+    at = presenting(open_page({}))
+    at.button(key="poll_open").click().run()
+    code = at.query_params["poll"]
+    code = code[0] if isinstance(code, list) else code
+    view = store.student_view(code)
+    q = poll.question_of(view)
+    assert q is not None and q.kind == Q.MASKED_ZEROS and q.page == "causal"
+    (drawn,) = [c for c in at.get("plotly_chart") if c.key == "poll_given"]
+    t = len(q.choices) if q.choices else round(len(chart_values(drawn)) ** 0.5)
+    assert len(chart_values(drawn)) == t * t  # every score, none masked: the class counts
+    assert q.key == t * (t - 1) // 2  # the cells above the diagonal
+
+
+def test_a_number_is_right_within_what_reading_its_figure_can_miss(store):
+    """A score worked out from two rows of two-decimal cells is graded within the most such
+    a sum can miss (not exactly to two decimals); a row's sum after dropout likewise."""
+    q = made(Q.SCORE, "trainable")
+    given = poll.given_of(q)
+    assert given.tolerance is not None and 0.01 <= given.tolerance <= 0.05
+    made_ = asked(store, q)
+    view = store.student_view(made_.code)
+    assert view.answer.tolerance == given.tolerance
+    near, far = round(q.key + given.tolerance, 2), round(q.key + given.tolerance + 0.02, 2)
+    right, wrong = phone(made_.code), phone(made_.code)
+    answer(right, near)
+    answer(wrong, far)
+    store.reveal(made_.code, made_.secret)
+    (tally,) = store.presenter_view(made_.code, made_.secret).rounds
+    assert (tally.answered, tally.right) == (2, 1)
+    right.run()
+    assert any("is right" in t for t in texts(right, "success"))
+    label = [w.label for w in mine(wrong.number_input)]
+    assert label == [] or all("±" in lab for lab in label)
 
 
 # --- the presenter's question step (issue 25) ----------------------------------------------

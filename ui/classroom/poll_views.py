@@ -41,6 +41,7 @@ from typing import Any
 
 import streamlit as st
 
+from attnviz import figures
 from attnviz.classroom import concept_polls, join_address, poll_questions, polls
 from attnviz.teach import questions as Q
 from ui import cache, charts, state, url
@@ -136,15 +137,46 @@ def numbers_for(page: str, text: str, settings, book: bool) -> Q.Numbers | None:
 
 
 def question_on(page: str, text: str, settings, book: bool, seed: int) -> Q.Question | None:
-    """The presenter's question on ``page`` (``questions.choose``), once per process."""
+    """The presenter's question on ``page`` (``poll_questions.choose``: seed 0 is one a class
+    reasons to from its figure), once per process."""
 
     def build() -> Q.Question | None:
         numbers = numbers_for(page, text, settings, book)
-        return (
-            None if numbers is None else Q.choose(page, text, settings, book, seed, None, numbers)
-        )
+        if numbers is None:
+            return None
+        return poll_questions.choose(page, text, settings, book, seed, numbers)
 
     return cache.derived.get(("poll choose", page, text, settings, book, seed), build)
+
+
+def given_of(question: Q.Question) -> poll_questions.Given:
+    """The figure the class answers ``question`` from, and a number's tolerance from it, made
+    once per question and shared by the projector and every phone."""
+
+    def build() -> poll_questions.Given:
+        q = question
+        try:
+            numbers = numbers_for(q.page, q.text, q.settings, q.book)
+        except (ValueError, TypeError):
+            numbers = None
+        if numbers is None:
+            return poll_questions.Given(None)
+        main = None
+        if q.kind in (Q.SCORE, Q.SPLIT_SHAPE):
+            main = cache.trace(q.page, q.text, q.settings, q.book)
+        return poll_questions.given(q, numbers, main)
+
+    key = ("poll given", question.kind, question.page, question.text, question.settings)
+    return cache.derived.get((*key, question.book, question.seed), build)
+
+
+def _given_figure(question: Q.Question | None, *, look=figures.NORMAL) -> None:
+    """The question's figure (nothing the question hides), where ``st`` draws now."""
+    if question is None:
+        return
+    figure = given_of(question).figure
+    if figure is not None:
+        charts.chart(figure, key="poll_given", look=look)
 
 
 def _plain_key(view) -> tuple[str, str]:
@@ -189,7 +221,7 @@ def reveal_figure_of(view, question: Q.Question):
 def open_poll(question: Q.Question) -> polls.Created | polls.Refused:
     """Open a poll on ``question``: its join code and the presenter's secret, or why not."""
     try:
-        asked = poll_questions.poll_question(question)
+        asked = poll_questions.poll_question(question, given_of(question).tolerance)
     except ValueError as error:
         return polls.Refused("bad_question", f"This question cannot be polled: {error}.")
     created = store().create(asked, owner=browser_token.token(), address=client_address())
@@ -427,9 +459,10 @@ def _qr(link: str, width: int = QR_WIDTH) -> None:
         pass
 
 
-def _join_block(code: str, link: str) -> None:
+def _join_block(code: str, link: str, *, qr: bool = True) -> None:
     """While the class answers: the code, the join link in letters large enough to type from
-    the back of the room (JOIN_LINK_PX), and the link's QR code."""
+    the back of the room (JOIN_LINK_PX), and the link's QR code (``qr``: folded away once the
+    spread is shown, to leave its room to the class's answers)."""
     st.markdown("Join with the code")
     st.markdown(f"## {code}")
     st.html(
@@ -437,7 +470,8 @@ def _join_block(code: str, link: str) -> None:
         "font-family: 'Source Code Pro', monospace; line-height: 1.25; "
         f'overflow-wrap: anywhere; font-weight: 600">{html.escape(link)}</div>'
     )
-    _qr(link)
+    if qr:
+        _qr(link)
 
 
 def _join_folded(code: str, link: str) -> None:
@@ -470,14 +504,16 @@ def projector(code: str, secret: str) -> None:
         return
     st.title("Ask the class")
     _note()
+    # Left, the way in and the class's answers; right, the question and its figure.
     left, right = st.columns([2, 3], gap="large")
     with left:
-        _join_block(code, link)
+        _join_block(code, link, qr=not view.state.shown)
+        _live(code, secret, view.state)
     with right:
         st.markdown(md_escape(str(view.payload.get("prompt", ""))))
         if question is None:
             _cannot_make()
-        _live(code, secret, view.state)
+        _given_figure(question, look=poll_questions.POLL_LOOK)
     _controls(code, secret, view)
 
 
@@ -716,6 +752,7 @@ def student(code: str) -> None:
     st.markdown(md_escape(question.prompt))
     s = view.state
     if s.phase == "open":
+        _given_figure(question)
         if s.round > 1:
             st.info("Round 2: talk it over with the students next to you, then answer again.")
         _answering(code, s, view.answer, question)
@@ -772,8 +809,9 @@ def _answer_form(code: str, round_: int, form: polls.AnswerFormat, question: Q.Q
         elif isinstance(form, polls.Number):
             (k,) = _answer_keys(code, round_)
             whole = form.decimals == 0
+            near = f" (right within ±{form.tolerance:.2f})" if form.tolerance else ""
             st.number_input(
-                "Your answer" + ("" if whole else " (2 decimals)"),
+                "Your answer" + ("" if whole else f" ({form.decimals} decimals)") + near,
                 min_value=int(form.lo) if whole else form.lo,
                 max_value=int(form.hi) if whole else form.hi,
                 value=None,
