@@ -310,3 +310,16 @@ def test_dot_products_spread_with_d_k_and_a_saturated_softmax_has_tiny_gradients
         return float(jacobian.abs().sum())
 
     assert gradient_size(scores) < 0.5 * gradient_size(scores / 16)  # √256 = 16
+
+
+@pytest.mark.parametrize("rank", range(4), ids=["longest", "second", "third", "shortest"])
+def test_no_strategy_by_option_length_scores_more_than_40_percent(rank):
+    """ "Pick the longest option" (or the second longest ... or the shortest) is right on at
+    most 40% of the items: the right answers are neither the wordiest nor the tersest."""
+    score = 0.0
+    for item in C.ITEMS:
+        lengths = [len(o.text) for o in item.options]
+        target = sorted(lengths, reverse=True)[rank]
+        tied = [i for i, n in enumerate(lengths) if n == target]
+        score += (C.KEY in tied) / len(tied)
+    assert score / len(C.ITEMS) <= 0.40
