@@ -112,7 +112,7 @@ def presenter_key(code: str, from_link: str | None = None) -> str:
     from then on), else this browser's token (the store lets the browser that opened the poll
     act on it, a reload included)."""
     held: dict[str, str] = st.session_state.setdefault(SECRETS_KEY, {})
-    if from_link:
+    if from_link and code not in held:  # a secret this session holds is not replaced
         held[code] = from_link
     return held.get(code) or browser_token.token()
 
@@ -237,7 +237,8 @@ def client_address() -> str | None:
     if os.environ.get(TRUST_FORWARDED_ENV, "").strip().lower() in ("1", "true", "yes"):
         forwarded = st.context.headers.get_all("X-Forwarded-For")
         if forwarded:
-            return forwarded[-1].split(",")[-1].strip() or None
+            address = forwarded[-1].split(",")[-1].strip()
+            return None if address in ("", "127.0.0.1", "::1") else address  # as Streamlit's
     return st.context.ip_address
 
 
