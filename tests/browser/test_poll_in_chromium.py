@@ -153,6 +153,12 @@ def test_a_class_joins_from_any_device_and_the_reveal_fits_one_screen(app_in_chr
     pick(again, "2: ␣starts")
     again.get_by_text("Answer changed (round 1).").wait_for(timeout=30_000)
     projector.get_by_text("Round 1: 3 answers").wait_for(timeout=15_000)
+    # Its cookies cleared, the browser still holds its token (local storage): the page takes
+    # it up by itself and shows the answer again.
+    again.context.clear_cookies()
+    again.reload()
+    again.get_by_text(re.compile(r"^Your answer in round 1: 2: ␣starts\.")).wait_for(timeout=60_000)
+    assert "attnviz_browser" in {c["name"] for c in again.context.cookies()}  # set again
     # The projector's address opened in another browser: the display, without the controls.
     other = browser.new_context(viewport=PROJECTOR)
     display = other.new_page()
