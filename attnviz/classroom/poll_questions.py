@@ -23,6 +23,7 @@ made from the counts. Nothing here imports Streamlit.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import math
@@ -368,6 +369,38 @@ def tally_chart(
     return figures.grouped_bars(
         series, values, title="Answers, round by round", value_name="answers", counts=True
     )
+
+
+PROJECTED_HEIGHT = 460  # px: the class's answers beside the true figure, read from the back
+
+
+def projected(chart: figures.Chart) -> figures.Chart:
+    """``chart`` (the class's answers) at a projector's sizes: POLL_LOOK's title and tick
+    labels, its legend as large, and PROJECTED_HEIGHT tall (the numbers are the same)."""
+    spec = copy.deepcopy(chart.spec)
+    layout = spec["layout"]
+    look = POLL_LOOK
+    title = layout.get("title", {})
+    title.setdefault("font", {})["size"] = look.title
+    grow = look.top - figures.TITLE_TOP
+    legend = "legend" in layout
+    if legend:
+        layout["legend"] = {**layout["legend"], "font": {"size": look.ticks}}
+        grow += round(0.5 * look.ticks)
+    layout["margin"] = {**layout["margin"], "t": layout["margin"]["t"] + grow}
+    for axis in ("xaxis", "yaxis"):
+        if axis in layout:
+            layout[axis] = {**layout[axis], "tickfont": {"size": look.ticks}}
+            if "title" in layout[axis]:
+                layout[axis]["title"] = {
+                    **layout[axis]["title"],
+                    "font": {"size": look.axis_titles},
+                }
+    names = [str(x) for trace in spec["data"] for x in trace.get("x", ())]
+    if names and max(map(len, names)) > 4:  # tokens at 22 px would run into each other level
+        layout["xaxis"] = {**layout.get("xaxis", {}), "tickangle": -45}
+    layout["height"] = max(int(layout.get("height", 0)), PROJECTED_HEIGHT)
+    return dataclasses.replace(chart, spec=spec)
 
 
 def _hidden_matrix(q: Q.Question, n: Q.Numbers) -> tuple[torch.Tensor, str, str, float | None]:

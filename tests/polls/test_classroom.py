@@ -318,3 +318,18 @@ def test_a_number_answer_is_graded_within_its_tolerance_and_keeps_it_through_jso
     assert isinstance(default, Number) and default.tolerance == poll_questions.TOLERANCE[Q.SCORE]
     count = poll_questions.poll_question(CASES["integer"]()).answer
     assert isinstance(count, Number) and count.tolerance == 0  # a count is exact
+
+
+def test_the_projectors_tally_is_drawn_at_a_projectors_sizes():
+    form = Choice(("0: a", "1: b", "2: c"))
+    one = tally_round(form, 1, ["1", "1", "2"], None)
+    for rounds in ([one], [one, one]):
+        chart = poll_questions.tally_chart(form, rounds)
+        assert chart is not None
+        big = poll_questions.projected(chart)
+        layout = big.spec["layout"]
+        assert layout["title"]["font"]["size"] == poll_questions.POLL_LOOK.title >= 26
+        assert layout["xaxis"]["tickfont"]["size"] == layout["yaxis"]["tickfont"]["size"] >= 20
+        assert layout["height"] >= poll_questions.PROJECTED_HEIGHT
+        assert big.spec["data"] == chart.spec["data"]  # the same counts
+        assert chart.spec["layout"]["title"]["font"]["size"] < 20  # the phone's, untouched

@@ -12,8 +12,8 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
-import torch
 from streamlit.testing.v1 import AppTest
 
 from attnviz import figures
@@ -454,7 +454,7 @@ def chart_values(chart) -> list[float]:
         packed = trace.get("z", trace.get("y"))
         if packed is not None:
             values = figures.unpacked(packed) if isinstance(packed, dict) else packed
-            out += [float(v) for v in torch.as_tensor(values, dtype=torch.float64).flatten()]
+            out += [float(v) for v in np.asarray(values, dtype=np.float64).flatten()]
     return [v for v in out if math.isfinite(v)]
 
 

@@ -408,6 +408,7 @@ def start(cfg: state.Config) -> None:
         return
     st.subheader("The question")
     st.markdown(md_escape(question.prompt))
+    _given_figure(question)
     if question.answer_format in (Q.TOKEN, Q.CHOICE, Q.SHAPE):
         try:
             options = poll_questions.answer_format(question)
@@ -613,16 +614,18 @@ def _tally_of(
     view: polls.PresenterView, question: Q.Question | None, rounds: tuple[polls.RoundTally, ...]
 ) -> None:
     labels = question.choices if question is not None else ()
-    chart = _tally_chart(view.answer, rounds, view.key, tuple(labels))
+    chart = _tally_chart(view.answer, rounds, view.key, tuple(labels), True)
     if chart is not None:
         charts.send(chart, key="poll_tally")
 
 
 @functools.lru_cache(maxsize=256)
-def _tally_chart(form, rounds, key, labels) -> tuple[str, int, str] | None:
+def _tally_chart(form, rounds, key, labels, projector: bool = False) -> tuple[str, int, str] | None:
     """The tally's chart, encoded once per distinct tally (a projector redraws it twice a
-    second; most of those runs see the same counts)."""
+    second; most of those runs see the same counts); ``projector``: at its sizes."""
     chart = poll_questions.tally_chart(form, rounds, key, labels)
+    if chart is not None and projector:
+        chart = poll_questions.projected(chart)
     return None if chart is None else charts.encode(chart.spec, chart.label)
 
 
