@@ -118,5 +118,8 @@ else:
     if note:
         st.caption(note)
     panels.plot(grown.curves, key="p8_grown", numbers=False)
-    st.markdown("**What each head's scores name it at the end**")
+    st.markdown(
+        "**What each head's scores name it at the end** (averaged over whole sequences: a "
+        "live run keeps no weights to measure inside and before the repeat apart)"
+    )
     bullets(grown.names)
