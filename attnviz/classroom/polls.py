@@ -26,9 +26,9 @@ token, so she keeps her one answer. Polls expire (:attr:`Limits.ttl_seconds`).
 No one can jam a class: a poll admits new browsers at a class's pace
 (:attr:`Limits.join_burst`, then :attr:`Limits.joins_per_minute`), one browser sends at most
 :attr:`Limits.sends_per_minute` answers a minute to a poll, and the presenter's view counts
-every answer refused (:class:`Refusals`). One presenter (her browser's token) holds at most
-:attr:`Limits.polls_per_presenter` polls that are not closed, and a closed poll frees its place
-in :attr:`Limits.max_polls`.
+every answer refused (:class:`Refusals`). One presenter (her browser's token) has at most
+:attr:`Limits.polls_per_presenter` polls taking answers, and a poll revealed or closed frees its
+place there and in :attr:`Limits.max_polls`.
 
 Who may do what: the join code (six characters a student types, or the QR code's link) lets
 anyone read the question and answer; opening the spread, asking again, revealing and closing
@@ -69,9 +69,9 @@ class Limits:
     Redis's memory: 300 stored polls x 2 rounds x 500 answers of at most ~0.5 kB is under
     300 MB at the very worst (a real poll of 60 phones is a few kB)."""
 
-    max_polls: int = 100  # polls taking answers or revealed; a closed poll frees its place
-    max_stored: int = 300  # polls kept at all, closed ones too (their counts, until they expire)
-    polls_per_presenter: int = 5  # polls not closed, per presenter's browser
+    max_polls: int = 100  # polls taking answers; one revealed or closed frees its place
+    max_stored: int = 300  # polls kept at all, stopped ones too (their counts, until they expire)
+    polls_per_presenter: int = 5  # polls taking answers, per presenter's browser
     # Polls one network address opens in an hour, per server process (a browser token is the
     # client's to make up, its address is not; a school's one NAT address has room for several
     # presenters). Held in the process only: no address is ever written.
@@ -843,7 +843,7 @@ class PollStore(ABC):
     ) -> Created | Refused:
         """Open a poll on ``question`` (round 1, spread hidden); return its join code and secret.
         ``owner``: the presenter's browser token; that browser then holds the controls without
-        the secret, and its polls that are not closed count against
+        the secret, and its polls taking answers count against
         :attr:`Limits.polls_per_presenter`. ``address``: the client's network address, for
         :attr:`Limits.polls_per_address_hour` (kept in this process only)."""
         try:
@@ -901,19 +901,19 @@ class PollStore(ABC):
         refusals = {
             "full": Refused(
                 "too_many_polls",
-                f"The server already holds {limits.max_polls} polls that are not closed (a "
-                "closed poll frees its place): close one of yours, or wait for others to close "
-                "or expire.",
+                f"The server already holds {limits.max_polls} polls taking answers (a poll "
+                "revealed or closed frees its place): reveal or close one of yours, or wait for "
+                "others to stop or expire.",
             ),
             "stored_full": Refused(
                 "too_many_polls",
-                f"The server already keeps {limits.max_stored} polls, closed ones included, "
-                "until they expire: try again later.",
+                f"The server already keeps {limits.max_stored} polls, revealed and closed ones "
+                "included, until they expire: try again later.",
             ),
             "presenter_full": Refused(
                 "too_many_polls",
-                f"You already have {limits.polls_per_presenter} polls that are not closed: "
-                "close one to open another.",
+                f"You already have {limits.polls_per_presenter} polls taking answers: reveal "
+                "or close one to open another.",
             ),
         }
 
@@ -1229,7 +1229,7 @@ class MemoryPollStore(PollStore):
                 return "taken"
             if len(self._polls) >= self.limits.max_stored:
                 return "stored_full"
-            live = [h for h in self._polls.values() if h.fields["phase"] != "closed"]
+            live = [h for h in self._polls.values() if h.fields["phase"] == "open"]
             if len(live) >= self.limits.max_polls:
                 return "full"
             owner = fields.get("owner_id", "")

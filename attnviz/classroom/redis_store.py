@@ -9,9 +9,9 @@ keys would stay on one node of a cluster:
     attnviz:poll:{CODE}:r1    hash: salted browser id -> encoded answer, round 1 (and :r2)
     attnviz:poll:{CODE}:sends hash: salted browser id -> "minute's start ms:sends", for every
                               browser the poll admitted
-    attnviz:polls             sorted set: code -> expiry (ms), the polls not closed (the cap)
+    attnviz:polls             sorted set: code -> expiry (ms), the polls taking answers (the cap)
     attnviz:stored            sorted set: code -> expiry (ms), every poll kept
-    attnviz:owner:ID          sorted set: code -> expiry (ms), one presenter's polls not closed
+    attnviz:owner:ID          sorted set: code -> expiry (ms), one presenter's polls taking answers
 
 Every key expires with its poll (PEXPIREAT, from Redis's own clock, so replicas agree). Each
 change is one Lua script, atomic in Redis: an answer is checked against the poll's phase,
@@ -19,7 +19,7 @@ round, cap, the browser's sends this minute and the poll's join pace (a token bu
 poll's hash, on Redis's clock), and written with one HSET of its salted browser id (one answer
 per browser per round; a second overwrites the first, so nothing is lost or counted twice,
 however many replicas write at once); a state change is a compare-and-set on (phase, round,
-shown), and closing takes the poll out of the two counts of polls not closed.
+shown), and revealing or closing takes the poll out of the two counts of polls taking answers.
 
 Redis that goes away: short socket timeouts and one retry (a pooled connection left over from
 before a Redis restart fails once, then reconnects), then the store returns "unavailable".
@@ -52,7 +52,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
-# KEYS: polls not closed, the poll, every poll kept, the presenter's polls not closed.
+# KEYS: polls taking answers, the poll, every poll kept, the presenter's polls taking answers.
 # ARGV: code, ttl ms, max_polls, max_stored, polls_per_presenter, then the fields.
 _CREATE = (
     _NOW
@@ -127,14 +127,14 @@ return 'new'
 """
 )
 
-# KEYS: the poll, polls not closed, the presenter's polls not closed. ARGV: the old state,
+# KEYS: the poll, polls taking answers, the presenter's. ARGV: the old state,
 # the new state, then extra fields; ARGV[7] the code.
 _SWAP = """
 local m = redis.call('HMGET', KEYS[1], 'phase', 'round', 'shown')
 if not m[1] then return 'unknown' end
 if m[1] ~= ARGV[1] or m[2] ~= ARGV[2] or m[3] ~= ARGV[3] then return 'changed' end
 redis.call('HSET', KEYS[1], 'phase', ARGV[4], 'round', ARGV[5], 'shown', ARGV[6], unpack(ARGV, 8))
-if ARGV[4] == 'closed' then
+if ARGV[4] ~= 'open' then
   redis.call('ZREM', KEYS[2], ARGV[7])
   redis.call('ZREM', KEYS[3], ARGV[7])
 end
@@ -194,7 +194,7 @@ class RedisPollStore(PollStore):
 
     @property
     def index_key(self) -> str:
-        """The polls not closed (what :attr:`Limits.max_polls` counts)."""
+        """The polls taking answers (what :attr:`Limits.max_polls` counts)."""
         return f"{self.prefix}:polls"
 
     @property
@@ -203,7 +203,8 @@ class RedisPollStore(PollStore):
         return f"{self.prefix}:stored"
 
     def owner_key(self, owner: str) -> str:
-        """One presenter's polls not closed (``owner``: ``polls.owner_id``, or "" for none)."""
+        """One presenter's polls taking answers (``owner``: ``polls.owner_id``, or "" for
+        none)."""
         return f"{self.prefix}:owner:{owner or '-'}"
 
     # --- primitives -------------------------------------------------------------------------------

@@ -108,16 +108,20 @@ def test_a_full_round_is_counted_for_the_presenter(store_on, backend):
     assert store.presenter_view(poll.code, poll.secret).refused == Refusals(full=2)
 
 
-def test_one_presenter_holds_her_share_of_polls_and_closing_one_frees_it(store_on, backend):
+def test_one_presenter_holds_her_share_of_polls_and_stopping_one_frees_it(store_on, backend):
     store = store_on(backend, polls_per_presenter=2)
     first = created(store.create(choice_question(), owner=PRESENTER))
     created(store.create(choice_question(), owner=PRESENTER))
     third = store.create(choice_question(), owner=PRESENTER)
     assert third == Refused(
-        "too_many_polls", "You already have 2 polls that are not closed: close one to open another."
+        "too_many_polls",
+        "You already have 2 polls taking answers: reveal or close one to open another.",
     )
     created(store.create(choice_question(), owner="another-presenters-browser"))  # hers only
-    assert store.close(first.code, PRESENTER).phase == "closed"  # her browser may close it
+    assert store.reveal(first.code, PRESENTER).phase == "revealed"  # her browser may reveal
+    second = created(store.create(choice_question(), owner=PRESENTER))
+    assert isinstance(store.create(choice_question(), owner=PRESENTER), Refused)
+    assert store.close(second.code, PRESENTER).phase == "closed"  # or close
     created(store.create(choice_question(), owner=PRESENTER))
 
 

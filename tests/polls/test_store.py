@@ -128,7 +128,7 @@ def test_the_answer_cap_refuses_new_sessions_but_not_changes(store_on, backend):
     assert isinstance(store.answer(poll.code, "s3", 2, 0), Answered)
 
 
-def test_the_poll_cap_refuses_a_new_poll_until_one_closes_or_expires(store_on, backend, clock):
+def test_the_poll_cap_refuses_a_new_poll_until_one_stops_or_expires(store_on, backend, clock):
     store = store_on(
         backend, max_polls=2, max_stored=3, ttl_seconds=2 if backend == "redis" else 60
     )
@@ -136,16 +136,16 @@ def test_the_poll_cap_refuses_a_new_poll_until_one_closes_or_expires(store_on, b
     second = created(store.create(choice_question()))
     third = store.create(choice_question())
     assert isinstance(third, Refused) and third.reason == "too_many_polls"
-    assert "2 polls that are not closed" in third.message and "close one" in third.message
+    assert "2 polls taking answers" in third.message and "reveal or close one" in third.message
     # Closing frees a place, as the refusal says (the closed poll keeps its counts)...
     store.close(first.code, first.secret)
     created(store.create(choice_question()))
     assert store.presenter_view(first.code, first.secret).state.phase == "closed"
-    # ...up to the polls kept at all, closed ones included, which only expiry frees.
-    store.close(second.code, second.secret)
+    # ...and so does revealing, up to the polls kept at all, which only expiry frees.
+    assert store.reveal(second.code, second.secret).phase == "revealed"
     fourth = store.create(choice_question())
     assert isinstance(fourth, Refused) and fourth.reason == "too_many_polls"
-    assert "keeps 3 polls, closed ones included" in fourth.message
+    assert "keeps 3 polls, revealed and closed ones included" in fourth.message
     wait_expired(store, first.code, clock, 60)
     wait_expired(store, second.code, clock, 0)
     created(store.create(choice_question()))
