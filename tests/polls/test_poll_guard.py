@@ -76,6 +76,10 @@ def test_the_presenter_is_told_how_many_answers_were_refused(store):
         "answers than students may mean someone is scripting answers."
     ) in texts(at, "warning")
     assert f"Round 1: {accepted} answers" in " ".join(texts(at))
+    # After the reveal (nothing refreshes then) the count is still told, once.
+    at.button(key="poll_reveal").click().run()
+    told = [t for t in texts(at, "warning") if t.startswith(f"{refused} answers refused")]
+    assert len(told) == 1, texts(at, "warning")
 
 
 def test_the_presenter_is_warned_before_the_poll_vanishes(store):

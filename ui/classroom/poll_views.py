@@ -645,6 +645,8 @@ def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
     problem = join_problem()
     if problem:
         st.warning(md_escape(problem))
+    if view.state.phase != "open":  # while open the live part says it, refreshed
+        _refusals(view)
     _expiry(code, secret)
     s = view.state
     disabled = {
