@@ -46,7 +46,15 @@ from attnviz.classroom.polls import (
 )
 from attnviz.core.settings import Settings
 from attnviz.teach import questions as Q
-from attnviz.teach.panel import CAUSAL_WEIGHTS, HOLDS_DROPPED, HOLDS_SCORES, WEIGHTS, Panel, Style
+from attnviz.teach.panel import (
+    CAUSAL_WEIGHTS,
+    HOLDS_DROPPED,
+    HOLDS_SCALED,
+    HOLDS_SCORES,
+    WEIGHTS,
+    Panel,
+    Style,
+)
 
 PAYLOAD_VERSION = 1
 # The poll's figures on a projector: the projector's letters (28 px cell numbers), 560 px tall
@@ -79,7 +87,14 @@ TITLES = {
     Q.NO_RESCALE: "forgetting dropout's 1/(1 − p) scaling",
     Q.DIAGONAL_MASKED: "masking the diagonal too",
     Q.NO_TRANSPOSE: "splitting heads without the transpose",
-    Q.SCALING_BACKWARDS: "thinking 1/√d_k sharpens the row",
+    Q.SCALING_BACKWARDS: "thinking a larger divisor sharpens the row",
+    Q.OTHERS_UNCHANGED: "thinking one weight can grow alone",
+    Q.ROWS_SHARE: "thinking the rows share one softmax",
+    Q.MASKED_SCORE_COUNTS: "forgetting that a masked score counts for nothing",
+    Q.SHIFT_CHANGES: "thinking a shift of every score changes the softmax",
+    Q.PROPORTIONAL: "thinking weights are proportional to scores",
+    Q.RATIO_UNSCALED: "forgetting the 1/√d_k in a ratio of weights",
+    Q.DIVIDE_BY_D_K: "dividing by d_k instead of √d_k",
 }
 
 
@@ -414,6 +429,8 @@ def _hidden_matrix(q: Q.Question, n: Q.Numbers) -> tuple[torch.Tensor, str, str,
             future = torch.triu(torch.ones_like(scores, dtype=torch.bool), diagonal=1)
             scores = scores.masked_fill(future, -math.inf)
         return scores, "signed", "score", None
+    if reads == HOLDS_SCALED:
+        return n.raw[h] / n.scale, "signed", "score", None
     if reads == HOLDS_DROPPED and n.dropped is not None:
         return n.dropped[h], "weights", "weight", 1 / (1 - n.p)
     return n.weights[h], "weights", "weight", None
@@ -429,13 +446,16 @@ def reveal_figure(q: Q.Question, n: Q.Numbers) -> Panel | figures.Chart | None:
     if q.kind == Q.SCALING_ENTROPY:
         assert q.query is not None
         row = q.query
+        changed = n.weights[0][row].double() + Q.scaling_change(q, n)[row].double()
+        name = {
+            Q.WITHOUT: "softmax(scores)",
+            Q.WIDER: "softmax(scores / (2·√d_k))",
+            Q.SHIFTED: "softmax((scores + 3) / √d_k)",
+        }[q.variant or Q.WITHOUT]
         return figures.grouped_bars(
-            {
-                "softmax(scores / √d_k)": n.weights[0][row],
-                "softmax(scores)": torch.softmax(n.raw[0][row], dim=-1),
-            },
+            {"softmax(scores / √d_k)": n.weights[0][row], name: changed.to(torch.float32)},
             labels,
-            title=f"Row {labels[row]} with and without 1/√d_k",
+            title=f"Row {labels[row]}: the page's weights and {name}",
         )
     values, colour, name, zmax = _hidden_matrix(q, n)
     head = f", head {q.head}" if q.head is not None else ""

@@ -516,14 +516,31 @@ def heads_that_fit(rows: int, cols: int) -> int:
 
 
 # --- a panel's declaration: what every feature needs to know about it -------------------------
-# The numbers a panel draws, named as the questions that may hide it read them
-# (``attnviz.teach.questions.READS`` says which one each kind of question asks about).
+# The numbers a panel draws, named as the questions read them: the one a question asks about
+# (``attnviz.teach.questions.READS``: the panel it hides) and the ones it relies on
+# (``attnviz.teach.questions.RELIES_ON``: panels drawn, unhidden, above the question).
 HOLDS_SCORES = "scores"  # the raw scores (X Xᵀ on pass 1, Q Kᵀ after), masked on a causal pass
+HOLDS_SCALED = "scaled"  # the scores divided by √d_k
 HOLDS_WEIGHTS = "weights"  # the softmax, before dropout
 HOLDS_DROPPED = "dropped"  # the weights after dropout, what the context used
 HOLDS_SPLIT = "split"  # the queries split into heads (a question asks their shape)
 HOLDS_CHANGE = "change"  # softmax(scores) minus softmax(scores / √d_k)
-HOLDS = (HOLDS_SCORES, HOLDS_WEIGHTS, HOLDS_DROPPED, HOLDS_SPLIT, HOLDS_CHANGE)
+HOLDS_QUERIES = "queries"  # the query vectors, one row per token
+HOLDS_KEYS = "keys"  # the key vectors, one row per token
+HOLDS_MASK = "mask"  # the causal mask
+HOLDS_DROP_MASK = "drop mask"  # which weights dropout zeroes, and the scale of the rest
+HOLDS = (
+    HOLDS_SCORES,
+    HOLDS_SCALED,
+    HOLDS_WEIGHTS,
+    HOLDS_DROPPED,
+    HOLDS_SPLIT,
+    HOLDS_CHANGE,
+    HOLDS_QUERIES,
+    HOLDS_KEYS,
+    HOLDS_MASK,
+    HOLDS_DROP_MASK,
+)
 
 # A cell source's head that is the one the page's "Head" box picked (page 4's one head).
 PICKED_HEAD = -1
@@ -546,7 +563,7 @@ class Declared:
       section; () none).
     - ``holds``: the numbers a question reads that it draws (HOLDS_*); ``holds_dropped``: what it
       draws instead when dropout acts (None: the same). A question hides the panel that holds
-      what it asks about.
+      what it asks about, and is asked below the panels that hold what it relies on.
     - ``same``: the other panels that draw the same numbers (or numbers that give them away):
       a question that hides this panel hides them too.
     - ``shows``: for a section, the panels whose numbers it draws (hidden while a question

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,8 +52,9 @@ SHAPE = "shape"  # a tuple of whole numbers
 ARGMAX_MARGIN = 0.02  # the largest weight beats the second by at least this
 TV_TOLERANCE = 0.10  # a sketched row is right within this total-variation distance
 NUMBER_TOLERANCE = 0.005  # "to two decimals": within half a unit of the second decimal
-ENTROPY_CLEAR = 0.05  # nats: the two rows' entropies differ by at least this
+SCALING_CLEAR = 1e-4  # nats: a scaling question's two rows' entropies differ by at least this
 MAX_GUESS_CHANCE = 1 / 3  # a uniform guess is right at most this often
+SKETCH_KEYS_UP_TO = 24  # a sketch of a longer row (one slider a key) is not asked
 _SLACK = 1e-6  # float32 rounding at the edge of a tolerance
 
 SHARPER, FLATTER, UNCHANGED = "sharper", "flatter", "unchanged"
@@ -67,6 +69,9 @@ DROPOUT_ROW_SUM = "dropout_row_sum"
 SPLIT_SHAPE = "split_shape"
 SCALING_ENTROPY = "scaling_entropy"
 SCORE = "score"
+SCORE_RISES = "score_rises"
+WEIGHT_RATIO = "weight_ratio"
+SCALED_SCORE = "scaled_score"
 KINDS = (
     ARGMAX_KEY,
     SKETCH_ROW,
@@ -76,15 +81,44 @@ KINDS = (
     SPLIT_SHAPE,
     SCALING_ENTROPY,
     SCORE,
+    SCORE_RISES,
+    WEIGHT_RATIO,
+    SCALED_SCORE,
 )
 
-# The kinds each page can ask, in the book's order of the page.
+# The kinds each page can ask, in the book's order of the page. A raw dot product is asked
+# only where the page draws the queries and keys (page 2), and only at d_out <= MAX_PRODUCTS.
 PAGE_KINDS: dict[str, tuple[str, ...]] = {
-    "simplified": (SCORE, ARGMAX_KEY, SKETCH_ROW),
-    "trainable": (SCORE, SCALING_ENTROPY, ARGMAX_KEY, SKETCH_ROW),
-    "causal": (SCORE, MASKED_ZEROS, ARGMAX_KEY, SKETCH_ROW, DROPOUT_SURVIVOR, DROPOUT_ROW_SUM),
-    "multihead": (SPLIT_SHAPE, MASKED_ZEROS, ARGMAX_KEY, SKETCH_ROW, DROPOUT_SURVIVOR),
+    "simplified": (ARGMAX_KEY, SCORE_RISES, WEIGHT_RATIO, SKETCH_ROW),
+    "trainable": (
+        SCORE,
+        SCALED_SCORE,
+        SCALING_ENTROPY,
+        ARGMAX_KEY,
+        SCORE_RISES,
+        WEIGHT_RATIO,
+        SKETCH_ROW,
+    ),
+    "causal": (
+        MASKED_ZEROS,
+        ARGMAX_KEY,
+        SCORE_RISES,
+        WEIGHT_RATIO,
+        SKETCH_ROW,
+        DROPOUT_SURVIVOR,
+        DROPOUT_ROW_SUM,
+    ),
+    "multihead": (
+        SPLIT_SHAPE,
+        MASKED_ZEROS,
+        ARGMAX_KEY,
+        SCORE_RISES,
+        WEIGHT_RATIO,
+        SKETCH_ROW,
+        DROPOUT_SURVIVOR,
+    ),
 }
+MAX_PRODUCTS = 8  # no question needs more multiplications than this by hand
 
 # --- the misconceptions -------------------------------------------------------------------
 COLUMN = "column_not_row"
@@ -96,6 +130,13 @@ NO_RESCALE = "dropout_without_rescaling"
 DIAGONAL_MASKED = "diagonal_masked"
 NO_TRANSPOSE = "split_without_transpose"
 SCALING_BACKWARDS = "scaling_backwards"
+OTHERS_UNCHANGED = "other_weights_unchanged"
+ROWS_SHARE = "rows_share_one_softmax"
+MASKED_SCORE_COUNTS = "masked_score_counts"
+SHIFT_CHANGES = "shift_changes_the_softmax"
+PROPORTIONAL = "weights_proportional_to_scores"
+RATIO_UNSCALED = "ratio_without_scaling"
+DIVIDE_BY_D_K = "divide_by_d_k"
 
 EXPLANATIONS = {
     COLUMN: "A query's weights are its row: reading the column instead gives how much every "
@@ -113,8 +154,21 @@ EXPLANATIONS = {
     "each query still sees itself, so the diagonal is not 0.",
     NO_TRANSPOSE: "view(b, num_tokens, num_heads, head_dim) only cuts the last dimension into "
     "heads; transpose(1, 2) then brings the heads in front of the tokens.",
-    SCALING_BACKWARDS: "Dividing by √d_k shrinks the gaps between the scores; without it the "
-    "gaps are √d_k times wider, so the softmax gets sharper, never flatter.",
+    SCALING_BACKWARDS: "Dividing by a larger number shrinks the gaps between the scores, so the "
+    "softmax gets flatter; dividing by less (or not at all) widens them, so it gets sharper.",
+    OTHERS_UNCHANGED: "The softmax divides by the row's sum: when one weight of a row grows, "
+    "every other weight of that row shrinks, so the row still sums to 1.",
+    ROWS_SHARE: "Each row is a softmax of its own: a score of another query's row changes "
+    "nothing in this one.",
+    MASKED_SCORE_COUNTS: "The mask puts −∞ on every score after the query, whatever it was: "
+    "raising a future score changes no weight.",
+    SHIFT_CHANGES: "The softmax depends only on the differences between a row's scores: adding "
+    "the same number to all of them changes no weight.",
+    PROPORTIONAL: "Weights are not proportional to the scores: the softmax exponentiates, so "
+    "two weights' ratio is exp(difference of their scores), after the 1/√d_k.",
+    RATIO_UNSCALED: "The softmax sees the scores after the 1/√d_k: the ratio of two weights is "
+    "exp(difference / √d_k), not exp(difference).",
+    DIVIDE_BY_D_K: "The scores are divided by the square root of d_k, not by d_k itself.",
 }
 
 
@@ -130,7 +184,32 @@ READS: dict[str, str] = {
     SPLIT_SHAPE: P.HOLDS_SPLIT,
     SCALING_ENTROPY: P.HOLDS_CHANGE,
     SCORE: P.HOLDS_SCORES,
+    SCORE_RISES: P.HOLDS_WEIGHTS,
+    WEIGHT_RATIO: P.HOLDS_WEIGHTS,
+    SCALED_SCORE: P.HOLDS_SCALED,
 }
+
+# What each kind relies on: the numbers a student reasons from, drawn (unhidden) above the
+# question on its page, by the panels that hold them (``declared.holding``). The prompt states
+# the rest (a dropout question gives the weight before dropout; a shape question the shapes).
+RELIES_ON: dict[str, tuple[str, ...]] = {
+    ARGMAX_KEY: (P.HOLDS_SCORES,),
+    SKETCH_ROW: (P.HOLDS_SCORES,),
+    MASKED_ZEROS: (),
+    DROPOUT_SURVIVOR: (),
+    DROPOUT_ROW_SUM: (P.HOLDS_WEIGHTS, P.HOLDS_DROP_MASK),
+    SPLIT_SHAPE: (),
+    SCALING_ENTROPY: (P.HOLDS_SCORES,),
+    SCORE: (P.HOLDS_QUERIES, P.HOLDS_KEYS),
+    SCORE_RISES: (P.HOLDS_SCORES,),
+    WEIGHT_RATIO: (P.HOLDS_SCORES,),
+    SCALED_SCORE: (P.HOLDS_SCORES,),
+}
+
+
+def relies_on(kind: str, page: str) -> tuple[str, ...]:
+    """The panels of ``page`` a question of ``kind`` relies on (drawn above it, unhidden)."""
+    return tuple(declared.holding(page, what, dropped=False) for what in RELIES_ON[kind])
 
 
 class AnswerError(ValueError):
@@ -153,6 +232,7 @@ class Question:
     ``choices``: the token labels (token and row formats, one per position 0..T-1) or the
     options (choice format). ``low``/``high``: the range of an integer or number answer.
     ``query``, ``other`` and ``head``: the row, the column (a key) and the head asked about.
+    ``products``: the multiplications it takes by hand (at most MAX_PRODUCTS).
     """
 
     kind: str
@@ -173,6 +253,13 @@ class Question:
     other: int | None = None
     head: int | None = None
     misconceptions: tuple[Misconception, ...] = ()
+    products: int = 0
+    variant: str = ""  # the change a scaling question asks about (WITHOUT, WIDER, SHIFTED)
+
+    @property
+    def relies_on(self) -> tuple[str, ...]:
+        """The panels of its page it relies on: drawn, unhidden, above it."""
+        return relies_on(self.kind, self.page)
 
     @property
     def conceals(self) -> tuple[str, ...]:
@@ -362,13 +449,52 @@ def choose(
     numbers: Numbers | None = None,
 ) -> Question | None:
     """A question for the page (or the presenter's step that shows panel ``hides``), picked
-    deterministically from ``seed`` among the kinds that are clear at these settings."""
+    deterministically from ``seed``. The kinds clear at these numbers take turns: consecutive
+    seeds ("Next question") ask different kinds whenever two or more are clear, in an order
+    drawn afresh for every round of them; the question is never the one of ``seed - 1``."""
     n = numbers if numbers is not None else read(page, text, settings, book)
     if n is None:
         return None
-    kinds = list(PAGE_KINDS.get(page, ()))
-    random.Random(f"choose:{page}:{seed}").shuffle(kinds)
-    for kind in kinds:
+    args = (page, text, settings, book)
+    kinds = clear_kinds(page, n)
+    made = _turn(*args, seed, n, kinds, hides)
+    before = _turn(*args, seed - 1, n, kinds, hides)
+    if made is not None and before is not None and made.prompt == before.prompt:
+        return _turn(*args, seed, n, kinds, hides, skip=made.kind)
+    return made
+
+
+def clear_kinds(page: str, n: Numbers) -> tuple[str, ...]:
+    """The kinds of ``page`` clear at these numbers (a kind is clear, or not, whatever the
+    seed: its maker poses it only where every kind of key it balances has candidates)."""
+    return tuple(k for k in PAGE_KINDS.get(page, ()) if make(k, page, "", Settings(), False, 0, n))
+
+
+def _round(kinds: Sequence[str], page: str, index: int) -> list[str]:
+    """The order of the clear kinds in round ``index``: a fresh shuffle, whose first kind is
+    never the last of the round before (for three or more kinds: the rounds join cleanly)."""
+    order = list(kinds)
+    random.Random(f"choose:{page}:{index}").shuffle(order)
+    if len(order) >= 3:
+        last = list(kinds)
+        random.Random(f"choose:{page}:{index - 1}").shuffle(last)
+        if order[0] == last[-1]:
+            order[0], order[1] = order[1], order[0]
+    return order
+
+
+def _turn(
+    page, text, settings, book, seed: int, n: Numbers, kinds, hides: str | None, skip: str = ""
+) -> Question | None:
+    """The question whose turn it is at ``seed`` among the clear ``kinds`` (the next kind in
+    the round when its maker has none, or its kind is ``skip``)."""
+    if not kinds:
+        return None
+    index, at = divmod(seed, len(kinds))
+    order = _round(kinds, page, index)
+    for kind in order[at:] + order[:at]:
+        if kind == skip:
+            continue
         q = make(kind, page, text, settings, book, seed, n)
         if q is not None and (hides is None or q.hides == hides):
             return q
@@ -521,17 +647,45 @@ def _keep_distinct(key: Answer, found: list[Misconception], apart) -> tuple[Misc
 
 
 def _pick(rng: random.Random, candidates: Sequence | Tensor, build):
-    """One candidate, picked by ``rng``, preferring one whose misconceptions are distinct
-    (``build(c)`` gives them): the first such among up to SCAN drawn, else the first drawn."""
-    order = rng.sample(range(len(candidates)), min(len(candidates), SCAN))
-    first = None
-    for i in order:
-        found = build(candidates[i])
-        if found:
-            return candidates[i], found
-        if first is None:
-            first = (candidates[i], found)
-    return first
+    """One candidate, picked by ``rng``, preferring one with the most distinct misconceptions
+    (``build(c)`` gives them): the first with the most among up to SCAN drawn."""
+    return _pick_where(rng, candidates, lambda c: True, build)
+
+
+def _pick_where(rng: random.Random, candidates: Sequence | Tensor, ok, build):
+    """Like :func:`_pick`, among the candidates ``ok`` accepts (every candidate is looked at
+    until SCAN accepted ones were: whether any is accepted does not depend on ``rng``); None
+    when ``ok`` accepts none."""
+    best = None
+    looked = 0
+    for i in rng.sample(range(len(candidates)), len(candidates)):
+        c = candidates[i]
+        if not ok(c):
+            continue
+        found = build(c)
+        if best is None or len(found) > len(best[1]):
+            best = (c, found)
+        looked += 1
+        if looked >= SCAN:
+            break
+    return best
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+
+
+def shown_numbers(prompt: str) -> tuple[float, ...]:
+    """Every number a prompt states (token positions, sizes, scores, weights, p), in order."""
+    return tuple(float(m) for m in _NUMBER.findall(prompt))
+
+
+def _apart_from_shown(key: float, prompt: str, p: float, apart: float = 2 * NUMBER_TOLERANCE):
+    """Whether ``key`` is none of the numbers the prompt states, nor 1/(1 − p) (dropout's
+    scale), nor 0 or 1: answering any of those is graded wrong."""
+    shown = [*shown_numbers(prompt), 0.0, 1.0]
+    if p > 0:
+        shown.append(1 / (1 - p))
+    return all(abs(key - x) > apart for x in shown)
 
 
 def _misconception(name: str, answer: Answer) -> Misconception:
@@ -615,43 +769,80 @@ def _row_question(
 
 # --- the kinds ----------------------------------------------------------------------------
 def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """Which key does query q (of head h) weigh most? Clear: the winner beats the runner-up
-    by ARGMAX_MARGIN, and the query sees at least 3 keys (a guess among them: at most 1/3)."""
+    """Which key does query q (of head h) weigh most, or most besides itself? Clear: the
+    winner's score (the softmax keeps the scores' order) beats the runner-up's by
+    ARGMAX_MARGIN among at least 3 keys, q >= 2.
+
+    The key is spread: the candidates fall into four relations of the key to the query (the
+    query itself, the first token, the token before it, another), a relation is drawn evenly
+    among those with candidates, then a candidate of it. Posed only where at least three
+    relations have candidates, so no relation (no fixed click) is the key more than a third
+    of the time."""
     w, allowed = n.weights, _allowed(n)
-    winner, margin = _top_two(w, allowed)  # (H, T) each
-    rows = torch.nonzero((margin >= ARGMAX_MARGIN) & (allowed.sum(dim=-1) >= 3))
-    if not len(rows):
+    t = n.num_tokens
+    others = allowed & ~torch.eye(t, dtype=torch.bool)
+    found: dict[str, list[tuple[int, int, bool, int]]] = {}
+    for besides, where_ in ((False, allowed), (True, others)):
+        winner, margin = _top_two(n.raw, where_)  # (H, T) each: the scores, drawn above
+        rows = torch.nonzero((margin >= ARGMAX_MARGIN) & (where_.sum(dim=-1) >= 3))
+        for h, q in rows.tolist():
+            if q < 2:
+                continue
+            k = int(winner[h, q])
+            found.setdefault(_relation(q, k), []).append((h, q, besides, k))
+    if len(found) < 3:
         return None
+    relation = sorted(found)[_balanced(where, len(found), "relation")]
     everything = torch.ones_like(allowed)
     col_winner, col_margin = _top_two(w.transpose(-2, -1), everything)  # column q of each head
     zero_winner, zero_margin = _top_two(_masked_with_zero(n), everything)
 
     def build(c) -> tuple[Misconception, ...]:
-        h, q = int(c[0]), int(c[1])
-        found = []
-        if col_margin[h, q] >= ARGMAX_MARGIN:
-            found.append(_misconception(COLUMN, int(col_winner[h, q])))
-        if n.causal and zero_margin[h, q] >= ARGMAX_MARGIN:
-            found.append(_misconception(MASK_WITH_ZERO, int(zero_winner[h, q])))
-        return _keep_distinct(int(winner[h, q]), found, lambda a, b: a != b)
+        h, q, besides, k = c
+        wrong = []
+        if col_margin[h, q] >= ARGMAX_MARGIN and not besides:
+            wrong.append(_misconception(COLUMN, int(col_winner[h, q])))
+        if n.causal and zero_margin[h, q] >= ARGMAX_MARGIN and not besides:
+            wrong.append(_misconception(MASK_WITH_ZERO, int(zero_winner[h, q])))
+        return _keep_distinct(k, wrong, lambda a, b: a != b)
 
-    c, misconceptions = _pick(rng, rows, build)
-    h, q = int(c[0]), int(c[1])
+    (h, q, besides, k), misconceptions = _pick(rng, found[relation], build)
+    which = " besides itself" if besides else ""
     prompt = (
-        f"Which key does query {n.labels[q]}{_head_words(n, h)} weigh most"
-        f"{_before_dropout(n)}? Click a token."
+        f"Which key does query {n.labels[q]}{_head_words(n, h)} weigh most{which}"
+        f"{_before_dropout(n)}? Read its row of scores above. Click a token."
     )
-    return _row_question(n, where, TOKEN, int(winner[h, q]), prompt, h, q, misconceptions)
+    return _row_question(n, where, TOKEN, k, prompt, h, q, misconceptions)
+
+
+SELF, FIRST, PREVIOUS, ANOTHER = "itself", "first", "previous", "another"
+
+
+def _relation(q: int, k: int) -> str:
+    """How key ``k`` stands to query ``q`` (q >= 2): the query itself, the first token, the
+    token just before the query, or another."""
+    if k == q:
+        return SELF
+    if k == 0:
+        return FIRST
+    if k == q - 1:
+        return PREVIOUS
+    return ANOTHER
 
 
 def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
     """Sketch row q (of head h) of the weights, one value per key. Clear: at least 3 keys are
-    visible and an even share over them is more than TV_TOLERANCE away (graded wrong)."""
+    visible, an even share over them is more than TV_TOLERANCE away (graded wrong), and so is
+    every row with all its weight on one key (no key holds 0.9 minus the slack: "all on the
+    largest score" is graded wrong too); at most SKETCH_KEYS_UP_TO keys (one slider each)."""
     w, allowed = n.weights, _allowed(n)
+    if n.num_tokens > SKETCH_KEYS_UP_TO:
+        return None
     visible = allowed.sum(dim=-1)
     even = allowed.double() / visible[:, None]
     far = 0.5 * (w.double() - even).abs().sum(dim=-1) > TV_TOLERANCE  # (H, T)
-    rows = torch.nonzero(far & (visible >= 3))
+    spread = w.double().amax(dim=-1) < 1 - 1.5 * TV_TOLERANCE
+    rows = torch.nonzero(far & spread & (visible >= 3))
     if not len(rows):
         return None
     others = [(COLUMN, w.transpose(-2, -1))]
@@ -675,7 +866,8 @@ def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
 
 def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | None:
     """How many weights of the causal matrix are exactly 0? Needs 2 tokens (a future key);
-    a guess from 0 to T² is right at most 1 time in 5."""
+    a guess from 0 to T² is right at most 1 time in 5; the key is none of the numbers the
+    prompt states (T = 3 has 3 zeros: not asked)."""
     t = n.num_tokens
     if not n.causal or t < 2:
         return None
@@ -690,6 +882,8 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         f"The causal attention weights{_head_words(n, h)}{_before_dropout(n)} of these {t} "
         f"tokens form a {t}×{t} matrix. How many of its {t * t} entries are exactly 0?"
     )
+    if not _apart_from_shown(key, prompt, 0.0, 0.5):
+        return None
     return _question(
         n,
         where,
@@ -705,171 +899,486 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
 
 def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question | None:
     """A weight dropout kept: what is it after dropout? Clear: it moves by more than twice the
-    tolerance (so "unchanged" is graded wrong); a guess from [0, 1/(1 − p)] is right ≤ 1%."""
+    tolerance (so "unchanged" is graded wrong), and it is none of the numbers the prompt
+    states, nor 1/(1 − p); a guess from [0, 1/(1 − p)] is right ≤ 1%."""
     if n.dropped is None or n.p <= 0:
         return None
     w, d = n.weights.double(), n.dropped
     moved = (d.double() - w).abs() > 2 * NUMBER_TOLERANCE
-    found = torch.nonzero((w > 0) & (d != 0) & moved & _allowed(n))  # (h, q, k) triples
-    if not len(found):
-        return None
+    found = torch.nonzero((w > 0) & (d != 0) & moved & _allowed(n)).tolist()  # (h, q, k)
     kept = (w * (d != 0)).sum(dim=-1)  # (H, T): each row's kept weights, before dropout
+    p = n.p
+
+    def prompt_of(c) -> str:
+        h, q, k = c
+        return (
+            f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the weight of query "
+            f"{n.labels[q]} on key {n.labels[k]} is {float(w[h, q, k]):.4f} before dropout, "
+            "and dropout keeps it. What is it after dropout? Answer to 2 decimals."
+        )
+
+    def ok(c) -> bool:
+        h, q, k = c
+        return _apart_from_shown(float(d[h, q, k]), prompt_of(c), p)
 
     def build(c) -> tuple[Misconception, ...]:
-        h, q, k = (int(v) for v in c)
+        h, q, k = c
         wrong = [
             _misconception(ROWS_SUM_TO_ONE, float(w[h, q, k] / kept[h, q])),
             _misconception(NO_RESCALE, float(w[h, q, k])),
         ]
         return _keep_distinct(float(d[h, q, k]), wrong, _number_apart)
 
-    c, misconceptions = _pick(rng, found, build)
-    h, q, k = (int(v) for v in c)
-    p = n.p
-    prompt = (
-        f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the weight of query "
-        f"{n.labels[q]} on key {n.labels[k]} is {float(w[h, q, k]):.4f} before dropout, and "
-        "dropout keeps it. What is it after dropout? Answer to 2 decimals."
-    )
+    picked = _pick_where(rng, found, ok, build)
+    if picked is None:
+        return None
+    (h, q, k), misconceptions = picked
     return _question(
         n,
         where,
         NUMBER,
         float(d[h, q, k]),
-        prompt=prompt,
+        prompt=prompt_of((h, q, k)),
         low=0.0,
         high=1 / (1 - p),
         query=q,
         other=k,
         head=_head(n, h),
         misconceptions=misconceptions,
+        products=1,
     )
 
 
 def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """What does row q (of head h) sum to after dropout? Clear: more than twice the tolerance
-    from 1 (so "still 1" is graded wrong)."""
+    """What does row q (of head h) sum to after dropout? Clear: dropout zeroed a weight of the
+    row (so the sum is neither 1 nor 1/(1 − p)), the row has at most MAX_PRODUCTS keys to add,
+    and the sum is none of the numbers the prompt states."""
     if n.dropped is None or n.p <= 0:
         return None
-    sums = n.dropped.double().sum(dim=-1)  # (H, T)
-    rows = torch.nonzero((sums - 1).abs() > 2 * NUMBER_TOLERANCE)
-    if not len(rows):
-        return None
-    h, q = (int(v) for v in rows[rng.randrange(len(rows))])
     p = n.p
-    prompt = (
-        f"Training mode, dropout p = {p:g}{_head_words(n, h)}: dropout zeroes some weights of "
-        f"row {n.labels[q]} and scales the rest. What does the row sum to after dropout? "
-        "Answer to 2 decimals."
-    )
+    w, d = n.weights.double(), n.dropped.double()
+    sums = d.sum(dim=-1)  # (H, T)
+    lost = (w * ((d == 0) & (w > 0))).sum(dim=-1)  # the weight dropout took from each row
+    visible = _allowed(n).sum(dim=-1)
+    rows = torch.nonzero((lost * (1 / (1 - p)) > 2 * NUMBER_TOLERANCE) & (visible <= MAX_PRODUCTS))
+
+    def prompt_of(c) -> str:
+        h, q = c
+        return (
+            f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the dropout mask above "
+            f"zeroes some weights of row {n.labels[q]} and scales the rest. What does the row "
+            "sum to after dropout? Answer to 2 decimals."
+        )
+
+    def ok(c) -> bool:
+        h, q = c
+        key = float(sums[h, q])
+        return _apart_from_shown(key, prompt_of(c), p) and _number_apart(key, 1.0)
+
+    picked = _pick_where(rng, rows.tolist(), ok, lambda c: ())
+    if picked is None:
+        return None
+    (h, q), _ = picked
     return _question(
         n,
         where,
         NUMBER,
         float(sums[h, q]),
-        prompt=prompt,
+        prompt=prompt_of((h, q)),
         low=0.0,
         high=1 / (1 - p),
         query=q,
         head=_head(n, h),
         misconceptions=(_misconception(ROWS_SUM_TO_ONE, 1.0),),
+        products=1,
     )
+
+
+SPLIT, SCORES_SHAPE, MERGE, FLATTEN = "split", "scores", "merge", "flatten"
 
 
 def _split_shape(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """The shape after view(...).transpose(1, 2). Clear: T ≠ num_heads (else the transpose
-    leaves the shape as it was) and the four sizes have at least 3 distinct orders."""
+    """Which shape comes next in MultiHeadAttention's forward: after the split into heads
+    (view, transpose), the scores (queries @ keys.transpose(2, 3)), the heads brought back
+    ((weights @ values).transpose(1, 2)), or their merge (contiguous().view). One step is drawn
+    evenly among those whose answer is none of the shapes the prompt states and has at least 3
+    distinct orders. Needs T ≠ num_heads (else the transposes leave the shape as it was)."""
     if n.split_shape is None or n.queries_shape is None:
         return None
-    key = tuple(int(v) for v in n.split_shape)
-    b, heads, t, head_dim = key
-    if t == heads or _arrangements(key) < 3:
+    b, heads, t, head_dim = (int(v) for v in n.split_shape)
+    d_out = int(n.queries_shape[-1])
+    if t == heads:
         return None
-    prompt = (
-        f"In MultiHeadAttention, queries = self.W_query(x) has shape {n.queries_shape} "
-        f"(b, num_tokens, d_out), with num_heads = {heads} and head_dim = {head_dim}. What shape "
-        "does queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) have?"
-    )
+    split, merged = (b, heads, t, head_dim), (b, t, heads, head_dim)
+    steps = {
+        SPLIT: (
+            f"queries = self.W_query(x) has shape {(b, t, d_out)} (b, num_tokens, d_out), with "
+            f"num_heads = {heads} and head_dim = {head_dim}. What shape does "
+            "queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) have?",
+            split,
+            (b, t, heads, head_dim),
+        ),
+        SCORES_SHAPE: (
+            f"queries and keys, split into heads, have shape {split}. What shape does "
+            "attn_scores = queries @ keys.transpose(2, 3) have?",
+            (b, heads, t, t),
+            None,
+        ),
+        MERGE: (
+            f"attn_weights has shape {(b, heads, t, t)} and values {split}. What shape does "
+            "context_vec = (attn_weights @ values).transpose(1, 2) have?",
+            merged,
+            split,
+        ),
+        FLATTEN: (
+            f"context_vec has shape {merged} (b, num_tokens, num_heads, head_dim). What shape "
+            f"does context_vec.contiguous().view(b, num_tokens, self.d_out) have, with "
+            f"d_out = {d_out}?",
+            (b, t, d_out),
+            None,
+        ),
+    }
+    fine = [
+        name
+        for name, (prompt, key, _) in steps.items()
+        if _arrangements(key) >= 3 and key not in _shown_shapes(prompt)
+    ]
+    if len(fine) < 2:
+        return None
+    step = rng.choice(fine)
+    prompt, key, no_transpose = steps[step]
+    wrong = () if no_transpose is None else (_misconception(NO_TRANSPOSE, no_transpose),)
     return _question(
-        n,
-        where,
-        SHAPE,
-        key,
-        prompt=prompt,
-        misconceptions=(_misconception(NO_TRANSPOSE, (b, t, heads, head_dim)),),
+        n, where, SHAPE, key, prompt="In MultiHeadAttention, " + prompt, misconceptions=wrong
     )
+
+
+def _shown_shapes(prompt: str) -> set[tuple[int, ...]]:
+    """Every shape a prompt states, as tuples of whole numbers."""
+    found = re.findall(r"\((\d+(?:, \d+)+)\)", prompt)
+    return {tuple(int(v) for v in f.split(", ")) for f in found}
+
+
+WITHOUT, WIDER, SHIFTED = "without", "wider", "shifted"
 
 
 def _scaling_entropy(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """Without the 1/√d_k, does row q get sharper or flatter? Graded by the two rows'
-    entropies; clear when they differ by at least ENTROPY_CLEAR nats. Three choices."""
-    if n.page != "trainable":
+    """How would row q change: without the 1/√d_k (sharper), divided by 2√d_k instead
+    (flatter), or with the same number added to all its scores first (unchanged)? A softmax's
+    entropy grows with the number its scores are divided by, so a row whose scores differ gets
+    sharper or flatter; posed where the entropies differ by at least SCALING_CLEAR nats. The three changes are drawn evenly, so each answer is the key a third
+    of the time; d_k >= 2. Three choices, in an order the seed shuffles."""
+    if n.page != "trainable" or n.scale < 2**0.5 - 1e-9:
         return None
-    change = _entropies(torch.softmax(n.raw[0], dim=-1)) - _entropies(n.weights[0])
-    rows = torch.nonzero(change.abs() >= ENTROPY_CLEAR).flatten()
-    if not len(rows):
+    raw, w = n.raw[0].double(), n.weights[0].double()
+    now = _entropies(w)
+    without = _entropies(torch.softmax(raw, dim=-1)) - now
+    wider = _entropies(torch.softmax(raw / (2 * n.scale), dim=-1)) - now
+    rows = {
+        WITHOUT: torch.nonzero(without <= -SCALING_CLEAR).flatten().tolist(),
+        WIDER: torch.nonzero(wider >= SCALING_CLEAR).flatten().tolist(),
+        SHIFTED: list(range(n.num_tokens)) if n.num_tokens >= 2 else [],
+    }
+    if not all(rows.values()):
         return None
-    q = int(rows[rng.randrange(len(rows))])
-    key = SHARPER if change[q] < 0 else FLATTER
+    change = (WITHOUT, WIDER, SHIFTED)[_balanced(where, 3, "change")]
+    q = rng.choice(rows[change])
     d_k = round(n.scale**2)
+    what = {
+        WITHOUT: "Without the 1/√d_k, softmax(scores)",
+        WIDER: f"Divided by 2·√{d_k} instead, as if d_k were 4 times larger",
+        SHIFTED: "With 3 added to every score of the row first, softmax((scores + 3) / √d_k)",
+    }[change]
+    key = {WITHOUT: SHARPER, WIDER: FLATTER, SHIFTED: UNCHANGED}[change]
+    wrong = {WITHOUT: FLATTER, WIDER: SHARPER, SHIFTED: SHARPER}[change]
+    name = SHIFT_CHANGES if change == SHIFTED else SCALING_BACKWARDS
     prompt = (
-        f"Row {n.labels[q]} of the weights is softmax(scores / √{d_k}). Without the 1/√d_k, "
-        "softmax(scores): would the row get sharper, flatter, or stay unchanged?"
+        f"Row {n.labels[q]} of the weights is softmax(scores / √{d_k}). {what}: would the row "
+        "get sharper, flatter, or stay unchanged?"
     )
-    wrong = FLATTER if key == SHARPER else SHARPER
     return _question(
         n,
         where,
         CHOICE,
         key,
         prompt=prompt,
-        choices=(SHARPER, FLATTER, UNCHANGED),
+        choices=_shuffled(rng, (SHARPER, FLATTER, UNCHANGED), key, where),
         query=q,
-        misconceptions=(_misconception(SCALING_BACKWARDS, wrong),),
+        misconceptions=(_misconception(name, wrong),),
+        variant=change,
     )
 
 
+def scaling_change(q: Question, n: Numbers) -> Tensor:
+    """(T, T): what a scaling question's change does to the weights: the changed softmax
+    minus the page's (``q.variant``: without the 1/√d_k, divided by 2√d_k, scores + 3)."""
+    raw, scale = n.raw[0].double(), n.scale
+    with torch.inference_mode():
+        changed = {
+            WITHOUT: torch.softmax(raw, dim=-1),
+            WIDER: torch.softmax(raw / (2 * scale), dim=-1),
+            SHIFTED: torch.softmax((raw + 3) / scale, dim=-1),
+        }[q.variant or WITHOUT]
+        return (changed - n.weights[0].double()).to(torch.float32)
+
+
+def _balanced(where: dict, count: int, what: str) -> int:
+    """One of ``count`` indices, from the question's seed, so that every ``count`` consecutive
+    seeds (a block) give each index once, in an order drawn for the block: over a student's
+    questions each answer, and each place of the key among the options, comes as often."""
+    block, at = divmod(int(where["seed"]), count)
+    order = list(range(count))
+    random.Random(f"{what}:{where['kind']}:{where['page']}:{block}").shuffle(order)
+    return order[at]
+
+
+def _shuffled(rng: random.Random, options: Sequence[str], key: str, where: dict) -> tuple:
+    """The options in an order the question's seed draws (each student's own): the key at a
+    place :func:`_balanced` picks, the others around it at random."""
+    others = [o for o in options if o != key]
+    rng.shuffle(others)
+    others.insert(_balanced(where, len(options), "place"), key)
+    return tuple(others)
+
+
 def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """A score to two decimals: x_q · x_k on pass 1, q_q · k_k (before scaling) after.
-    Guessing: a uniform draw from [low, high], at least 1 wide (right at most 1%)."""
-    if n.page == "multihead":
+    """A raw score to two decimals, q_q · k_k (before scaling): asked only where the page draws
+    the queries and keys (page 2), at d_k <= MAX_PRODUCTS products, and where the score is none
+    of the numbers the prompt states. Guessing: a uniform draw from [low, high], at least 1
+    wide (right at most 1%)."""
+    d_k = round(n.scale**2)
+    if n.page != "trainable" or d_k > MAX_PRODUCTS:
         return None
     s = n.raw[0]
-    pairs = torch.nonzero(_allowed(n))
     low, high = math.floor(float(s.min())), math.ceil(float(s.max()))
     high = max(high, low + 1)
 
+    def prompt_of(pair) -> str:
+        q, k = pair
+        return (
+            f"What is the raw score of query {n.labels[q]} on key {n.labels[k]}, "
+            f"queries[{q}] · keys[{k}] (before the 1/√d_k)? Answer to 2 decimals."
+        )
+
+    def ok(pair) -> bool:
+        return _apart_from_shown(float(s[pair[0], pair[1]]), prompt_of(pair), 0.0)
+
     def build(pair) -> tuple[Misconception, ...]:
-        if n.causal:  # key q of query k is in the future: masked, not a score to misread
-            return ()
-        q, k = int(pair[0]), int(pair[1])
+        q, k = pair
         found = [_misconception(COLUMN, float(s[k, q]))]
         return _keep_distinct(float(s[q, k]), found, _number_apart)
 
-    pair, misconceptions = _pick(rng, pairs, build)
-    q, k = int(pair[0]), int(pair[1])
-    lq, lk = n.labels[q], n.labels[k]
-    if n.page == "simplified":
-        what = f"the score of query {lq} with key {lk}, inputs[{q}] · inputs[{k}]"
-    else:
-        what = (
-            f"the raw score of query {lq} on key {lk}, queries[{q}] · keys[{k}] (before the 1/√d_k)"
-        )
+    picked = _pick_where(rng, torch.nonzero(_allowed(n)).tolist(), ok, build)
+    if picked is None:
+        return None
+    (q, k), misconceptions = picked
     return _question(
         n,
         where,
         NUMBER,
         float(s[q, k]),
-        prompt=f"What is {what}? Answer to 2 decimals.",
+        prompt=prompt_of((q, k)),
         low=float(low),
         high=float(high),
         query=q,
         other=k,
         misconceptions=misconceptions,
+        products=d_k,
+    )
+
+
+GROWS, SHRINKS, SAME = "it would grow", "it would shrink", "it would stay the same"
+
+
+def _score_rises(n: Numbers, rng: random.Random, where: dict) -> Question | None:
+    """If the score of query q on key k were 1 higher, what would happen to the weight of
+    query r on key j? It grows (r = q, j = k), shrinks (r = q, another key j it sees), or
+    stays the same (another row r, or on a causal page a key k after q: its score is masked).
+    The three answers are drawn evenly (each the key a third of the time), then a case of it,
+    checked on the numbers in float64. Three choices, in an order the seed shuffles."""
+    t = n.num_tokens
+    allowed = _allowed(n)
+    rows = [q for q in range(t) if int(allowed[q].sum()) >= 2]
+    if t < 3 or not rows:
+        return None
+    raw = n.raw.double()
+    weights = torch.softmax(raw.masked_fill(~allowed, -math.inf) / n.scale, dim=-1)
+    answer = (GROWS, SHRINKS, SAME)[_balanced(where, 3, "answer")]
+    for _ in range(SCAN):
+        h = rng.randrange(n.num_heads)
+        q = rng.choice(rows)
+        seen = torch.nonzero(allowed[q]).flatten().tolist()
+        k = rng.choice(seen)
+        if answer == GROWS:
+            r, j = q, k
+        elif answer == SHRINKS:
+            r, j = q, rng.choice([x for x in seen if x != k])
+        else:
+            future = [x for x in range(t) if not allowed[q, x]]
+            if future and rng.random() < 0.5:  # a masked score: no weight moves
+                k = rng.choice(future)
+                r = q
+            else:
+                r = rng.choice([x for x in range(t) if x != q])
+            j = rng.choice(torch.nonzero(allowed[r]).flatten().tolist())
+        raised = raw[h].clone()
+        raised[q, k] += 1
+        after = torch.softmax(raised.masked_fill(~allowed, -math.inf) / n.scale, dim=-1)
+        moved = float(after[r, j] - weights[h, r, j])
+        if {GROWS: moved > 1e-9, SHRINKS: moved < -1e-9, SAME: moved == 0}[answer]:
+            break
+    else:
+        return None
+    labels = n.labels
+    score = "score" if n.page == "simplified" else "raw score (before the 1/√d_k)"
+    prompt = (
+        f"Suppose the {score} of query {labels[q]} on key {labels[k]}{_head_words(n, h)} "
+        f"were 1 higher, every other score as it is. What would happen to the weight of query "
+        f"{labels[r]} on key {labels[j]}{_before_dropout(n)}?"
+    )
+    wrong = {
+        GROWS: [],
+        SHRINKS: [_misconception(OTHERS_UNCHANGED, SAME)],
+        SAME: [
+            _misconception(
+                MASKED_SCORE_COUNTS if r == q else ROWS_SHARE, GROWS if j == k else SHRINKS
+            )
+        ],
+    }[answer]
+    return _question(
+        n,
+        where,
+        CHOICE,
+        answer,
+        prompt=prompt,
+        choices=_shuffled(rng, (GROWS, SHRINKS, SAME), answer, where),
+        query=r,
+        other=j,
+        head=_head(n, h),
+        misconceptions=tuple(wrong),
+    )
+
+
+RATIO_LOW, RATIO_HIGH = 1.05, 20.0  # the ratios asked: apart from 1, small enough to type
+
+
+def _weight_ratio(n: Numbers, rng: random.Random, where: dict) -> Question | None:
+    """How many times larger is query q's weight on key a than on key b? The softmax makes it
+    exp((s_a − s_b) / √d_k) whatever the row's other scores: one exponential, from the two
+    scores the prompt states (to 4 decimals, from the scores drawn above). Asked where the
+    ratio is between RATIO_LOW and RATIO_HIGH and none of the numbers the prompt states."""
+    t = n.num_tokens
+    allowed = _allowed(n).tolist()
+    w = n.weights.double().tolist()
+    raw = n.raw.double().tolist()
+    pairs = [
+        (h, q, a, b)
+        for h in range(n.num_heads)
+        for q in range(t)
+        for a in range(t)
+        for b in range(t)
+        if a != b and allowed[q][a] and allowed[q][b] and w[h][q][b] > 0
+    ]
+    score = "score" if n.page == "simplified" else "raw score"
+
+    def ratio(c) -> float:
+        h, q, a, b = c
+        return w[h][q][a] / w[h][q][b]
+
+    def prompt_of(c) -> str:
+        h, q, a, b = c
+        scale = "" if n.page == "simplified" else f", and d_k = {round(n.scale**2)}"
+        return (
+            f"In row {n.labels[q]}{_head_words(n, h)}, the {score} on key {n.labels[a]} is "
+            f"{raw[h][q][a]:.4f} and on key {n.labels[b]} is {raw[h][q][b]:.4f}"
+            f"{scale}. How many times larger is the weight on {n.labels[a]} than the weight "
+            f"on {n.labels[b]}{_before_dropout(n)}? Answer to 2 decimals."
+        )
+
+    def ok(c) -> bool:
+        r = ratio(c)
+        return RATIO_LOW <= r <= RATIO_HIGH and _apart_from_shown(r, prompt_of(c), 0.0)
+
+    def build(c) -> tuple[Misconception, ...]:
+        h, q, a, b = c
+        sa, sb = raw[h][q][a], raw[h][q][b]
+        wrong = []
+        if n.scale > 1:
+            wrong.append(_misconception(RATIO_UNSCALED, math.exp(min(sa - sb, 50.0))))
+        if sa > 0 and sb > 0:
+            wrong.append(_misconception(PROPORTIONAL, sa / sb))
+        return _keep_distinct(ratio(c), wrong, _number_apart)
+
+    picked = _pick_where(rng, pairs, ok, build)
+    if picked is None:
+        return None
+    (h, q, a, b), misconceptions = picked
+    return _question(
+        n,
+        where,
+        NUMBER,
+        ratio((h, q, a, b)),
+        prompt=prompt_of((h, q, a, b)),
+        low=0.0,
+        high=RATIO_HIGH + 5,
+        query=q,
+        other=a,
+        head=_head(n, h),
+        misconceptions=misconceptions,
+        products=1,
+    )
+
+
+def _scaled_score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
+    """What does the 1/√d_k make of one raw score (page 2's scaled scores)? One division.
+    Asked where d_k >= 2 and the scaled score is none of the numbers the prompt states."""
+    d_k = round(n.scale**2)
+    if n.page != "trainable" or d_k < 2:
+        return None
+    s = n.raw[0].double()
+    scaled = (n.raw[0] / n.scale).double()  # as the trace divides: float32 by √d_k
+    low, high = math.floor(float(scaled.min())), math.ceil(float(scaled.max()))
+    high = max(high, low + 1)
+
+    def prompt_of(c) -> str:
+        q, k = c
+        return (
+            f"The raw score of query {n.labels[q]} on key {n.labels[k]} is "
+            f"{float(s[q, k]):.4f}, and d_k = {d_k}. What is it after the scaling, as the "
+            "scaled scores will show it? Answer to 2 decimals."
+        )
+
+    def ok(c) -> bool:
+        return _apart_from_shown(float(scaled[c[0], c[1]]), prompt_of(c), 0.0)
+
+    def build(c) -> tuple[Misconception, ...]:
+        q, k = c
+        wrong = [_misconception(DIVIDE_BY_D_K, float(s[q, k] / d_k))]
+        return _keep_distinct(float(scaled[q, k]), wrong, _number_apart)
+
+    picked = _pick_where(rng, torch.nonzero(_allowed(n)).tolist(), ok, build)
+    if picked is None:
+        return None
+    (q, k), misconceptions = picked
+    return _question(
+        n,
+        where,
+        NUMBER,
+        float(scaled[q, k]),
+        prompt=prompt_of((q, k)),
+        low=float(low),
+        high=float(high),
+        query=q,
+        other=k,
+        misconceptions=misconceptions,
+        products=1,
     )
 
 
 _MAKERS = {
+    SCORE_RISES: _score_rises,
+    WEIGHT_RATIO: _weight_ratio,
+    SCALED_SCORE: _scaled_score,
     ARGMAX_KEY: _argmax_key,
     SKETCH_ROW: _sketch_row,
     MASKED_ZEROS: _masked_zeros,

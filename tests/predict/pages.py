@@ -191,8 +191,10 @@ def question(s: Setting, seed: int = 0) -> Q.Question | None:
 def hidden_matrix(q: Q.Question, n: Q.Numbers) -> torch.Tensor | None:
     """The matrix the question asks about, recomputed here from the numbers."""
     h = q.head or 0
-    if q.kind in (Q.ARGMAX_KEY, Q.SKETCH_ROW, Q.MASKED_ZEROS):
+    if q.kind in (Q.ARGMAX_KEY, Q.SKETCH_ROW, Q.MASKED_ZEROS, Q.SCORE_RISES, Q.WEIGHT_RATIO):
         return n.weights[h]
+    if q.kind == Q.SCALED_SCORE:
+        return n.raw[0] / n.scale  # as the trace divides: float32 by √d_k
     if q.kind in (Q.DROPOUT_SURVIVOR, Q.DROPOUT_ROW_SUM):
         return n.dropped[h]
     if q.kind == Q.SCORE:
@@ -201,7 +203,13 @@ def hidden_matrix(q: Q.Question, n: Q.Numbers) -> torch.Tensor | None:
             raw[torch.triu(torch.ones_like(raw, dtype=torch.bool), diagonal=1)] = -math.inf
         return raw
     if q.kind == Q.SCALING_ENTROPY:
-        return torch.softmax(n.raw[0].double(), dim=-1).float() - n.weights[0]
+        raw = n.raw[0].double()
+        changed = {
+            Q.WITHOUT: torch.softmax(raw, dim=-1),
+            Q.WIDER: torch.softmax(raw / (2 * n.scale), dim=-1),
+            Q.SHIFTED: torch.softmax((raw + 3) / n.scale, dim=-1),
+        }[q.variant]
+        return (changed - n.weights[0].double()).float()
     return None
 
 

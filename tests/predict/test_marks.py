@@ -15,6 +15,7 @@ from .pages import Setting, numbers
 
 SETTINGS = [
     Setting.of("simplified", {}),
+    Setting.of("trainable", {}),
     Setting.of("trainable", {"d_out": "128"}),
     Setting.of("causal", {"train": "true", "dropout": "0.5"}),
     Setting.of("causal", {"book": "true"}),
@@ -56,14 +57,25 @@ def test_every_kind_is_marked_on_a_valid_spec():
             spec, caption = predict.marked_spec(q, grade, panel, look)
             go.Figure(spec)  # raises on a property plotly.js does not know
             names = [s["name"] for s in spec["layout"].get("shapes", [])]
-            if q.kind in (Q.SCORE, Q.DROPOUT_SURVIVOR):
+            if q.kind in predict.CELL_KINDS:
                 assert f"marked cell {q.query}, {q.other}" in names
             elif q.query is not None:
                 assert f"outlined row {q.query}" in names
             if q.kind == Q.ARGMAX_KEY:
                 assert f"marked cell {q.query}, {q.key}" in names
+            if q.kind == Q.WEIGHT_RATIO:
+                assert f"marked cell {q.query}, {q.other}" in names
             assert caption.startswith("Marked: ") or q.kind == Q.SCALING_ENTROPY
-    assert kinds >= {Q.ARGMAX_KEY, Q.SCORE, Q.DROPOUT_SURVIVOR, Q.MASKED_ZEROS}
+    assert kinds >= {
+        Q.ARGMAX_KEY,
+        Q.SCORE,
+        Q.DROPOUT_SURVIVOR,
+        Q.MASKED_ZEROS,
+        Q.SCORE_RISES,
+        Q.WEIGHT_RATIO,
+        Q.SCALED_SCORE,
+        Q.SCALING_ENTROPY,
+    }
 
 
 @pytest.mark.parametrize(

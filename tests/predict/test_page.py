@@ -13,27 +13,53 @@ import pytest
 from attnviz.core import book as BK
 from attnviz.teach import questions as Q
 from tests.app.conftest import OPEN_PARTS, exceptions, unescape
+from ui.teach.predict import CELL_KINDS
 
 from .answer import give, open_predict, prompts, verdicts
 from .pages import Setting, hidden_claims, question, secret
 from .seen import chart_arrays, seen
 
 TRAIN = {"train": "true", "dropout": "0.5"}
-CASES = [
-    ("simplified", {}, 0),  # which key: the weights
-    ("simplified", {}, 1),  # sketch a row
-    ("trainable", {}, 0),  # a score
+CASES = [  # (page, link, question seed): the kind each seed asks at these settings
+    ("simplified", {}, 3),  # which key: the weights
+    ("simplified", {}, 2),  # sketch a row
+    ("trainable", {}, 3),  # a raw score, from the queries and keys
+    ("trainable", {}, 4),  # a scaled score
+    ("trainable", {}, 1),  # how a row changes with the scaling
     ("causal", {}, 0),  # row sum after dropout (the lab)
-    ("causal", {}, 2),  # a masked score
-    ("causal", {"book": "true"}, 2),  # which key, book mode
-    ("multihead", TRAIN | {"heads": "4"}, 0),  # a weight dropout kept
-    ("multihead", {}, 0),  # how many zeros
+    ("causal", {}, 1),  # the ratio of two weights
+    ("causal", {"book": "true"}, 2),  # row sum after dropout, book mode
+    ("multihead", TRAIN | {"heads": "4"}, 2),  # a weight dropout kept
+    ("multihead", {}, 1),  # how many zeros
 ]
+
+
+KINDS = {}  # filled below: each case's kind
 
 
 def _id(case) -> str:
     page, query, seed = case
     return f"{page}-{'-'.join(f'{k}{v}' for k, v in query.items()) or 'default'}-seed{seed}"
+
+
+KINDS.update(
+    zip(
+        [_id(c) for c in CASES],
+        [
+            Q.ARGMAX_KEY,
+            Q.SKETCH_ROW,
+            Q.SCORE,
+            Q.SCALED_SCORE,
+            Q.SCALING_ENTROPY,
+            Q.DROPOUT_ROW_SUM,
+            Q.WEIGHT_RATIO,
+            Q.DROPOUT_ROW_SUM,
+            Q.DROPOUT_SURVIVOR,
+            Q.MASKED_ZEROS,
+        ],
+        strict=True,
+    )
+)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[_id(c) for c in CASES])
@@ -42,6 +68,7 @@ def posed(request):
     s = Setting.of(page, query)
     q = question(s, seed)
     assert q is not None
+    assert q.kind == KINDS[_id(request.param)]
     at = open_predict(page, query, seed)
     at.toggle(key="numbers").set_value(True).run()  # every visible matrix's table and CSV
     return s, q, at
@@ -91,11 +118,11 @@ def test_the_answer_reveals_the_hidden_panel_with_the_answer_marked(posed):
     spec = marked[0]
     shapes = spec["layout"].get("shapes", [])
     names = [shape["name"] for shape in shapes]
-    if q.query is not None and q.kind not in (Q.SCORE, Q.DROPOUT_SURVIVOR):
+    if q.query is not None and q.kind not in CELL_KINDS:
         assert f"outlined row {q.query}" in names
     if q.kind == Q.ARGMAX_KEY:
         assert f"marked cell {q.query}, {q.key}" in names
-    if q.kind in (Q.SCORE, Q.DROPOUT_SURVIVOR):
+    if q.kind in CELL_KINDS:
         assert f"marked cell {q.query}, {q.other}" in names
     drawn = np.concatenate(chart_arrays(spec))
     matrix = hidden.matrix.numpy().astype(np.float32)
@@ -104,12 +131,20 @@ def test_the_answer_reveals_the_hidden_panel_with_the_answer_marked(posed):
     assert len(seen(at).leaks(hidden)) >= 1
 
 
+def _seed_of(s: Setting, kind: str) -> tuple[int, Q.Question]:
+    """The first question seed at which the page asks a question of ``kind``."""
+    for seed in range(40):
+        q = question(s, seed)
+        if q is not None and q.kind == kind:
+            return seed, q
+    raise AssertionError(f"no {kind} question on {s.page}")
+
+
 def test_a_wrong_token_is_marked_beside_the_key():
     s = Setting.of("simplified", {})
-    q = question(s, 0)
-    assert q is not None and q.kind == Q.ARGMAX_KEY
+    seed, q = _seed_of(s, Q.ARGMAX_KEY)
     wrong = next(i for i in range(len(q.choices)) if i != q.key)
-    at = give(open_predict("simplified", {}, 0), q, wrong)
+    at = give(open_predict("simplified", {}, seed), q, wrong)
     assert verdicts(at)[0].startswith("Not quite")
     spec = next(
         json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.proto.id.endswith("_answer")
@@ -120,10 +155,9 @@ def test_a_wrong_token_is_marked_beside_the_key():
 
 def test_a_sketched_row_is_drawn_over_the_true_row():
     s = Setting.of("simplified", {})
-    q = question(s, 1)
-    assert q is not None and q.kind == Q.SKETCH_ROW
+    seed, q = _seed_of(s, Q.SKETCH_ROW)
     sketch = [round(1 / len(q.choices), 2)] * len(q.choices)  # an even share: graded wrong
-    at = give(open_predict("simplified", {}, 1), q, sketch)
+    at = give(open_predict("simplified", {}, seed), q, sketch)
     assert verdicts(at)[0].startswith("Not quite")
     bars = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "-sketch_" in c.proto.id]
     assert len(bars) == 1
@@ -144,6 +178,10 @@ def _printed_value(q: Q.Question):
     if page == "simplified":
         if q.kind == Q.SCORE:
             return BK.PRINTED["simple_scores"][r][c]
+        if q.kind == Q.WEIGHT_RATIO:  # the ratio of two printed weights of row r
+            row = BK.PRINTED["simple_weights"][r]
+            b = next(i for i in range(len(row)) if f"than the weight on {i}: " in q.prompt)
+            return row[c] / row[b]
         if q.kind in (Q.ARGMAX_KEY, Q.SKETCH_ROW):
             return BK.PRINTED["simple_weights"][r]
     if page == "trainable" and r == 1:  # book mode draws SelfAttention_v1: row 1 is printed
@@ -185,6 +223,8 @@ def test_in_book_mode_every_key_a_page_poses_is_the_chapters_printed_number():
             assert q.key == pytest.approx(value, abs=PRINTED)
         elif q.kind == Q.DROPOUT_ROW_SUM:  # a sum of six printed numbers
             assert q.key == pytest.approx(value, abs=6 * PRINTED)
+        elif q.kind == Q.WEIGHT_RATIO:  # a ratio of two printed numbers
+            assert q.key == pytest.approx(value, rel=1e-3)
         else:
             assert q.key == pytest.approx(value, abs=PRINTED)
 
@@ -199,7 +239,10 @@ def test_in_book_mode_the_revealed_number_is_the_printed_one(page):
     at = give(open_predict(page, BOOK, seed), q, q.key)
     verdict = verdicts(at)[0]
     shown = float(verdict.removeprefix("Right: ").rstrip("."))
-    assert shown == pytest.approx(_printed_value(q), abs=1e-4 + 1e-6)
+    printed = _printed_value(q)
+    # a ratio of two weights printed to 4 decimals is known to about 1e-3 of itself
+    close = 1e-3 * printed if q.kind == Q.WEIGHT_RATIO else 1e-4 + 1e-6
+    assert shown == pytest.approx(printed, abs=close)
 
 
 def test_a_plan_made_on_one_page_never_hides_another_page_s_panels():

@@ -61,34 +61,60 @@ def _entropy(row: torch.Tensor) -> float:
 
 
 # --- per kind: is it clear in the reference, and is the key the reference's number? --------
+def _pair_in(prompt: str, labels, pattern: str) -> tuple[int, int]:
+    """The first (a, b) whose labels fill ``pattern`` ("of query {a} on key {b}") in the
+    prompt, by where they occur."""
+    found = [
+        (prompt.find(pattern.format(a=la, b=lb)), a, b)
+        for a, la in enumerate(labels)
+        for b, lb in enumerate(labels)
+        if pattern.format(a=la, b=lb) in prompt
+    ]
+    assert found, (pattern, prompt)
+    _, a, b = min(found)
+    return a, b
+
+
 def check(kind: str, page: str, q: Q.Question | None, ref: Reference, s: Settings) -> None:
     n = ref.weights.shape[-1]
     allowed = _allowed(page, n)
     visible = allowed.sum(dim=-1)
     h = q.head or 0 if q is not None else 0
+    scale = (s.d_out // (s.num_heads if page == "multihead" else 1)) ** 0.5
+    if page == "simplified":
+        scale = 1.0
+    if q is not None:
+        assert q.products <= Q.MAX_PRODUCTS, q
     if kind == Q.ARGMAX_KEY:
-        margins = _margins(ref.weights, allowed)
-        clear = (margins >= Q.ARGMAX_MARGIN + EDGE) & (visible >= 3)
         if q is None:
-            assert not clear.any(), "a clear row was not asked about"
-            return
-        assert margins[h, q.query] >= Q.ARGMAX_MARGIN - EDGE and visible[q.query] >= 3
-        row = ref.weights[h, q.query].masked_fill(~allowed[q.query], -1)
+            return  # posed only where three relations of key to query have clear rows
+        besides = "besides itself" in q.prompt
+        seen = allowed[q.query].clone()
+        if besides:
+            seen[q.query] = False
+        margins = _margins(ref.raw, seen.expand(n, n))
+        assert margins[h, q.query] >= Q.ARGMAX_MARGIN - EDGE and seen.sum() >= 3
+        row = ref.weights[h, q.query].masked_fill(~seen, -1)
         assert q.key == int(torch.argmax(row))
+        assert q.query >= 2
     elif kind == Q.SKETCH_ROW:
         far = _tv_from_even(ref.weights, allowed)
+        spread = ref.weights.double().amax(dim=-1) < 1 - 1.5 * Q.TV_TOLERANCE
         if q is None:
-            assert not ((far > Q.TV_TOLERANCE + EDGE) & (visible >= 3)).any()
+            assert (
+                n > Q.SKETCH_KEYS_UP_TO
+                or not ((far > Q.TV_TOLERANCE + EDGE) & spread & (visible >= 3)).any()
+            )
             return
         assert far[h, q.query] > Q.TV_TOLERANCE - EDGE and visible[q.query] >= 3
-        assert len(q.key) == n
+        assert len(q.key) == n and max(q.key) < 1 - 1.5 * Q.TV_TOLERANCE + EDGE
         assert (
             max(abs(a - float(b)) for a, b in zip(q.key, ref.weights[h, q.query], strict=True))
             <= 1e-5
         )
     elif kind == Q.MASKED_ZEROS:
         if q is None:
-            assert n < 2
+            assert n < 2 or int((ref.weights[h] == 0).sum()) in (1, n, n * n)
             return
         assert q.key == int((ref.weights[h] == 0).sum())
         assert q.key >= n * (n - 1) // 2  # at least every future key
@@ -96,53 +122,103 @@ def check(kind: str, page: str, q: Q.Question | None, ref: Reference, s: Setting
         if ref.dropped is None or ref.p == 0:
             assert q is None
             return
-        w, d = ref.weights.double(), ref.dropped.double()
-        clear = (w > 0) & (d != 0) & ((d - w).abs() > 2 * Q.NUMBER_TOLERANCE + EDGE) & allowed
         if q is None:
-            assert not clear.any()
             return
+        w, d = ref.weights.double(), ref.dropped.double()
         before = float(w[h, q.query, q.other])
         assert q.key == pytest.approx(float(d[h, q.query, q.other]), rel=1e-6, abs=1e-7)
         assert q.key == pytest.approx(before / (1 - ref.p), rel=1e-5)  # w / (1 − p)
+        assert abs(q.key - before) > 2 * Q.NUMBER_TOLERANCE - EDGE
+        assert abs(q.key - 1 / (1 - ref.p)) > 2 * Q.NUMBER_TOLERANCE - EDGE
         assert q.other <= q.query
     elif kind == Q.DROPOUT_ROW_SUM:
         if ref.dropped is None or ref.p == 0:
             assert q is None
             return
-        sums = ref.dropped.double().sum(dim=-1)
         if q is None:
-            assert not ((sums - 1).abs() > 2 * Q.NUMBER_TOLERANCE + EDGE).any()
             return
+        sums = ref.dropped.double().sum(dim=-1)
         assert q.key == pytest.approx(float(sums[h, q.query]), abs=1e-6)
         assert abs(q.key - 1) > 2 * Q.NUMBER_TOLERANCE - EDGE
+        assert abs(q.key - 1 / (1 - ref.p)) > 2 * Q.NUMBER_TOLERANCE - EDGE
+        assert q.query + 1 <= Q.MAX_PRODUCTS
     elif kind == Q.SPLIT_SHAPE:
         heads = ref.weights.shape[0]
-        expected = (1, heads, n, s.d_out // heads)
+        hd = s.d_out // heads
+        steps = [(1, heads, n, hd), (1, heads, n, n), (1, n, heads, hd), (1, n, s.d_out)]
         if q is None:
-            assert n == heads or len(set(expected)) == 1 or _orders(expected) < 3
+            assert n == heads or sum(_orders(k) >= 3 for k in steps) < 2
             return
-        assert q.key == ref.split_shape == expected
+        assert q.key in steps
+        assert ref.split_shape == steps[0]
     elif kind == Q.SCALING_ENTROPY:
-        raw, d_k = ref.raw[0], s.d_out
-        change = [
-            _entropy(torch.softmax(raw[i].double(), -1))
-            - _entropy(torch.softmax(raw[i].double() / d_k**0.5, -1))
-            for i in range(n)
-        ]
         if q is None:
-            assert all(abs(c) < Q.ENTROPY_CLEAR + EDGE for c in change)
             return
-        assert abs(change[q.query]) >= Q.ENTROPY_CLEAR - EDGE
-        assert q.key == (Q.SHARPER if change[q.query] < 0 else Q.FLATTER)
-        assert q.key == Q.SHARPER  # a softmax only sharpens when its scores are not shrunk
+        raw = ref.raw[0, q.query].double()
+        now = torch.softmax(raw / scale, -1)
+        changed = {
+            Q.WITHOUT: torch.softmax(raw, -1),
+            Q.WIDER: torch.softmax(raw / (2 * scale), -1),
+            Q.SHIFTED: torch.softmax((raw + 3) / scale, -1),
+        }[q.variant]
+        if q.key == Q.UNCHANGED:
+            assert torch.allclose(changed, now, atol=1e-9)
+        else:
+            sharper = _entropy(changed) < _entropy(now)
+            assert q.key == (Q.SHARPER if sharper else Q.FLATTER)
+        assert sorted(q.choices) == sorted((Q.SHARPER, Q.FLATTER, Q.UNCHANGED))
     elif kind == Q.SCORE:
-        assert q is not None, "a score can always be asked"
+        if q is None:  # not page 2, too wide, or every score is a number its prompt states
+            near = [
+                min(abs(float(ref.raw[0, a, b]) - x) for x in (0, 1, a, b))
+                for a in range(n)
+                for b in range(n)
+            ]
+            assert page != "trainable" or s.d_out > Q.MAX_PRODUCTS or max(near) <= 0.01 + EDGE
+            return
         assert allowed[q.query, q.other]
         expected = float(ref.raw[0, q.query, q.other])
         assert q.key == pytest.approx(expected, abs=1e-5 * max(1.0, abs(expected)))
         assert q.low <= q.key <= q.high and q.high - q.low >= 1
+        assert q.products == s.d_out <= Q.MAX_PRODUCTS
+    elif kind == Q.SCALED_SCORE:
+        if q is None:
+            return
+        expected = float(ref.raw[0, q.query, q.other]) / scale
+        assert q.key == pytest.approx(expected, abs=1e-5 * max(1.0, abs(expected)))
+    elif kind == Q.SCORE_RISES:
+        if q is None:
+            assert n < 3
+            return
+        labels = q.choices if q.answer_format == Q.TOKEN else _labels(q, n)
+        a, b = _pair_in(q.prompt, labels, "of query {a} on key {b}")
+        raw = ref.raw[h].double()
+        before = torch.softmax(raw.masked_fill(~allowed, -math.inf) / scale, -1)
+        raw[a, b] += 1
+        after = torch.softmax(raw.masked_fill(~allowed, -math.inf) / scale, -1)
+        moved = float(after[q.query, q.other] - before[q.query, q.other])
+        expected = Q.GROWS if moved > 1e-9 else Q.SHRINKS if moved < -1e-9 else Q.SAME
+        assert q.key == expected
+        assert sorted(q.choices) == sorted((Q.GROWS, Q.SHRINKS, Q.SAME))
+    elif kind == Q.WEIGHT_RATIO:
+        if q is None:
+            return
+        labels = _labels(q, n)
+        b = max(
+            (i for i, label in enumerate(labels) if f"than the weight on {label}" in q.prompt),
+            key=lambda i: len(labels[i]),
+        )
+        w = ref.weights[h, q.query].double()
+        assert q.key == pytest.approx(float(w[q.other] / w[b]), rel=1e-4)
+        assert Q.RATIO_LOW <= q.key <= Q.RATIO_HIGH
+        assert allowed[q.query, q.other] and allowed[q.query, b]
     else:
         raise AssertionError(kind)
+
+
+def _labels(q: Q.Question, n: int) -> tuple[str, ...]:
+    """The page's token labels (a choice question's ``choices`` are its options)."""
+    return Q.read(q.page, q.text, q.settings, q.book).labels[:n]
 
 
 def _orders(dims) -> int:

@@ -339,7 +339,7 @@ def _future(t: int) -> torch.Tensor:
 def hidden_matrix(q: Q.Question, n: Q.Numbers) -> torch.Tensor | None:
     """(T, T): the matrix the question hides, from the page's numbers (None: a shape)."""
     h = q.head or 0
-    if q.kind in (Q.ARGMAX_KEY, Q.SKETCH_ROW, Q.MASKED_ZEROS):
+    if q.kind in (Q.ARGMAX_KEY, Q.SKETCH_ROW, Q.MASKED_ZEROS, Q.SCORE_RISES, Q.WEIGHT_RATIO):
         return n.weights[h]
     if q.kind in (Q.DROPOUT_SURVIVOR, Q.DROPOUT_ROW_SUM):
         assert n.dropped is not None
@@ -347,20 +347,27 @@ def hidden_matrix(q: Q.Question, n: Q.Numbers) -> torch.Tensor | None:
     if q.kind == Q.SCORE:
         raw = n.raw[0]
         return raw.masked_fill(_future(raw.shape[-1]), -math.inf) if n.causal else raw
+    if q.kind == Q.SCALED_SCORE:
+        return n.raw[0] / n.scale
     if q.kind == Q.SCALING_ENTROPY:
-        with torch.inference_mode():
-            return torch.softmax(n.raw[0], dim=-1) - n.weights[0]
+        return Q.scaling_change(q, n)
     return None
 
+
+# The kinds that ask about one cell (query, other): the cell is outlined, not the row.
+CELL_KINDS = (Q.SCORE, Q.DROPOUT_SURVIVOR, Q.SCALED_SCORE, Q.SCORE_RISES)
 
 _TITLES = {
     Q.ARGMAX_KEY: "Attention weights",
     Q.SKETCH_ROW: "Attention weights",
     Q.MASKED_ZEROS: "Causal attention weights",
+    Q.SCORE_RISES: "Attention weights",
+    Q.WEIGHT_RATIO: "Attention weights",
     Q.DROPOUT_SURVIVOR: "Weights after dropout",
     Q.DROPOUT_ROW_SUM: "Weights after dropout",
     Q.SCORE: "Attention scores",
-    Q.SCALING_ENTROPY: "What dropping 1/√d_k changes: softmax(QKᵀ) − softmax(QKᵀ/√d_k)",
+    Q.SCALED_SCORE: "Scaled scores",
+    Q.SCALING_ENTROPY: "What the change does to the weights: the changed softmax minus the page's",
 }
 
 
@@ -372,8 +379,9 @@ def reveal_panel(q: Q.Question, n: Q.Numbers) -> Panel | None:
         return None
     head = f", head {q.head}" if q.head is not None else ""
     title = f"{_TITLES[q.kind]}{head}: the answer"
-    if q.kind in (Q.SCORE, Q.SCALING_ENTROPY):
-        style = Style(colour="signed", value_name="score" if q.kind == Q.SCORE else "change")
+    if q.kind in (Q.SCORE, Q.SCALED_SCORE, Q.SCALING_ENTROPY):
+        value = "change" if q.kind == Q.SCALING_ENTROPY else "score"
+        style = Style(colour="signed", value_name=value)
         kind = ""
     else:
         top = float(m[torch.isfinite(m)].max()) if m.numel() else 1.0
@@ -431,16 +439,19 @@ def marks(q: Q.Question, grade: Q.Grade | None, matrix: torch.Tensor) -> tuple[l
         if grade is not None and not grade.right and isinstance(grade.answer, int):
             shapes.append(_cell(q.query, grade.answer, PICK_COLOUR, 3, "dash"))
             said.append("dashed: your pick")
-    elif q.kind in (Q.SCORE, Q.DROPOUT_SURVIVOR) and q.query is not None and q.other is not None:
+    elif q.kind in CELL_KINDS and q.query is not None and q.other is not None:
         key_cell(q.query, q.other)
         said.append("outlined in black: the number asked for")
+    elif q.kind == Q.WEIGHT_RATIO and q.query is not None and q.other is not None:
+        key_cell(q.query, q.other)
+        said.append("outlined in black: the larger of the two weights")
     elif q.kind == Q.MASKED_ZEROS:
         t = matrix.shape[-1]
         if t <= ZERO_CELLS_UP_TO:
             for r, c in torch.nonzero(matrix == 0).tolist():
                 shapes.append(_cell(r, c, KEY_COLOUR, 2))
             said.append("outlined: every entry that is exactly 0")
-    if q.query is not None and q.kind not in (Q.SCORE, Q.DROPOUT_SURVIVOR):
+    if q.query is not None and q.kind not in CELL_KINDS:
         said.append("the row asked about is outlined in red")
     return shapes, ("Marked: " + "; ".join(said) + ".") if said else ""
 
@@ -456,7 +467,7 @@ def _send(spec: dict, label: str, key: str) -> None:
 
 def _outlined(q: Q.Question, panel: Panel) -> Panel:
     """``panel`` with the asked row outlined (a question about one cell outlines the cell)."""
-    rows = (q.query,) if q.query is not None and q.kind not in (Q.SCORE, Q.DROPOUT_SURVIVOR) else ()
+    rows = (q.query,) if q.query is not None and q.kind not in CELL_KINDS else ()
     return replace(panel, style=replace(panel.style, outline_rows=rows))
 
 
@@ -747,25 +758,11 @@ def _recorded(q: Q.Question, grade: Q.Grade) -> None:
     scores["predict"] = Q.scored(scores.get("predict", Q.Score()), grade)
 
 
-SKETCH_KEYS_UP_TO = 24  # a sketch of a longer row (one slider a key) is not asked
-_RETRIES = 8
-
-
-def _askable(q: Q.Question | None) -> bool:
-    return q is None or q.answer_format != Q.ROW or len(q.choices) <= SKETCH_KEYS_UP_TO
-
-
 def _page_questions(page, key, numbers_of, seed) -> tuple[Q.Question | None, Q.Numbers]:
-    """The page's question at ``seed``: ``questions.choose``'s, unless it is a sketch of more
-    rows than sliders a student can set; then the first of a few other seeds' that is not."""
+    """The page's question at ``seed`` (``questions.choose``) and the numbers behind it."""
     n = numbers_of()
     text, settings, book = key[:3]
-    q = Q.choose(page, text, settings, book, seed, numbers=n)
-    for attempt in range(1, _RETRIES):
-        if _askable(q):
-            break
-        q = Q.choose(page, text, settings, book, seed + 1000 * attempt, numbers=n)
-    return (q if _askable(q) else None), n
+    return Q.choose(page, text, settings, book, seed, numbers=n), n
 
 
 def _step_questions(page, key, numbers_of, seed, steps) -> tuple[dict[str, Q.Question], Q.Numbers]:
@@ -778,7 +775,7 @@ def _step_questions(page, key, numbers_of, seed, steps) -> tuple[dict[str, Q.Que
     homes: dict[str, Q.Question] = {}
     for kind in kinds:
         q = Q.make(kind, page, text, settings, book, seed, n)
-        if q is None or not _askable(q):
+        if q is None:
             continue
         first = next((s for s in steps if s in q.conceals), None)
         if first is not None and first not in homes:

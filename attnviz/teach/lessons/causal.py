@@ -29,7 +29,9 @@ from attnviz.teach.lessons import zeros as Z
 from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_panel, weights_panel
 from attnviz.teach.lessons.heads import name_claims, spread_claim
 from attnviz.teach.panel import (
+    HOLDS_DROP_MASK,
     HOLDS_DROPPED,
+    HOLDS_MASK,
     HOLDS_SCORES,
     HOLDS_WEIGHTS,
     Claim,
@@ -49,7 +51,7 @@ _LAB, _BATCH = "lab", "batch"  # the closed parts (ui/sections.py)
 LAB_SUMS = "p3_lab_sums"  # the lab's row sums after dropout (a caption)
 LAB_PRINTOUTS = "p3_lab_printouts"  # book mode: the chapter's dropout example on these weights
 DECLARED = (
-    Declared("p3_mask", _PAGE, "mask_buffer"),
+    Declared("p3_mask", _PAGE, "mask_buffer", holds=(HOLDS_MASK,)),
     Declared("p3_step_scores", _PAGE, "unmasked_scores", step=1),
     Declared(
         "p3_masked",
@@ -81,7 +83,7 @@ DECLARED = (
     ),
     Declared("p3_step_context", _PAGE, "context", step=6),
     # the dropout lab: the pass in training mode at the sidebar's rate and seed
-    Declared("p3_dmask", _PAGE, "dropout_mask", lab=True, box=_LAB),
+    Declared("p3_dmask", _PAGE, "dropout_mask", lab=True, holds=(HOLDS_DROP_MASK,), box=_LAB),
     Declared(
         "p3_dropped",
         _PAGE,

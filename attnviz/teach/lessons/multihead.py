@@ -37,6 +37,7 @@ from attnviz.teach.lessons.heads import name_claims, pattern_claim, spread_claim
 from attnviz.teach.panel import (
     CAUSAL_WEIGHTS,
     HOLDS_DROPPED,
+    HOLDS_SCORES,
     HOLDS_SPLIT,
     HOLDS_WEIGHTS,
     PICKED_HEAD,
@@ -66,7 +67,7 @@ DECLARED = (
     Declared("p4_queries_heads", _PAGE, "queries_heads", story=("p4_head_qkv",)),
     Declared("p4_keys_heads", _PAGE, "keys_heads", story=("p4_head_qkv",)),
     Declared("p4_values_heads", _PAGE, "values_heads", story=("p4_head_qkv",)),
-    Declared("p4_scores", _PAGE, "attn_scores", cell=_HEAD),
+    Declared("p4_scores", _PAGE, "attn_scores", holds=(HOLDS_SCORES,), cell=_HEAD),
     # training mode with dropout: the softmax (only then a panel of its own), then what dropout
     # left of it; otherwise p4_weights is the softmax itself
     Declared(

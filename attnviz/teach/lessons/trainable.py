@@ -25,6 +25,9 @@ from attnviz.teach.lessons.common import matrix_panel, scores_panel, vectors_pan
 from attnviz.teach.lessons.heads import name_claims, spread_claim
 from attnviz.teach.panel import (
     HOLDS_CHANGE,
+    HOLDS_KEYS,
+    HOLDS_QUERIES,
+    HOLDS_SCALED,
     HOLDS_SCORES,
     HOLDS_WEIGHTS,
     Claim,
@@ -53,8 +56,8 @@ DECLARED = (
     Declared("p2_W_query", _PAGE, "W_query", story=("p2_W",)),
     Declared("p2_W_key", _PAGE, "W_key", story=("p2_W",)),
     Declared("p2_W_value", _PAGE, "W_value", story=("p2_W",)),
-    Declared("p2_queries", _PAGE, "queries", story=("p2_qkv",), step=1),
-    Declared("p2_keys", _PAGE, "keys", story=("p2_qkv",), step=2),
+    Declared("p2_queries", _PAGE, "queries", story=("p2_qkv",), holds=(HOLDS_QUERIES,), step=1),
+    Declared("p2_keys", _PAGE, "keys", story=("p2_qkv",), holds=(HOLDS_KEYS,), step=2),
     Declared("p2_values", _PAGE, "values", story=("p2_qkv",), step=3),
     Declared(
         "p2_scores",
@@ -65,7 +68,7 @@ DECLARED = (
         cell=_CELL,
         step=4,
     ),
-    Declared("p2_scaled", _PAGE, "scaled_scores", cell=_CELL, step=5),
+    Declared("p2_scaled", _PAGE, "scaled_scores", holds=(HOLDS_SCALED,), cell=_CELL, step=5),
     Declared("p2_weights", _PAGE, "attn_weights", holds=(HOLDS_WEIGHTS,), cell=_CELL, step=6),
     Declared("p2_context", _PAGE, "context", step=7),
     # what dropping the 1/√d_k changes, at the sidebar's d_out and at a wider one
