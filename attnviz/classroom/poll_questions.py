@@ -587,6 +587,8 @@ def given(q: Q.Question, n: Q.Numbers, main=None) -> Given:
     if q.kind == Q.MASKED_ZEROS:
         what = "Scores before the mask" if n.causal else "Scores"
         outline = ()
+    elif q.kind == Q.SCALED_SCORE:  # the raw scores: the scaled ones are its answer
+        what = "Scores, before the 1/√d_k"
     else:  # what the softmax reads: a weight's order and shape follow from it
         scores = scores / n.scale
         if n.causal:

@@ -498,18 +498,27 @@ def test_every_question_shows_its_figure_and_nothing_it_hides(store, case):
 
 def test_the_default_question_is_read_off_its_figure(store):
     """The start's first question at the sidebar's defaults (pass 3) is one a class reasons to
-    from the figure both screens show: how many causal weights are 0, from the unmasked scores
-    (a T×T matrix whose future half the mask removes)."""
+    from the figure both screens show: which key a query weighs most, from its row of masked
+    scores (the softmax keeps their order), or how many causal weights are 0, from the unmasked
+    scores (a T×T matrix whose future half the mask removes)."""
     at = presenting(open_page({}))
     at.button(key="poll_open").click().run()
     code = at.query_params["poll"]
     code = code[0] if isinstance(code, list) else code
     view = store.student_view(code)
     q = poll.question_of(view)
-    assert q is not None and q.kind == Q.MASKED_ZEROS and q.page == "causal"
+    assert q is not None and q.kind in (Q.ARGMAX_KEY, Q.MASKED_ZEROS) and q.page == "causal"
     (drawn,) = [c for c in at.get("plotly_chart") if c.key == "poll_given"]
-    t = len(q.choices) if q.choices else round(len(chart_values(drawn)) ** 0.5)
-    assert len(chart_values(drawn)) == t * t  # every score, none masked: the class counts
+    values = chart_values(drawn)
+    if q.kind == Q.ARGMAX_KEY:  # row q of the masked scores: its q + 1 finite cells
+        assert q.query is not None
+        start = q.query * (q.query + 1) // 2
+        row = values[start : start + q.query + 1]
+        seen = [k for k in range(len(row)) if "besides itself" not in q.prompt or k != q.query]
+        assert q.key == max(seen, key=row.__getitem__)
+        return
+    t = len(q.choices) if q.choices else round(len(values) ** 0.5)
+    assert len(values) == t * t  # every score, none masked: the class counts
     assert q.key == t * (t - 1) // 2  # the cells above the diagonal
 
 
