@@ -28,7 +28,8 @@ KIND = "concept_check"
 PAYLOAD_VERSION = 1
 BEFORE, AFTER = 1, 2  # the store's rounds
 ROUND_NAMES = {BEFORE: "before", AFTER: "after"}
-PROMPT = f"Concept check: {len(C.ITEMS)} questions on chapter 3's ideas"
+ITEM_COUNT = len(C.ITEMS)
+PROMPT = f"Concept check: {ITEM_COUNT} questions on chapter 3's ideas"
 
 
 def payload() -> dict[str, Any]:

@@ -389,6 +389,14 @@ def start(cfg: state.Config) -> None:
         "projector counts the answers, shows the spread when you choose, asks again after a "
         "discussion, then reveals the answer with the true figure."
     )
+    st.page_link(
+        CONCEPT_PAGE,
+        label=(
+            f"Or the concept check: {concept_polls.ITEM_COUNT} questions on the chapter's "
+            "ideas, before and after the lesson"
+        ),
+        icon=":material/fact_check:",
+    )
     _note()
     page_name = st.selectbox(
         "A question from",
