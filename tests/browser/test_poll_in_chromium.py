@@ -9,7 +9,7 @@ projector's first 1,080 px, with one round and six options, and with two rounds 
 Each device turns to the answer by itself (its watcher). Nothing on a phone scrolls sideways.
 Screenshots in ``test-artifacts/screens/``: ``poll-projector.png`` (the live tally),
 ``poll-revealed.png`` and ``poll-revealed-two-rounds.png``, ``poll-laptop.png``,
-``poll-phone.png``, ``poll-tablet.png``."""
+``poll-phone.png``, ``poll-tablet.png``; the join times in ``poll-join-seconds.txt``."""
 
 from __future__ import annotations
 
@@ -137,6 +137,9 @@ def test_a_class_joins_from_any_device_and_the_reveal_fits_one_screen(app_in_chr
     for name, viewport, label in (("phone", PHONE, "2: ␣starts"), ("tablet", TABLET, "4: ␣one")):
         context, device, seconds[name] = join_by_link(browser, url, code, viewport)
         devices.append((name, context, device, label))
+    (shots / "poll-join-seconds.txt").write_text(
+        "".join(f"{name}: {s:.1f} s\n" for name, s in seconds.items()), encoding="utf-8"
+    )
     assert all(s < JOIN_SECONDS for s in seconds.values()), seconds
     for name, _, device, label in devices:
         pick(device, label)
