@@ -120,9 +120,9 @@ def test_a_student_alone_sees_her_own_before_and_after(store):
     assert f"Your answer after, “{wrong.text}”: {wrong.misconception}. {wrong.explanation}" in page
     first_wrong = C.ITEMS[0].options[1]
     assert f"Your answer before, “{first_wrong.text}”: {first_wrong.misconception}." in page
-    assert f"**1. {C.ITEMS[0].topic}** (before: wrong · after: right)" in [
-        unescape(m.value) for m in at.markdown
-    ]
+    boxes = {unescape(e.label): e.proto.expanded for e in at.expander}
+    assert boxes[f"1. {C.ITEMS[0].topic} (before: wrong · after: right)"] is False
+    assert boxes[f"3. {C.ITEMS[2].topic} (before: wrong · after: wrong)"] is True
     at.button(key="concepts_solo_restart").click().run()
     assert "Before the lesson" in [unescape(s.value) for s in at.subheader]
 

@@ -163,8 +163,9 @@ def own_results(before: Sequence[int], after: Sequence[int] | None) -> None:
         marks = " · ".join(
             f"{name}: {'right' if item.is_right(a) else 'wrong'}" for name, a in rounds
         )
-        with st.container(border=True):
-            st.markdown(f"**{i + 1}. {md_escape(item.topic)}** ({marks})")
+        # Open where her last answer was wrong: that is what is left to read.
+        last_wrong = not item.is_right(rounds[-1][1])
+        with st.expander(md_escape(f"{i + 1}. {item.topic} ({marks})"), expanded=last_wrong):
             st.markdown(md_escape(item.prompt))
             st.markdown(
                 f"Answer: {md_escape(item.answer.text)} _{md_escape(item.answer.explanation)}_"
