@@ -77,13 +77,14 @@ RESULTS = ROOT / "bench" / "classpoll-results.md"
 SHARED_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 PAGE = "poll"
 ASK = "Ask the class"
+ANOTHER = "Another question"
 PRESENTING = "I'm presenting"  # the switch on /poll that shows the presenter's start
 SEND = "Send my answer"
 SHOW = "Show the answers"
 REVEAL = "Reveal the answer"
 REASK = "Discuss and answer again"
 CHOICE_PASS = "1. Simplified self-attention"  # at the default text: "which key ..." (6 tokens)
-NUMBER_PASS = "2. Trainable self-attention"  # at the default text: a score to 2 decimals
+NUMBER_PASS = "2. Trainable self-attention"  # a score to 2 decimals, "Another question" away
 STICKY = "ATTNVIZ_REPLICA"
 _ANSWERED = re.compile(r"^#* *Round (\d+): (\d+) answers?$")
 _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -267,9 +268,9 @@ class Projector:
         self.fragment: tuple[str, float] | None = None
         self.runs: list[Run] = []
 
-    async def open(self, pass_label: str = CHOICE_PASS) -> Run:
-        """Open /poll, switch "I'm presenting" on, pick ``pass_label``'s question, press "Ask
-        the class"."""
+    async def open(self, pass_label: str = CHOICE_PASS, another: int = 0) -> Run:
+        """Open /poll, switch "I'm presenting" on, pick ``pass_label``'s question (pressing
+        "Another question" ``another`` times: the start's seed), press "Ask the class"."""
         await self.client.load_page(f"/{PAGE}")
         await self.client.connect()
         first = await self._run("")
@@ -278,6 +279,9 @@ class Projector:
         (pick,) = presenting.widgets("selectbox")
         widgets: tuple = ((switch.id, "bool_value", True), (pick.id, "string_value", pass_label))
         chosen = await self._run("", widgets=widgets)
+        for _ in range(another):
+            press = (chosen.button(ANOTHER), "trigger_value", True)
+            chosen = await self._run("", widgets=(*widgets, press))
         asked = await self._run("", widgets=(*widgets, (chosen.button(ASK), "trigger_value", True)))
         if not asked.queries:
             raise RuntimeError(f"no poll opened: {asked.texts()}")

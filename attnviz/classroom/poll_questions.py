@@ -70,12 +70,15 @@ MAX_OPTIONS = 64  # a Choice holds at most this many (a phone lists them all)
 POLL_KINDS = (
     Q.ARGMAX_KEY,
     Q.MASKED_ZEROS,
+    Q.SCORE_RISES,
     Q.SCALING_ENTROPY,
     Q.SPLIT_SHAPE,
     Q.DROPOUT_ROW_SUM,
     Q.DROPOUT_SURVIVOR,
+    Q.WEIGHT_RATIO,
     Q.SKETCH_ROW,
     Q.SCORE,
+    Q.SCALED_SCORE,
 )
 
 # What each misconception is called on the projector (the explanations are questions.py's).
@@ -132,14 +135,23 @@ def shape_label(dims: Sequence[int]) -> str:
 
 # How far from the key a number worked out by hand is still right, per kind, when the figure
 # it is read from is not at hand (``given`` computes it from that figure): a score summed from
-# two rows of two-decimal cells, a row's kept weights summed and scaled by 1/(1 − p), and a
-# weight the prompt gives to 4 decimals scaled by 1/(1 − p).
-TOLERANCE = {Q.SCORE: 0.05, Q.DROPOUT_ROW_SUM: 0.05, Q.DROPOUT_SURVIVOR: 0.01}
+# two rows of two-decimal cells, a row's kept weights summed and scaled by 1/(1 − p); a weight
+# or a score the prompt gives to 4 decimals, scaled once: to the answer's last digit.
+TOLERANCE = {
+    Q.SCORE: 0.05,
+    Q.DROPOUT_ROW_SUM: 0.05,
+    Q.DROPOUT_SURVIVOR: 0.01,
+    Q.SCALED_SCORE: 0.01,
+}
+RATIO_SHARE = 0.02  # a ratio of weights, exp of a difference: right within 2 % of itself
 READING = 0.005  # a cell printed to two decimals is at most this far from its value
 
 
 def tolerance_of(q: Q.Question) -> float:
-    """A number question's tolerance when its figure is not at hand (:data:`TOLERANCE`)."""
+    """A number question's tolerance when its figure is not at hand (:data:`TOLERANCE`; a
+    ratio of two weights: RATIO_SHARE of the key)."""
+    if q.kind == Q.WEIGHT_RATIO and isinstance(q.key, int | float):
+        return _hundredths_up(RATIO_SHARE * abs(float(q.key)))
     return TOLERANCE.get(q.kind, 0.01)
 
 

@@ -470,6 +470,9 @@ FIGURED = {
     "sketch": (lambda: made(Q.SKETCH_ROW, "simplified", seed=1), "Scores X Xᵀ"),
     "row sum": (lambda: made(Q.DROPOUT_ROW_SUM, "causal"), "blank: the weights dropout zeroes"),
     "survivor": (lambda: made(Q.DROPOUT_SURVIVOR, "causal"), "before dropout"),
+    "rises": (lambda: made(Q.SCORE_RISES, "causal"), "Scores ÷ √d_k"),
+    "ratio": (lambda: made(Q.WEIGHT_RATIO, "simplified"), "Scores X Xᵀ"),
+    "scaled": (lambda: made(Q.SCALED_SCORE, "trainable"), "Scores, before the 1/√d_k"),
 }
 
 
