@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -85,6 +85,22 @@ class Shown:
 
 
 @dataclass(frozen=True)
+class Sign:
+    """One number to check, measured on the tensors the page shows (the same measurement
+    whatever ran): ``what`` it compares, its ``value``, and what the engine's own code gives
+    (``expected``: 0 or 1, a property of right code, not a run of it)."""
+
+    what: str
+    value: float
+    expected: float
+
+    @property
+    def off(self) -> bool:
+        """Whether the exhibit's tensors break the property (by VISIBLE or more)."""
+        return not math.isfinite(self.value) or abs(self.value - self.expected) >= VISIBLE
+
+
+@dataclass(frozen=True)
 class Exhibit:
     """What the page may show before the diagnosis: no bug name, no diff, no badge."""
 
@@ -94,6 +110,12 @@ class Exhibit:
     shown: tuple[Shown, ...]  # empty when the pass raised
     row_sums: tuple[tuple[str, tuple[float, ...]], ...]  # per weights tensor, each row's sum
     error: str | None  # what PyTorch raised, word for word
+    signs: tuple[Sign, ...] = ()  # the "Signs to check" table (none when the pass raised)
+
+    @property
+    def symptoms(self) -> tuple[Sign, ...]:
+        """The signs that are off: what a student can point at (empty for right code)."""
+        return tuple(s for s in self.signs if s.off)
 
     def get(self, name: str) -> Tensor | None:
         for s in self.shown:
@@ -260,7 +282,70 @@ def _run(st: _Stage, bug: bugs.Bug | None) -> Exhibit:
         for s in shown
         if s.name in WEIGHT_NAMES
     )
-    return Exhibit(st.page, labels, setup, shown, sums, None)
+    exhibit = Exhibit(st.page, labels, setup, shown, sums, None)
+    return replace(exhibit, signs=signs_of(exhibit))
+
+
+# --- signs to check -----------------------------------------------------------------------
+SIGN_SUMS = "largest |row sum − 1| of the weights"
+SIGN_SOFTMAX = "largest |weights − softmax(scores{scale}, dim=-1)|"
+SIGN_PRODUCT = "largest |score − {q} · {k}| on the keys each query sees"
+SIGN_FUTURE = "largest weight on a key after its query"
+SIGN_FUTURE_ROUTE1 = "largest weight on a key after its query, route 1"
+SIGN_ROUTES = "largest |route 1 − route 2|"
+SIGN_EVAL = "largest |weights after dropout − weights| (eval mode: dropout is off)"
+SIGN_SHAPE = "the weights are (…, T, T), T = number of tokens (1 yes, 0 no)"
+
+
+def _largest(values: Tensor) -> float:
+    """The largest absolute value (0 for none)."""
+    return float(values.abs().max()) if values.numel() else 0.0
+
+
+def signs_of(ex: Exhibit) -> tuple[Sign, ...]:
+    """The "Signs to check" of an exhibit: each a number measured on the tensors it shows,
+    beside what right code gives. Every bug that runs breaks one of them (the tests: a bug is
+    posed only where one is off)."""
+    inputs, scores, weights = ex.get(INPUTS), ex.get(SCORES), ex.get(WEIGHTS)
+    if scores is None or weights is None:
+        return ()
+    t = len(ex.labels)
+    found = [Sign(SIGN_SHAPE, float(tuple(weights.shape[-2:]) == (t, t)), 1.0)]
+    if tuple(weights.shape[-2:]) != (t, t) or tuple(scores.shape[-2:]) != (t, t):
+        return tuple(found)
+    w, sc = weights.double(), scores.double()
+    causal = ex.page in ("causal", "multihead")
+    future = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+    seen = ~future if causal else torch.ones(t, t, dtype=torch.bool)
+    found.append(Sign(SIGN_SUMS, float((w.sum(dim=-1) - 1).abs().max()), 0.0))
+    head_dim = ex.setup.head_dim
+    scale = 1.0 if ex.page == "simplified" else head_dim**0.5
+    words = "" if ex.page == "simplified" else f" / √{head_dim}"
+    masked = sc.masked_fill(~seen, -math.inf)
+    expected = torch.softmax(masked / scale, dim=-1)
+    found.append(Sign(SIGN_SOFTMAX.format(scale=words), float((w - expected).abs().max()), 0.0))
+    q, k = (inputs, inputs) if ex.page == "simplified" else (ex.get(QUERIES), ex.get(KEYS))
+    if q is not None and k is not None and q.shape[-2] == t and k.shape == q.shape:
+        qd, kd = q.double(), k.double()
+        if sc.dim() == 3:  # heads: each head's slice of the queries' and keys' columns
+            heads = sc.shape[0]
+            qd = qd.view(t, heads, -1).transpose(0, 1)
+            kd = kd.view(t, heads, -1).transpose(0, 1)
+        product = qd @ kd.transpose(-2, -1)
+        gap = (sc - product).abs().masked_fill(~seen, 0.0)
+        names = ("inputs[i]", "inputs[j]") if ex.page == "simplified" else ("q_i", "k_j")
+        found.append(Sign(SIGN_PRODUCT.format(q=names[0], k=names[1]), float(gap.max()), 0.0))
+    if causal:
+        found.append(Sign(SIGN_FUTURE, _largest(w[..., future]), 0.0))
+        route1 = ex.get(ROUTE1)
+        if route1 is not None:
+            r1 = route1.double()
+            found.append(Sign(SIGN_FUTURE_ROUTE1, _largest(r1[..., future]), 0.0))
+            found.append(Sign(SIGN_ROUTES, float((r1 - w).abs().max()), 0.0))
+        dropped = ex.get(DROPPED)
+        if dropped is not None and not ex.setup.training:
+            found.append(Sign(SIGN_EVAL, float((dropped.double() - w).abs().max()), 0.0))
+    return tuple(found)
 
 
 def _tap(taps: dict[str, list[Tensor]], name: str) -> Tensor | None:
@@ -295,7 +380,8 @@ def change(a: Exhibit, b: Exhibit) -> float:
 # --- posing ------------------------------------------------------------------------------
 def candidates(page: str, text: str, settings: Settings, book: bool = False) -> tuple[str, ...]:
     """NONE and every bug of the page that the student could see here: its settings do not
-    hide it, and it raises or moves a number the page shows by at least VISIBLE."""
+    hide it, it raises or moves a number the page shows by at least VISIBLE, and the page lets
+    her point at it: the error, or a sign to check that is off (:func:`signs_of`)."""
     st = _stage(page, text, settings, book)
     if st is None:
         return ()
@@ -304,7 +390,8 @@ def candidates(page: str, text: str, settings: Settings, book: bool = False) -> 
     for bug in bugs.bugs_for(page):
         if bug.hidden_at(st.x, st.spec) is not None:
             continue
-        if change(_run(st, bug), right) >= VISIBLE:
+        wrong = _run(st, bug)
+        if change(wrong, right) >= VISIBLE and (wrong.error is not None or wrong.symptoms):
             found.append(bug.key)
     return tuple(found)
 

@@ -111,6 +111,11 @@ def test_spot_the_bug_shows_the_exhibit_and_names_nothing_until_the_diagnosis(pa
     assert len(sums) == 1
     for name, row in m.exhibit.row_sums:
         assert np.allclose(sums[0][name].to_numpy(), row, atol=1e-6)
+    # the signs to check: the engine's measurements, the symptom among them when there is one
+    (signs,) = [df.value for df in at.dataframe if "sign" in df.value.columns]
+    assert list(signs["sign"]) == [g.what for g in m.exhibit.signs]
+    assert np.allclose(signs["measured here"], [g.value for g in m.exhibit.signs], atol=1e-6)
+    assert bool(m.exhibit.symptoms) is (m.answer != MY.NONE)
     # Nothing names the bug: no badge, no diff, no symptom, no check, no key.
     assert badges(at) == []
     assert not [c for c in at.code if c.language == "diff"]

@@ -261,3 +261,31 @@ def test_the_revealed_diff_applied_to_the_engines_code_gives_what_the_page_showe
         assert torch.equal(tensor if x.dim() == 2 else tensor[0], shown), name
         changed += not torch.equal(shown, right.get(name))
     assert changed, "the diff ran and changed a tensor the page shows"
+
+
+# --- every bug shows a symptom the page lets the student point at (issue 37) ----------------
+@pytest.mark.parametrize("page", MY.PAGES)
+def test_every_posed_bug_breaks_a_sign_to_check_or_raises_and_right_code_breaks_none(page):
+    rng = random.Random(f"signs:{page}")
+    posed = set()
+    for _ in range(25):
+        text, s = random_case(rng)
+        for key in MY.candidates(page, text, s):
+            ex = MY.stage(page, text, s, False, key).exhibit
+            if key == MY.NONE:
+                assert ex.error is None and ex.signs and ex.symptoms == (), ex.symptoms
+                continue
+            posed.add(key)
+            assert ex.error is not None or ex.symptoms, (key, text, s)
+            if ex.error is None:  # the same measurements as right code's, named alike
+                right = MY.stage(page, text, s, False, MY.NONE).exhibit
+                assert [g.what for g in ex.signs] == [g.what for g in right.signs]
+    assert posed, f"no bug of {page} was posed"
+
+
+def test_a_sign_to_check_names_no_bug():
+    titles = [b.title for b in bugs.BUGS] + [b.key for b in bugs.BUGS]
+    for page in MY.PAGES:
+        for key in (MY.NONE, *(b.key for b in bugs.bugs_for(page))):
+            for sign in MY.stage(page, TEXT, Settings(), False, key).exhibit.signs:
+                assert not [t for t in titles if t.lower() in sign.what.lower()], sign.what

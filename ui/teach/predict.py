@@ -865,6 +865,7 @@ class Posed:
     panels: tuple[Panel, ...]
     shapes: pd.DataFrame
     sums: pd.DataFrame | None
+    signs: pd.DataFrame | None  # the "Signs to check" table (none when the pass raised)
 
 
 def _labels_for(size: int, labels: tuple[str, ...], name: str) -> tuple[str, ...]:
@@ -926,7 +927,16 @@ def _posed(page: str, text: str, settings, book: bool, seed: int) -> Posed | Non
     shapes = pd.DataFrame(
         {"tensor": [s.name for s in ex.shown], "shape": [str(s.shape) for s in ex.shown]}
     )
-    return Posed(m, panels, shapes, _sums_frame(ex))
+    signs = None
+    if ex.signs:
+        signs = pd.DataFrame(
+            {
+                "sign": [g.what for g in ex.signs],
+                "measured here": [g.value for g in ex.signs],
+                "right code gives": [g.expected for g in ex.signs],
+            }
+        )
+    return Posed(m, panels, shapes, _sums_frame(ex), signs)
 
 
 def mystery_id(m: MY.Mystery) -> str:
@@ -996,6 +1006,20 @@ def mystery_page(page: str, key: tuple) -> None:
         st.markdown("**Row sums of the weights**")
         formats = {c: st.column_config.NumberColumn(format="%.4f") for c in posed.sums.columns}
         st.dataframe(posed.sums, column_config=formats)
+    if posed.signs is not None:
+        st.markdown("**Signs to check**")
+        st.caption(
+            "Each is measured on the tensors above, beside what the engine's own code gives. "
+            "A sign that is off is a symptom: which bug gives it?"
+        )
+        st.dataframe(
+            posed.signs,
+            hide_index=True,
+            column_config={
+                "measured here": st.column_config.NumberColumn(format="%.4f"),
+                "right code gives": st.column_config.NumberColumn(format="%.0f"),
+            },
+        )
     diagnosis = _store(_DIAGNOSES).get(mid)
     titles = [c.title for c in m.choices]
     if diagnosis is None:
