@@ -10,6 +10,7 @@ import pytest
 
 from attnviz.teach import bugs
 from attnviz.teach import mystery as MY
+from attnviz.teach import questions as Q
 from bench.support.browser import settle, wait_for_app
 from tests.predict.pages import Setting, found_strings, question, secret
 
@@ -68,7 +69,8 @@ def test_a_question_hides_its_numbers_in_the_browser_until_answered(
 ):
     s = Setting.of("simplified", {})
     q = question(s, 0)
-    assert q is not None and q.kind == "argmax_key"
+    assert q is not None and q.answer_format in (Q.TOKEN, Q.CHOICE)
+    said = q.choices[q.key] if q.answer_format == Q.TOKEN else str(q.key)  # the key in words
     hidden = secret(s, q)
     assert len(hidden.strings) >= 20
     page.set_viewport_size({"width": width, "height": 3000})
@@ -77,19 +79,22 @@ def test_a_question_hides_its_numbers_in_the_browser_until_answered(
     page.get_by_text("Check my answer").first.wait_for(timeout=60_000)
     assert found_strings(held(page), hidden.strings) == set()
     assert "predict=true" in page.url
-    for leak in (q.choices[q.key], f"{q.key}%3A", "answer", "key="):
+    for leak in (said, said.replace(" ", "+"), "answer", "key="):
         assert leak not in page.url, page.url
     _shoot(page, artifacts, f"predict-before-{width}.png", "predict_box")
 
-    pill = page.locator("[data-testid='stButtonGroup'] button", has_text=q.choices[q.key])
-    pill.first.click()
+    if q.answer_format == Q.TOKEN:
+        pill = page.locator("[data-testid='stButtonGroup'] button", has_text=said)
+        pill.first.click()
+    else:  # a choice: its radio option, by its words
+        page.locator("[data-testid='stRadio'] label", has_text=said).first.click()
     page.get_by_role("button", name="Check my answer").click()
     page.get_by_text("Right:").first.wait_for(timeout=60_000)
     wait_for_app(page)
     settle(page, TITLE)
     shown = found_strings(held(page), hidden.strings)
     assert len(shown) >= 0.9 * len(hidden.strings)
-    for leak in (q.choices[q.key], "answer", "key="):
+    for leak in (said, said.replace(" ", "+"), "answer", "key="):
         assert leak not in page.url, page.url
     _shoot(page, artifacts, f"predict-after-{width}.png", "predict_answer")
     overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")

@@ -441,7 +441,8 @@ def marks(q: Q.Question, grade: Q.Grade | None, matrix: torch.Tensor) -> tuple[l
             said.append("dashed: your pick")
     elif q.kind in CELL_KINDS and q.query is not None and q.other is not None:
         key_cell(q.query, q.other)
-        said.append("outlined in black: the number asked for")
+        asked = "the weight asked about" if q.kind == Q.SCORE_RISES else "the number asked for"
+        said.append(f"outlined in black: {asked}")
     elif q.kind == Q.WEIGHT_RATIO and q.query is not None and q.other is not None:
         key_cell(q.query, q.other)
         said.append("outlined in black: the larger of the two weights")
