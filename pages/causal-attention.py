@@ -166,3 +166,5 @@ if batch.num_tokens and plan.slot("p3_breakit"):  # on the batch of the two text
     breakit.break_it(
         "causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book, plan=plan
     )
+
+panels.next_pass(__file__)  # the next pass, on the same text and settings

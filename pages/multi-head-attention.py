@@ -178,3 +178,5 @@ panels.source(M.MultiHeadAttention, M.MultiHeadAttentionWrapper)
 if plan.slot("p4_breakit"):
     breakit.break_it("multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args,
                      book=book, plan=plan)  # fmt: skip
+
+panels.next_pass(__file__)  # the next pass, on the same text and settings

@@ -32,6 +32,7 @@ plan = panels.plan_or_present(  # what "Predict first" hides on this run; or pre
 labels, n = lesson.labels, lesson.num_tokens
 # the exact numbers, the colour scale and the token window, for every panel below
 numbers, panel_view = panels.pass_view_controls(plan, args, n)
+panels.jump_to_weights()
 
 
 # --- one query ------------------------------------------------------------------------------
@@ -95,6 +96,8 @@ panels.formula(
     r"\Omega = X X^\top, \qquad A = \mathrm{softmax}_{\text{row}}(\Omega), \qquad Z = A X"
 )
 for name in ("scores", "weights", "context"):
+    if name == "weights":
+        panels.weights_heading()
     panels.show(lesson.panels[name], numbers=numbers, view=panel_view, plan=plan)
     panels.lesson_claims(lesson, lesson.panels[name], plan=plan)
 if lesson.book_blocks and plan.slot("p1_book"):
@@ -132,3 +135,5 @@ if plan.slot("p1_breakit"):
     breakit.break_it(
         "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book, plan=plan
     )
+
+panels.next_pass(__file__)  # the next pass, on the same text and settings

@@ -61,6 +61,7 @@ plan = panels.plan_or_present(  # the questions read the module the page draws (
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
 numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels), variant=version)
+panels.jump_to_weights()
 
 
 def show(name: str) -> None:
@@ -92,6 +93,8 @@ for group in (("W_query", "W_key", "W_value"), ("queries", "keys", "values")):
 
 st.header("Scores, scaling, weights, context")
 for name in ("scores", "scaled", "weights", "context"):
+    if name == "weights":
+        panels.weights_heading()
     show(name)
 source = explain.Source(trace, ("trainable", *args, version))
 explain.lines(source, page="p2", window=panel_view.window, numbers=numbers, plan=plan)
@@ -134,3 +137,5 @@ if plan.slot("p2_breakit"):
         book=cfg.book,
         plan=plan,
     )
+
+panels.next_pass(__file__)  # the next pass, on the same text and settings

@@ -310,6 +310,44 @@ def claims(items, *, plan: Plan | None = None) -> None:
         st.markdown("\n\n".join(shown))
 
 
+# --- way-finding: a jump to the weights map, and the next pass at the end ---------------------
+WEIGHTS_ANCHOR = "weights"  # the heading just above a pass page's attention-weights map
+WEIGHTS_HEADING = "The attention weights"
+# Each pass page's next page (its file and its menu title): the four passes in the book's
+# order, then the first page beyond the book.
+NEXT_PAGE = {
+    "simplified-attention": ("pages/trainable-attention.py", "2. Trainable self-attention"),
+    "trainable-attention": ("pages/causal-attention.py", "3. Causal attention and dropout"),
+    "causal-attention": ("pages/multi-head-attention.py", "4. Multi-head attention"),
+    "multi-head-attention": ("pages/watch-attention-learn.py", "5. Watch attention learn"),
+}
+
+
+def jump_to_weights() -> None:
+    """A line at the top of a long pass page: one click scrolls to its attention-weights map
+    (the heading :func:`weights_heading` draws) and one to "Explain a cell"."""
+    st.markdown(
+        f"On this page: [{WEIGHTS_HEADING.lower()} ↓](#{WEIGHTS_ANCHOR}) · "
+        "[explain a cell ↓](#explain-a-cell) · [the next pass ↓](#next-pass)"
+    )
+
+
+def weights_heading() -> None:
+    """The heading right above a pass page's attention-weights map: where
+    :func:`jump_to_weights` lands."""
+    st.subheader(WEIGHTS_HEADING, anchor=WEIGHTS_ANCHOR)
+
+
+def next_pass(page_file: str) -> None:
+    """The end of pass page ``page_file`` (its ``__file__``): a link to the next page. The
+    sidebar's values live in the URL and go along, so the next pass opens on the same text and
+    settings."""
+    target, title = NEXT_PAGE[Path(page_file).stem]
+    st.subheader("Next", anchor="next-pass")
+    st.page_link(target, label=f"Next: {title}", icon=":material/arrow_forward:")
+    st.caption("Your text and the sidebar's settings go with you.")
+
+
 # --- the top of a page, and panels side by side ----------------------------------------------
 def _read_intros() -> MappingProxyType[str, MappingProxyType[str, str]]:
     """ui/intros.toml, read once: each page's title, paragraph and formula, by URL path."""

@@ -8,6 +8,8 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   smaller, so most fit without scrolling;
 - a live check's "How close, in numbers" fold (ui/render.badge_text) sits close under its
   sentence, its summary in the captions' grey and size;
+- a cell's derivation, scrolled to by a ``cell=`` link (ui/teach/cell_grid.js), stops below
+  Streamlit's header;
 - every text meets WCAG 2.1 AA contrast (4.5:1, 3:1 for large text) on its background:
   captions are drawn in a grey of 6.6:1 without Streamlit's 0.6 opacity (which left them at
   3.9:1), and so are a live check's numbers under its badge (ui/panels.badge_text), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
@@ -22,8 +24,8 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   wide, its cell numbers running into each other. Chart titles in columns are set at 13 px
   there (a wrapped line of 40 characters fits 270 px at 13 px, not at 15).
 
-Only selectors of Streamlit's public test ids, its badge's class and KaTeX's own classes are
-used.
+Only selectors of Streamlit's public test ids, its badge's class, the ``st-key-<key>`` class it
+gives a keyed container and KaTeX's own classes are used.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ div[data-testid="stCaptionContainer"] {{
   width: fit-content;
   font-size: 0.875rem;
   color: {CAPTION_GREY};
+}}
+.st-key-explain_derivation {{
+  scroll-margin-top: 64px;
 }}
 button[data-testid^="stBaseButton"] kbd {{
   opacity: 1;

@@ -169,6 +169,34 @@ function hookCharts(me) {
   }
 }
 
+// A cell opened by a link or by a click on a map far above: its derivation (drawn under the
+// grid in the same run) is brought to the top of the screen, and kept there while the page
+// settles (charts above it take their height as Plotly draws them, which would push it down
+// again), until the student scrolls, taps or presses a key, or for at most SETTLE_MS.
+const SETTLE_MS = 8000;
+const DERIVATION = ".st-key-explain_derivation";
+
+function bringIntoView(host) {
+  const started = Date.now();
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+  };
+  const events = ["wheel", "touchstart", "keydown", "mousedown"];
+  events.forEach((name) => window.addEventListener(name, stop, { once: true, capture: true }));
+  const tick = () => {
+    if (stopped || Date.now() - started > SETTLE_MS) {
+      events.forEach((name) => window.removeEventListener(name, stop, { capture: true }));
+      return;
+    }
+    const target = document.querySelector(DERIVATION) || host;
+    const top = target.getBoundingClientRect().top;
+    if (top < 0 || top > 80) target.scrollIntoView({ block: "start" });
+    setTimeout(tick, 250);
+  };
+  tick();
+}
+
 export default function (component) {
   const { data, parentElement, setTriggerValue, key } = component;
   let me = instances.get(key);
@@ -195,8 +223,7 @@ export default function (component) {
   markSelected(me);
   const shown = data.selected ? JSON.stringify(data.selected) : null;
   if (shown && shown !== me.shown && me.scroll) {
-    const host = parentElement.host || parentElement;
-    host.scrollIntoView({ block: "start" });
+    bringIntoView(parentElement.host || parentElement);
   }
   me.shown = shown;
   if (me.timer) clearInterval(me.timer);
