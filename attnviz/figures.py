@@ -126,6 +126,7 @@ class Look:
     title_chars: int = TITLE_CHARS
     title_line: int = TITLE_LINE
     top: int = TITLE_TOP
+    plot: int = 0  # px: presenter mode's square-celled plot, at most this tall (0: not one)
 
 
 NORMAL = Look("normal")
@@ -144,6 +145,23 @@ PROJECTOR = Look(
     title_chars=90,
     title_line=38,
     top=70,
+)
+# Presenter mode's step figure (ui/teach/present.py): the projector's sizes on a screen of its
+# own, a matrix with square cells on a plot up to 730 px tall (68 % of 1080), its numbers as
+# large as its cells allow (at least PROJECTOR.cells px). See :func:`stage_frame`.
+PRESENTER = Look(
+    "presenter",
+    title=28,
+    subtitle=22,
+    ticks=22,
+    axis_titles=24,
+    cells=30,
+    colour_bar=20,
+    heads=24,
+    title_chars=90,
+    title_line=36,
+    top=52,
+    plot=730,
 )
 
 
@@ -259,14 +277,20 @@ def unpacked(obj) -> np.ndarray:
     return np.asarray(obj)
 
 
+def cut_words(n_rows: int, n_cols: int, max_side: int = MAX_SIDE) -> str:
+    """What :func:`crop` cuts from an ``n_rows`` × ``n_cols`` matrix, in words ("" if nothing)."""
+    note = []
+    if n_rows > max_side:
+        note.append(f"rows 0–{max_side - 1} of {n_rows}")
+    if n_cols > max_side:
+        note.append(f"columns 0–{max_side - 1} of {n_cols}")
+    return ", ".join(note)
+
+
 def crop(z: np.ndarray, rows: list, cols: list, max_side: int = MAX_SIDE):
     """Keep at most ``max_side`` rows and columns; say what was cut."""
-    note = []
-    if z.shape[0] > max_side:
-        note.append(f"rows 0–{max_side - 1} of {z.shape[0]}")
-    if z.shape[1] > max_side:
-        note.append(f"columns 0–{max_side - 1} of {z.shape[1]}")
-    return z[:max_side, :max_side], rows[:max_side], cols[:max_side], ", ".join(note)
+    cut = cut_words(z.shape[0], z.shape[1], max_side)
+    return z[:max_side, :max_side], rows[:max_side], cols[:max_side], cut
 
 
 def blank_non_finite(z: np.ndarray) -> np.ndarray:
@@ -497,6 +521,203 @@ def _every_label(labels: list[str]) -> dict:
     return {"tickmode": "array", "tickvals": labels, "ticktext": labels}
 
 
+# --- presenter mode's screen ----------------------------------------------------------------
+# A projector at 1920×1080: the main area is STAGE_WIDTH px wide, and STAGE_HEIGHT px are left
+# for the step's figure under the header line (ui/teach/present.py). A step's matrix gets
+# square cells, its colour bar upright at its right, and the step's formula and sentence beside
+# it when a column of SIDE_PX is left; otherwise they go above it, in STACK_PX. Its numbers are
+# as large as a cell allows, up to CELL_TEXT_MAX px; where two decimals with their leading zero
+# would be under look.cells px, they are written short (".42", "-.07", "1.0"): the hover keeps
+# four decimals.
+STAGE_WIDTH = 1760  # px: 1920 less the main area's padding (5 rem a side)
+STAGE_HEIGHT = 944  # px: 1080 less the header line (48 px down, 68 tall) and the gaps
+SIDE_PX = 440
+STACK_PX = 120
+CELL_TEXT_MAX = 40
+CELL_CLEAR = 13  # px of a cell's width left clear beside its number (6 or 7 a side)
+HEAD_GAP = 40  # px between two heads side by side
+# Advance widths of Source Sans (Streamlit's font) in em, to size numbers and labels before
+# the browser draws them: digits, the point, the minus; other characters are given a generous
+# 0.56 em.
+_EM = {**dict.fromkeys("0123456789", 0.497), ".": 0.249, "-": 0.31, "−": 0.54, " ": 0.2}
+
+
+def _em(text: str) -> float:
+    return sum(_EM.get(ch, 0.56) for ch in html.unescape(text))
+
+
+def short_number(v: float) -> str:
+    """A cell's number written short for the projector: two decimals without the leading zero
+    under 1 (".42", "-.07"), one decimal from 1 (up to 100), none past it."""
+    if not math.isfinite(v):
+        return ""
+    if v == 0:
+        return "0"
+    if abs(v) < 0.995:
+        return f"{v:.2f}".replace("0.", ".", 1)
+    return f"{v:.1f}" if abs(v) < 99.95 else f"{v:.0f}"
+
+
+def _widest(texts: list[list[str]]) -> float:
+    return max((_em(t) for row in texts for t in row), default=1.0) or 1.0
+
+
+def stage_numbers(z: np.ndarray, cell: float, look: Look = PRESENTER):
+    """The numbers presenter mode writes in the cells of one matrix ``z`` (blank where it is
+    not finite) at ``cell`` px a side, their size in px and the widest one's width in em; None
+    when even the short ones would be under look.cells px (the cells stay bare). Two decimals
+    where they fit at look.cells px or more, else short (:func:`short_number`)."""
+
+    def fit(texts: list[list[str]]) -> int:
+        return int(min(CELL_TEXT_MAX, (cell - CELL_CLEAR) / _widest(texts), cell / 1.3))
+
+    full = [[f"{v:.2f}" if math.isfinite(v) else "" for v in row] for row in z.tolist()]
+    size = fit(full)
+    if size < look.cells:
+        full = [[short_number(v) for v in row] for row in z.tolist()]
+        size = fit(full)
+    return (full, size, _widest(full)) if size >= look.cells else None
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Where a presenter's figure lies, in px: its margins, its cells' side, its plot (the
+    heads side by side, ``per_row`` a row) and whether the step's words go beside it."""
+
+    cell: float
+    left: int
+    right: int
+    top: int
+    bottom: int
+    plot_width: float
+    plot_height: float
+    per_row: int
+    beside: bool
+
+    @property
+    def width(self) -> int:
+        return math.ceil(self.left + self.plot_width + self.right)
+
+    @property
+    def height(self) -> int:
+        return math.ceil(self.top + self.plot_height + self.bottom)
+
+
+def _below_axis(labels: list[str], look: Look, angle: int, titled: bool) -> int:
+    """px under a plot for its x tick labels slanted at ``angle`` degrees and (``titled``) its
+    title."""
+    longest = max((_em(lab) for lab in labels), default=1.0) * look.ticks
+    slant = math.radians(abs(angle))
+    # the slanted labels' box (a line is 1.2 font sizes high), the ticks and their gap
+    below = round(longest * math.sin(slant) + 1.2 * look.ticks * math.cos(slant)) + 12
+    return below + (2 * look.axis_titles if titled else 0)
+
+
+def stage_title(title: str, note: str) -> str:
+    """The presenter's figure title: its note (a subtitle elsewhere) on the same line, which
+    leaves the cells a line more of the screen."""
+    return f"{title} · {note}" if note else title
+
+
+def stage_frame(
+    n_rows: int,
+    n_cols: int,
+    ys: list[str],
+    xs: list[str],
+    *,
+    title: str,
+    note: str = "",
+    bar: str = "flat",
+    heads: int = 1,
+    look: Look = PRESENTER,
+) -> Frame:
+    """The presenter's frame for ``heads`` matrices of ``n_rows`` × ``n_cols`` cells labelled
+    ``ys`` and ``xs`` (escaped), under ``title`` (its note on the same line): the largest
+    square cells that fit STAGE_WIDTH × STAGE_HEIGHT with the margins (and at most look.plot px
+    of plot height), the words beside the figure or above it, whichever leaves the larger
+    cells. ``bar``: "flat" (a colour bar with numbers), "relative" (its ticks are words) or ""
+    (none). A single matrix has axis titles, a grid of heads their "head h" titles."""
+    titled = heads == 1
+    left = round(max((_em(y) for y in ys), default=1.0) * look.ticks) + 16
+    left += 2 * look.axis_titles if titled else 0
+    angle = 90 if n_cols > 12 else 45
+    bottom = _below_axis(xs, look, angle, titled) + 10
+    right = {"": 20, "relative": 160}.get(bar, 130)
+    head_titles = 0 if titled else round(1.5 * look.heads)
+    top = _title(stage_title(title, note), "", look)[1] + head_titles
+    across = STAGE_WIDTH - left - right
+    best: Frame | None = None
+    for per_row in range(1, heads + 1):
+        rows = math.ceil(heads / per_row)
+        gap_x, gap_y = (per_row - 1) * HEAD_GAP, (rows - 1) * (bottom + head_titles)
+        for beside in (True, False):
+            room = STAGE_HEIGHT - (0 if beside else STACK_PX) - top - bottom
+            tall = min(look.plot, room) - gap_y
+            wide = across - (SIDE_PX if beside else 0) - gap_x
+            cell = min(tall / (rows * n_rows), wide / (per_row * n_cols))
+            frame = Frame(
+                cell,
+                left,
+                right,
+                top,
+                bottom,
+                per_row * n_cols * cell + gap_x,
+                rows * n_rows * cell + gap_y,
+                per_row,
+                beside,
+            )
+            if best is None or cell > best.cell + 0.5:
+                best = frame
+    assert best is not None
+    return best
+
+
+def matrix_frame(
+    rows, cols, *, title: str, note: str = "", kind: str = "weights", heads: int = 1
+) -> Frame:
+    """The presenter's frame of a matrix :func:`heatmap` (``heads`` 1) or :func:`heads_grid`
+    draws at :data:`PRESENTER`, from its raw labels, title, note and colour ``kind``; the page
+    sizes its columns with it before the figure is drawn."""
+    if heads == 1:
+        note = ", ".join(filter(None, [note, cut_words(len(rows), len(cols))]))
+        rows, cols = list(rows)[:MAX_SIDE], list(cols)[:MAX_SIDE]
+    bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
+    ys, xs = axis_labels(rows), axis_labels(cols)
+    return stage_frame(len(ys), len(xs), ys, xs, title=title, note=note, bar=bar, heads=heads)
+
+
+# The colour bar upright just right of the plot, as tall as it: its numbers stay inside the
+# right margin stage_frame keeps (Plotly would push the margin, and the square cells shrink).
+_STAGE_BAR = {"thickness": 20, "x": 1.0, "xanchor": "left", "xpad": 10, "len": 1.0}
+
+
+def _stage_axes(xaxis: dict, yaxis: dict, x_id: str = "x") -> None:
+    """Square cells (one y unit drawn as long as one x unit), the plot kept at the top left of
+    its frame when the page gives it more room than it needs."""
+    xaxis.update(constrain="domain", constraintoward="left")
+    yaxis.update(scaleanchor=x_id, scaleratio=1, constrain="domain", constraintoward="top")
+
+
+def _stage_heatmap(spec: Spec, shown: np.ndarray, frame: Frame, look: Look, annotated: bool):
+    """Lay out a heatmap ``spec`` on the presenter's ``frame``: its margins and height, square
+    cells, the colour bar upright at the plot's right, the numbers sized to the cells."""
+    layout, trace = spec["layout"], spec["data"][0]
+    layout["height"] = frame.height
+    layout["margin"] = {"l": frame.left, "r": frame.right, "t": frame.top, "b": frame.bottom}
+    _stage_axes(layout["xaxis"], layout["yaxis"])
+    for item in spec["data"]:
+        bar = item["marker"] if item.get("name") == COLOUR_BAR else item
+        if "colorbar" in bar:
+            bar["colorbar"].update(_STAGE_BAR)
+    if annotated:
+        numbers = stage_numbers(shown, frame.cell, look)
+        trace.pop("texttemplate", None)
+        if numbers is not None:
+            text, size, _ = numbers
+            trace.update(text=text, texttemplate="%{text}", textfont={"size": size})
+            layout["font"] = {**layout["font"], "size": size}
+
+
 def heatmap(
     z,
     rows,
@@ -571,7 +792,7 @@ def heatmap(
         per_row = 18 if label_all else ROW_PX
         cap = 1600 if label_all else 760
         height = int(min(cap, max(300, top + X_LABELS_PX + per_row * n_rows)))
-    if look is not NORMAL:
+    if look is not NORMAL and not look.plot:
         height = max(height, look.min_height, 160 + 3 * look.cells * n_rows // 2)
     data: list[dict] = [trace]
     if kind == "relative":
@@ -588,6 +809,14 @@ def heatmap(
     if annotated:
         layout["font"] = {**layout["font"], "size": look.cells}  # the cell numbers' largest size
     spec = {"data": data, "layout": layout}
+    if look.plot:  # presenter mode: square cells, as large as the screen allows
+        bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
+        note_shown = ", ".join(filter(None, [note, cut]))
+        frame = stage_frame(n_rows, n_cols, ys, xs, title=title, note=note_shown, bar=bar)
+        layout["title"] = _title(stage_title(title, note_shown), "", look)[0]
+        fits = n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
+        _stage_heatmap(spec, shown, frame, look, fits)
+        return spec
     _lay_bar_flat(spec, look, BAR_SPAN if annotate else NARROW_BAR_SPAN)
     return spec
 
@@ -624,23 +853,38 @@ def heads_grid(
     xs = axis_labels(col_labels if col_labels is not None else labels)
     if labelled is None:
         labelled = max(n_rows, n_cols) <= LABEL_EVERY_TOKEN_UP_TO
-    per_row = min(cols, H)
-    if labelled:  # about 16 px per (upright) column label across a 900 px wide page
-        per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
-    rows = math.ceil(H / per_row)
-    cell = max(170, 14 * n_rows) if labelled else 170
-    if look is not NORMAL and labelled:
-        # The grid's whole height (90 + cells + gaps + 110 px of labels) is the look's own
-        # (a projector's: the step fits one screen below its formula), not more.
-        cell = max(cell, (look.min_height - 200 - (rows - 1) * 120) // rows)
-    gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
-    area = rows * cell + (rows - 1) * gap
-    h_space = 0.08 if labelled else 0.03
-    v_space = min(gap / area, 0.3) if rows > 1 else 0.0
-    width = (1.0 - h_space * (per_row - 1)) / per_row
-    tall = (1.0 - v_space * (rows - 1)) / rows
+    stage = None
+    if look.plot:  # presenter mode: square cells, the heads as large as the screen allows
+        bar_kind = "relative" if kind == "relative" else "flat"
+        stage = stage_frame(n_rows, n_cols, ys, xs, title=title, note=note, bar=bar_kind, heads=H)
+        per_row = stage.per_row
+        rows = math.ceil(H / per_row)
+        h_space = HEAD_GAP / stage.plot_width
+        width = n_cols * stage.cell / stage.plot_width
+        tall = n_rows * stage.cell / stage.plot_height
+        v_space = (stage.plot_height - rows * n_rows * stage.cell) / max(rows - 1, 1)
+        v_space /= stage.plot_height
+        cell = gap = area = 0
+    else:
+        per_row = min(cols, H)
+        if labelled:  # about 16 px per (upright) column label across a 900 px wide page
+            per_row = max(1, min(per_row, 56 // max(n_cols, 1)))
+        rows = math.ceil(H / per_row)
+        cell = max(170, 14 * n_rows) if labelled else 170
+        if look is not NORMAL and labelled:
+            # The grid's whole height (90 + cells + gaps + 110 px of labels) is the look's own
+            # (a projector's: the step fits one screen below its formula), not more.
+            cell = max(cell, (look.min_height - 200 - (rows - 1) * 120) // rows)
+        gap = 120 if labelled else 40  # room for the column labels and the next subplot's title
+        area = rows * cell + (rows - 1) * gap
+        h_space = 0.08 if labelled else 0.03
+        v_space = min(gap / area, 0.3) if rows > 1 else 0.0
+        width = (1.0 - h_space * (per_row - 1)) / per_row
+        tall = (1.0 - v_space * (rows - 1)) / rows
     row_name, col_name, value_name = names
     small = _font(GRID_TICK_SIZE if look is NORMAL else look.ticks, AXIS_COLOUR)
+    angle = -90 if stage is None or n_cols > 12 else -45
+    numbered = stage is not None and max(n_rows, n_cols) <= ANNOTATE_MAX
     data: list[dict] = []
     layout_axes: dict[str, Any] = {}
     titles = []
@@ -675,9 +919,16 @@ def heads_grid(
         )
         xaxis["showticklabels"] = yaxis["showticklabels"] = False
         if labelled:  # every token written: the columns on every head, the rows at the left
-            xaxis.update(showticklabels=True, tickangle=-90, tickfont=small, **_every_label(xs))
+            xaxis.update(showticklabels=True, tickangle=angle, tickfont=small, **_every_label(xs))
             if c == 0:
                 yaxis.update(showticklabels=True, tickfont=small, **_every_label(ys))
+        if stage is not None:
+            _stage_axes(xaxis, yaxis, f"x{suffix}")
+            if numbered:
+                numbers = stage_numbers(w[i], stage.cell, look)
+                if numbers is not None:
+                    text, size, _ = numbers
+                    data[-1].update(text=text, texttemplate="%{text}", textfont={"size": size})
         layout_axes[f"xaxis{suffix}"] = xaxis
         layout_axes[f"yaxis{suffix}"] = yaxis
         titles.append(
@@ -720,6 +971,13 @@ def heads_grid(
         **layout_axes,
     )
     layout["margin"]["b"] = 110 if labelled else 10
+    if stage is not None:
+        layout["title"] = _title(stage_title(title, note), "", look)[0]
+        layout["height"] = stage.height
+        layout["margin"] = {"l": stage.left, "r": stage.right, "t": stage.top, "b": stage.bottom}
+        colours["colorbar"].update(_STAGE_BAR)
+        if kind == "relative":
+            data[-1]["marker"]["colorbar"].update(_STAGE_BAR)
     return {"data": data, "layout": layout}
 
 

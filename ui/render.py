@@ -371,9 +371,13 @@ def page_top(page_file: str, *, present: bool = False) -> None:
     formula from ui/intros.toml. ``present``: presenter mode, where the stepper tells the same
     story step by step, so only the title is drawn."""
     intro = INTROS[Path(page_file).stem]
-    st.title(intro["title"])
-    if present:
+    if present:  # on presenter mode's header line
+        from ui.teach import present as presenter
+
+        with presenter.slot("title"):
+            st.title(intro["title"])
         return
+    st.title(intro["title"])
     st.write(intro["text"])
     if "formula" in intro:
         formula(intro["formula"])
@@ -387,7 +391,13 @@ def pass_page_top(page_file: str, page: str, cfg, args):
     from ui.teach import predict
 
     page_top(page_file, present=cfg.present)
-    mode = predict.controls(present=cfg.present)
+    if cfg.present:  # the switch sits under "Presenter mode" on the header line
+        from ui.teach import present
+
+        with present.slot("switches"):
+            mode = predict.controls(present=True)
+    else:
+        mode = predict.controls()
     if mode.mystery and not cfg.present:
         if page == "multihead":
             heads_fit_or_stop(cfg, args)

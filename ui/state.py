@@ -399,7 +399,11 @@ def sidebar(text_box=None, page: str | None = None) -> Config:
             return dataclasses.replace(BOOK_CONFIG, present=present)
         if text_box is not None:
             with text_box:  # one line high: the projector's screen is for the figure
-                text = _widget(FIELDS_BY_URL["text"], height=PRESENT_TEXT_HEIGHT)
+                text = _widget(
+                    FIELDS_BY_URL["text"],
+                    height=PRESENT_TEXT_HEIGHT,
+                    label_visibility="collapsed",
+                )
         else:
             text = build("text")
         text2 = build("text2")

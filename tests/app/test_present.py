@@ -355,3 +355,91 @@ def test_two_presses_before_a_run_move_two_steps():
     at.session_state[present.MOVES_KEY] = 2
     at.run()
     assert counter(at) == "Step 3 of 6"
+
+
+# --- the presenter's screen (issue 36): one header line, the figure beside its words ----------
+def blocks_of(node) -> list:
+    """The rows of columns in the main area, in order, each as the list of its columns'
+    element summaries."""
+    found = []
+    for child in node.children.values():
+        if child.type != "flex_container":
+            continue
+        columns = [c for c in child.children.values() if c.type == "column"]
+        if columns:
+            found.append([[summary(e) for e in col.children.values()] for col in columns])
+        else:
+            found += blocks_of(child)
+    return found
+
+
+def summary(element) -> str:
+    if element.type in ("button", "toggle", "text_area"):
+        return f"{element.type}:{element.label}"
+    if element.type in ("title", "markdown", "latex", "caption"):
+        return f"{element.type}:{element.value}"
+    return f"{element.type}:{getattr(element, 'key', '')}"
+
+
+def test_the_presenter_header_is_one_line_of_columns():
+    at = presenting()
+    header = blocks_of(at.main)[0]
+    assert header == [
+        ["title:3. Causal attention and dropout"],
+        ["text_area:Text"],
+        ["button:◀ Previous"],
+        ["markdown:**Step 1 of 6**", "progress:None"],
+        ["button:Next ▶"],
+        ["toggle:Presenter mode", "toggle:Predict first"],
+        ["bidi_component:copy_link_present"],
+    ]
+    # the text box's label is on the page for screen readers, not drawn
+    assert at.main.text_area(key="text").proto.label_visibility.value == 2  # COLLAPSED
+
+
+def test_a_square_step_has_its_words_beside_the_figure_a_grid_above_it():
+    at = presenting()
+    figure, words = blocks_of(at.main)[-1]
+    assert figure == ["plotly_chart:present_p3_step_scores"]
+    assert words[0].startswith("latex:") and r"\omega = Q K^\top" in words[0]
+    assert words[-1].startswith("caption:shape \\(6\\, 6\\)")
+    spec = only_chart(at)
+    assert spec["layout"]["yaxis"]["scaleanchor"] == "x"  # square cells
+    assert spec["data"][0]["textfont"]["size"] >= 30
+    at = presenting({"step": "3"}, page="multihead")
+    *_, words, (figure, rest) = blocks_of(at.main)
+    assert words[0][0].startswith("latex:") and "softmax" in words[0][0]
+    assert figure == ["plotly_chart:present_p4_grid"] and rest == []
+    spec = only_chart(at)
+    assert [spec["layout"][f"yaxis{s}"]["scaleanchor"] for s in ("", "2")] == ["x", "x2"]
+    assert min(t["textfont"]["size"] for t in spec["data"]) >= 30
+
+
+def test_the_normal_page_keeps_its_toggle_alone_and_no_header_line():
+    at = open_app({"text": CAT}, "causal")
+    assert key_catchers(at) == []
+    first = next(iter(at.main.children.values()))
+    assert first.type == "flex_container"
+    assert [summary(e) for e in first.children.values()] == ["toggle:Presenter mode"]
+
+
+def test_cell_numbers_keep_their_size_at_1920_and_shrink_with_a_narrower_figure():
+    import re
+
+    from attnviz import figures
+
+    labels = [f"{i}: t{i}" for i in range(12)]
+    frame = figures.matrix_frame(labels, labels, title="Scores", kind="signed")
+    size, widest = 30, figures._em("-.07")
+    css = present._numbers_css("present_k", frame, 12, size, widest)
+    assert ".st-key-present_k { container-type: inline-size; }" in css
+    per_cqw, less = map(float, re.search(r"calc\(([\d.]+)cqw - ([\d.]+)px\)", css).groups())
+
+    def font(width: float) -> float:  # the CSS's size in a figure ``width`` px wide
+        return min(size, per_cqw * width / 100 - less)
+
+    assert font(frame.width + 7) == size  # the projector: as drawn
+    narrow = 700  # a laptop's column: the cells narrow, the widest number still fits
+    cell = (narrow - frame.left - frame.right) / 12
+    assert font(narrow) == pytest.approx((cell - figures.CELL_CLEAR) / widest, abs=0.01)
+    assert font(narrow) < size

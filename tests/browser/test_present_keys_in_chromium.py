@@ -73,7 +73,7 @@ def test_keys_move_while_the_toggle_has_the_focus(page, app_in_chromium):
     page.get_by_text("Presenter mode").first.click()
     page.get_by_text("Step 1 of 6").first.wait_for(timeout=60_000)
     settle(page, TITLE, charts=1, timeout_ms=120_000)
-    page.get_by_role("checkbox", name="Presenter mode").focus()
+    page.locator("input[aria-label='Presenter mode']").focus()
     focused = page.evaluate("() => document.activeElement && document.activeElement.type")
     assert focused == "checkbox"
     page.keyboard.press("ArrowRight")

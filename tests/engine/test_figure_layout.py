@@ -191,3 +191,120 @@ def test_a_log_axis_is_labelled_at_the_measured_values_not_plotlys_minor_digits(
     as_figure(chart.spec)  # still a valid figure
     linear = figures.lines(d_k, {"a": np.ones(11)}, title="t", x_name="d_k", y_name="y")
     assert "tickvals" not in linear.spec["layout"]["xaxis"]
+
+
+# --- presenter mode's screen (issue 36: a matrix the back row reads) ---------------------------
+def token_labels(n: int) -> list[str]:
+    words = "The cat sat on the mat and looked at the dog again".split()
+    return [f"{i}: {'' if i == 0 else '␣'}{words[i % len(words)]}" for i in range(n)]
+
+
+def signed(n: int, cols: int | None = None) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    return rng.uniform(-0.35, 0.35, size=(n, cols or n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [6, 9, 12])
+def test_a_presenter_matrix_gets_square_cells_on_most_of_the_screen(n):
+    labels = token_labels(n)
+    spec = figures.heatmap(
+        signed(n), labels, labels, title="Scores", kind="signed", look=figures.PRESENTER
+    )
+    fig = as_figure(spec)  # Plotly accepts it
+    layout, trace = spec["layout"], spec["data"][0]
+    frame = figures.stage_frame(
+        n, n, figures.axis_labels(labels), figures.axis_labels(labels), title="Scores", bar="flat"
+    )
+    assert frame.beside  # a square matrix leaves room for the words beside it
+    assert frame.plot_height >= 0.55 * 1080 and frame.plot_width == pytest.approx(frame.plot_height)
+    assert layout["height"] == frame.height <= figures.STAGE_HEIGHT
+    margin = layout["margin"]
+    assert (margin["l"], margin["r"], margin["t"], margin["b"]) == (
+        frame.left,
+        frame.right,
+        frame.top,
+        frame.bottom,
+    )
+    assert frame.width <= figures.STAGE_WIDTH - figures.SIDE_PX
+    # square cells, whatever width the page gives the figure; the colour bar upright beside it
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.yaxis.scaleratio == 1
+    assert fig.layout.xaxis.constrain == fig.layout.yaxis.constrain == "domain"
+    assert trace["colorbar"].get("orientation", "v") == "v" and trace["colorbar"]["x"] == 1.0
+    # the numbers at 30 px or more, each narrower than its cell
+    size = trace["textfont"]["size"]
+    assert size >= 30 and trace["texttemplate"] == "%{text}"
+    widest = max(figures._em(t) for row in trace["text"] for t in row) * size
+    assert widest <= frame.cell - figures.CELL_CLEAR + 1
+
+
+def test_twelve_tokens_write_their_numbers_short_six_in_full():
+    six = figures.heatmap(
+        signed(6),
+        token_labels(6),
+        token_labels(6),
+        title="S",
+        kind="signed",
+        look=figures.PRESENTER,
+    )["data"][0]
+    twelve = figures.heatmap(
+        signed(12),
+        token_labels(12),
+        token_labels(12),
+        title="S",
+        kind="signed",
+        look=figures.PRESENTER,
+    )["data"][0]
+    z6 = signed(6)
+    assert six["text"][0][0] == f"{z6[0, 0]:.2f}" and six["textfont"]["size"] == 40
+    assert all(not t.startswith(("0.", "-0.")) for row in twelve["text"] for t in row)
+    assert twelve["textfont"]["size"] >= 30
+
+
+def test_short_numbers_drop_the_leading_zero_and_keep_what_they_can():
+    assert [figures.short_number(v) for v in (0.4213, -0.07, 0.0, 0.001, -0.004)] == [
+        ".42",
+        "-.07",
+        "0",
+        ".00",
+        "-.00",
+    ]
+    assert [figures.short_number(v) for v in (1.0, 0.999, -2.345, 123.4)] == [
+        "1.0",
+        "1.0",
+        "-2.3",
+        "123",
+    ]
+    assert figures.short_number(float("nan")) == ""
+
+
+def test_a_presenter_mask_has_no_numbers_and_the_normal_look_is_unchanged():
+    labels = token_labels(6)
+    mask = figures.heatmap(
+        np.triu(np.ones((6, 6)), 1), labels, labels, title="M", kind="mask", look=figures.PRESENTER
+    )
+    assert "text" not in mask["data"][0] and "texttemplate" not in mask["data"][0]
+    normal = figures.heatmap(signed(6), labels, labels, title="S", kind="signed")
+    assert normal["data"][0]["texttemplate"] == "%{z:.2f}" and "text" not in normal["data"][0]
+    assert "scaleanchor" not in normal["layout"]["yaxis"]
+    assert normal["data"][0]["colorbar"]["orientation"] == "h"  # laid flat above the plot
+
+
+@pytest.mark.parametrize("n", [6, 12])
+def test_a_presenter_heads_grid_puts_two_heads_side_by_side_each_on_most_of_the_screen(n):
+    labels = token_labels(n)
+    weights = np.tril(np.ones((2, n, n), dtype=np.float32))
+    weights /= weights.sum(-1, keepdims=True)
+    spec = figures.heads_grid(weights, labels, title="Weights", look=figures.PRESENTER)
+    as_figure(spec)
+    frame = figures.matrix_frame(labels, labels, title="Weights", heads=2)
+    assert frame.per_row == 2 and not frame.beside  # the words go above two heads
+    assert frame.cell * n >= 0.55 * 1080
+    assert spec["layout"]["height"] == frame.height <= figures.STAGE_HEIGHT - figures.STACK_PX
+    for k, suffix in ((1, ""), (2, "2")):
+        assert spec["layout"][f"yaxis{suffix}"]["scaleanchor"] == f"x{suffix}"
+        trace = spec["data"][k - 1]
+        assert trace["textfont"]["size"] >= 30
+    # the two heads' plots side by side, the gap between them HEAD_GAP px
+    x0, x1 = spec["layout"]["xaxis"]["domain"], spec["layout"]["xaxis2"]["domain"]
+    assert x0[0] == 0 and x1[1] == pytest.approx(1.0)
+    assert (x1[0] - x0[1]) * frame.plot_width == pytest.approx(figures.HEAD_GAP)

@@ -16,12 +16,14 @@ second then skipped a step).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextvars import ContextVar
+from typing import Any
 
 import streamlit as st
 import streamlit.components.v2 as components
 
 from attnviz import figures
-from attnviz.teach.panel import Panel
+from attnviz.teach.panel import Panel, stage_frame, stage_numbers
 from ui import state, url
 from ui.charts import chart
 from ui.teach import predict
@@ -69,33 +71,65 @@ def _start_over() -> None:
         del st.query_params[STEP_KEY]
 
 
+# Presenter mode's header, one line across the screen: the page's title, the text box, Previous,
+# the step counter, Next, the switches (Presenter mode, Predict first) and "Copy link"; the
+# columns' shares of the 1,760 px main area at 1920 (px, as they measure there).
+HEADER_COLUMNS = (400, 330, 165, 125, 135, 200, 210)
+HEADER_SLOTS = ("title", "text", "prev", "counter", "next", "switches", "link")
+_header: ContextVar[dict[str, Any] | None] = ContextVar("attnviz_presenter_header", default=None)
+
+
+def slot(name: str):
+    """The header's container ``name`` (one of HEADER_SLOTS) in this run of presenter mode; a
+    new container where the page draws now when there is no header (another page, or not
+    presenting)."""
+    header = _header.get()
+    return header[name] if header is not None else st.container()
+
+
+def _toggle() -> None:
+    st.toggle(
+        TOGGLE_LABEL,
+        value=False,
+        key=PRESENT_KEY,
+        on_change=_start_over,
+        help="One step at a time, large, for a projector. Switch off to leave.",
+        bind="query-params",
+    )
+
+
 def bar(url_path: str):
     """The top of a pass page: the "Presenter mode" toggle (bound to ``present`` in the URL)
-    and, while presenting, a container for the text box. None on pages without a stepper."""
+    and, while presenting, the header line whose containers the page's title, the switches and
+    the stepper fill (:func:`slot`); returns its container for the text box then. None on pages
+    without a stepper, and when not presenting."""
+    _header.set(None)
     if URL_WARNING_KEY in st.session_state:
         st.warning(st.session_state.pop(URL_WARNING_KEY))
     if url_path not in PASS_PAGES:
         return None
-    presenting = requested(url_path)
-    left, right = st.columns([1, 5]) if presenting else (st.container(), None)
-    if presenting:
-        keys()
-    else:
+    if not requested(url_path):
         st.session_state.pop(MOVES_KEY, None)
-    with left:
-        st.toggle(
-            TOGGLE_LABEL,
-            value=False,
-            key=PRESENT_KEY,
-            on_change=_start_over,
-            help="One step at a time, large, for a projector. Switch off to leave.",
-            bind="query-params",
-        )
-        if presenting:
-            from ui import links
+        with st.container():
+            _toggle()
+        return None
+    from ui import links
 
-            links.copy_link_button(key="copy_link_present")
-    return right
+    keys()
+    line = st.container(key="present_header")
+    header = dict(
+        zip(
+            HEADER_SLOTS,
+            line.columns(list(HEADER_COLUMNS), vertical_alignment="center", gap="small"),
+            strict=True,
+        )
+    )
+    with header["switches"]:
+        _toggle()
+    with header["link"]:
+        links.copy_link_button(key="copy_link_present")
+    _header.set(header)
+    return header["text"]
 
 
 # The presenter's keys, caught on the whole window from the moment the component is mounted (the
@@ -162,20 +196,31 @@ def keys() -> None:
 
 
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
-# little above the figure, so that a 1920×1080 projector shows the whole step with the figure
-# on at least half the screen: a smaller page title, the text box one line high in 22 px type,
-# the status line (shape and live checks) in 20 px dark grey (about 7:1 on white).
+# one header line above the step (the title, the text box in 22 px type, the stepper and the
+# switches), so that a 1920×1080 projector shows the whole step with its figure's plot on 70 %
+# of the screen's height: Streamlit's own header band is see-through and lets clicks pass (its
+# menu and status stay clickable, above the header line), the status line (shape and live
+# checks) is 20 px dark grey (about 7:1 on white). On a screen narrower than 1600 px (a 1280 px
+# projector, a laptop) the header wraps onto a second line rather than cut its buttons' words,
+# and the step's words go under its figure, which keeps the page's whole width.
 _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
-div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3.5rem;
+header[data-testid="stHeader"] { background: transparent; pointer-events: none; }
+header[data-testid="stHeader"] [data-testid="stMainMenu"],
+header[data-testid="stHeader"] [data-testid="stStatusWidget"],
+header[data-testid="stHeader"] [data-testid="stToolbarActions"] { pointer-events: auto; }
+div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem;
   padding-bottom: 1rem; }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li {
   font-size: 1.45rem; line-height: 1.45; }
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
 div[data-testid="stMainBlockContainer"] .katex-display { margin: 0.2em 0; }
-div[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding: 0; }
+div[data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+div[data-testid="stMainBlockContainer"] .st-key-present p,
+div[data-testid="stMainBlockContainer"] .st-key-predict p { font-size: 1.1rem; line-height: 1.3; }
 .st-key-present_keys { display: none; }
 html:not([data-presenter-keys]) div[data-testid="stMain"]:not(:has(.st-key-present_next button))
   div[data-testid="stPlotlyChart"] { visibility: hidden; }
@@ -183,6 +228,11 @@ div[data-testid="stMainBlockContainer"] textarea { font-size: 1.375rem; line-hei
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"],
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
   font-size: 1.25rem; color: #4a4d59; }
+@media (max-width: 1599px) {
+  .st-key-present_header [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
+  .st-key-present_header [data-testid="stColumn"] { min-width: 12rem; }
+  .st-key-present_step [data-testid="stColumn"] { min-width: 100%; }
+}
 </style>
 """
 
@@ -230,8 +280,7 @@ def stepper(
     if moved:  # the presenter's keys (keys): one step per press, within the pass
         index = min(max(index + moved, 0), count - 1)
         st.query_params[STEP_KEY] = str(index + 1)
-    left, middle, right = st.columns([1, 4, 1], vertical_alignment="center")
-    with left:
+    with slot("prev"):
         st.button(
             "◀ Previous",
             key="present_prev",
@@ -241,7 +290,7 @@ def stepper(
             on_click=_move,
             args=(-1, count),
         )
-    with right:
+    with slot("next"):
         st.button(
             "Next ▶",
             key="present_next",
@@ -253,31 +302,66 @@ def stepper(
             args=(1, count),
         )
     step = steps[index]
-    with middle:
-        # The counter and the status line (shape and live checks) share one line, the progress
-        # bar under them: the whole step stays on one 1080-pixel screen.
-        counter, status = st.columns([1, 4], vertical_alignment="center")
-        counter.markdown(f"**Step {index + 1} of {len(steps)}**")
-        status.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
+    with slot("counter"):
+        st.markdown(f"**Step {index + 1} of {len(steps)}**")
         st.progress((index + 1) / len(steps))
+    status = md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line])))
     if plan is not None and plan.gates_step(step):
         # "Predict first": a question step asks before it shows (ui/teach/predict.py), and a step
         # whose numbers would give a waiting question's answer away stays hidden; its sentence
         # (it may count what is asked) waits with it.
         if step.formula:
             st.latex(step.formula)
+        st.caption(status)
         plan.present_step(index, step)
         return index
-    if step.formula and step.sentence:  # side by side: one line less above the figure
-        maths, words = st.columns([2, 3], vertical_alignment="center")
-        maths.latex(step.formula)
-        words.write(md_escape(step.sentence))
-    elif step.formula:
-        st.latex(step.formula)
-    elif step.sentence:
-        st.write(md_escape(step.sentence))
-    chart(step, key=f"present_{step.key}", look=figures.PROJECTOR)  # drawn for a projector
+    # The figure as large as the screen allows (square cells), the formula, the sentence and
+    # the status line beside it, or above it when the figure needs the screen's width.
+    frame = stage_frame(step)
+    share = frame.width + 16  # the columns' gap comes out of the figure's share
+    body = st.container(key="present_step")
+    if frame.beside:
+        figure, words = body.columns(
+            [share, figures.STAGE_WIDTH - share], vertical_alignment="center"
+        )
+        with words:
+            if step.formula:
+                st.latex(step.formula)
+            if step.sentence:
+                st.write(md_escape(step.sentence))
+            st.caption(status)
+    else:
+        maths, words = body.columns([2, 3], vertical_alignment="center")
+        with maths:
+            if step.formula:
+                st.latex(step.formula)
+            st.caption(status)
+        if step.sentence:
+            words.write(md_escape(step.sentence))
+        # its own column, so that the colour bar stays beside the plot
+        figure = body.columns([share, max(figures.STAGE_WIDTH - share, 1)])[0]
+    chart(step, key=f"present_{step.key}", container=figure, look=figures.PRESENTER)
+    numbers = stage_numbers(step, frame)
+    if numbers is not None:
+        st.html(_numbers_css(f"present_{step.key}", frame, step.values.shape[-1], *numbers))
     return index
+
+
+def _numbers_css(key: str, frame: figures.Frame, n_cols: int, size: int, widest: float) -> str:
+    """The figure is laid out for a 1920 px screen; on a narrower one (a 1280 px projector, a
+    laptop) its square cells narrow with the page, and the cell numbers shrink with them: the
+    largest size whose widest number still leaves CELL_CLEAR px of its cell, computed from the
+    figure's own width (a CSS container). At 1920 px that is their size as drawn."""
+    across = frame.per_row * n_cols  # cells side by side, every head's
+    fixed = frame.left + frame.right + (frame.per_row - 1) * figures.HEAD_GAP
+    per_cqw = 100 / (across * widest)  # px of type per 1 % of the figure's width
+    less = (fixed / across + figures.CELL_CLEAR) / widest
+    chart_box = f".st-key-{key}"
+    return (
+        f"<style>{chart_box} {{ container-type: inline-size; }} "
+        f"{chart_box} g.heatmap-label text {{ "
+        f"font-size: min({size}px, calc({per_cqw:.4f}cqw - {less:.2f}px)) !important; }}</style>"
+    )
 
 
 def show(steps: Sequence[Panel], checks=(), *, plan: predict.Plan | None = None) -> int:

@@ -1,0 +1,157 @@
+"""A presenter matrix the back row reads (issue 36), measured in Chromium at 1920×1080 on every
+step of passes 3 and 4, with 6 and with 12 tokens:
+
+- the matrix's drawn plot area (Plotly's drag layer, one per head) is at least 55 % of the
+  screen's height, its cells square within 10 %, and the whole figure on the screen;
+- every cell number is drawn at 30 px or more, and fits its cell's width (a single matrix of up
+  to 12 tokens always carries them; a grid of heads carries them where they fit);
+- the header (title, text box, Previous, the counter, Next, the switches, "Copy link") is one
+  line, above the figure.
+
+Screenshots: ``test-artifacts/screens/present-stage-*.png``."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.support.browser import settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
+
+PROJECTOR = {"width": 1920, "height": 1080}
+TEXTS = {
+    6: "The+cat+sat+on+the+mat",
+    12: "The+cat+sat+on+the+mat+and+looked+at+the+dog+again",
+}
+PASSES = {"causal-attention": "3. Causal attention", "multi-head-attention": "4. Multi-head"}
+
+# Each drawn heatmap: its plot area (the drag layer of its subplot), its rows and columns; the
+# cell numbers' sizes and widths; the header's parts; the figure's box.
+FACTS = """() => {
+  const chart = document.querySelector("[data-testid='stPlotlyChart']");
+  const gd = chart.querySelector('.js-plotly-plot');
+  const box = chart.getBoundingClientRect();
+  const rect = (e) => { const r = e.getBoundingClientRect();
+    return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width,
+            height: r.height}; };
+  const plots = gd._fullData.filter(t => t.type === 'heatmap').map(t => {
+    const id = (t.xaxis || 'x') + (t.yaxis || 'y');
+    const drag = chart.querySelector(`.nsewdrag[data-subplot='${id}']`);
+    return {id, rows: t.y.length, cols: t.x.length, area: drag ? rect(drag) : null};
+  });
+  const cells = [...chart.querySelectorAll('g.heatmap-label text')].map(e => ({
+    size: parseFloat(getComputedStyle(e).fontSize), width: e.getBBox().width,
+    text: e.textContent}));
+  const main = document.querySelector("[data-testid='stMain']");
+  const find = (sel) => { const e = main.querySelector(sel); return e ? rect(e) : null; };
+  const counter = [...main.querySelectorAll("[data-testid='stMarkdownContainer'] p")]
+    .filter(e => /^Step \\d+ of \\d+$/.test(e.textContent));
+  const h1 = main.querySelector('h1');
+  let titleLines = 0;
+  if (h1) {  // the lines its words take (not the heading's hidden link icon)
+    const walk = document.createTreeWalker(h1, NodeFilter.SHOW_TEXT);
+    const tops = new Set();
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      if (!n.textContent.trim()) continue;
+      const range = document.createRange(); range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+    }
+    titleLines = tops.size;
+  }
+  return {
+    inner: innerHeight, figure: rect(chart), plots, cells,
+    counter: counter.map(e => e.textContent),
+    header: {
+      title: h1 ? rect(h1) : null, titleLines,
+      text: find("textarea[aria-label='Text']"),
+      previous: find('.st-key-present_prev button'), next: find('.st-key-present_next button'),
+      counter: counter.length ? rect(counter[0]) : null,
+      presenter: find('.st-key-present'), predict: find('.st-key-predict'),
+      link: find('.st-key-copy_link_present'),
+    },
+  };
+}"""
+
+
+def problems_of(facts: dict, where: str, single: bool) -> list[str]:
+    found = []
+    inner = facts["inner"]
+    figure = facts["figure"]
+    if figure["top"] < 0 or figure["bottom"] > inner + 1:
+        found.append(f"{where}: the figure runs {figure['top']:.0f}–{figure['bottom']:.0f} px")
+    assert facts["plots"], (where, facts)
+    widths = []
+    for plot in facts["plots"]:
+        area = plot["area"]
+        assert area is not None, (where, plot)
+        if area["height"] < 0.55 * inner:
+            found.append(f"{where} {plot['id']}: plot {area['height']:.0f} px tall")
+        cell_w, cell_h = area["width"] / plot["cols"], area["height"] / plot["rows"]
+        widths.append(cell_w)
+        if not 1 / 1.1 <= cell_w / cell_h <= 1.1:
+            found.append(f"{where} {plot['id']}: cells {cell_w:.1f} × {cell_h:.1f} px")
+    cells = facts["cells"]
+    if single and not cells:
+        found.append(f"{where}: no cell numbers")
+    small = [c for c in cells if c["size"] < 30]
+    if small:
+        found.append(f"{where}: cell numbers at {min(c['size'] for c in small)} px")
+    wide = [c for c in cells if c["width"] > min(widths) - 4]
+    if wide:
+        found.append(f"{where}: {wide[0]['text']!r} is {wide[0]['width']:.0f} px in a cell")
+    header = facts["header"]
+    parts = {k: v for k, v in header.items() if k != "titleLines"}
+    missing = [k for k, v in parts.items() if v is None]
+    if missing:
+        found.append(f"{where}: header parts missing: {missing}")
+    else:
+        top = min(v["top"] for v in parts.values())
+        bottom = max(v["bottom"] for v in parts.values())
+        if bottom - top > 80 or top < 0:
+            found.append(f"{where}: the header spans {top:.0f}–{bottom:.0f} px")
+        if bottom > figure["top"] + 1:
+            found.append(f"{where}: the header reaches {bottom:.0f} px, the figure starts higher")
+        if header["titleLines"] != 1:
+            found.append(f"{where}: the title takes {header['titleLines']} lines")
+    return found
+
+
+@pytest.mark.parametrize("tokens", [6, 12])
+@pytest.mark.parametrize("path", list(PASSES))
+def test_the_presenter_matrix_fills_the_screen_with_square_cells_and_large_numbers(
+    app_in_chromium, artifacts, path, tokens
+):
+    context = app_in_chromium.context.browser.new_context(viewport=PROJECTOR)
+    page = context.new_page()
+    shots = artifacts / "screens"
+    shots.mkdir(parents=True, exist_ok=True)
+    problems, report = [], []
+    try:
+        page.goto(f"{app_in_chromium.url}/{path}?present=true&text={TEXTS[tokens]}")
+        step = 1
+        while True:
+            settle(page, PASSES[path], charts=1, timeout_ms=180_000)
+            facts = page.evaluate(FACTS)
+            where = f"{path}, {tokens} tokens, step {step}"
+            report.append((where, facts["plots"], facts["figure"]))
+            assert facts["counter"] and facts["counter"][0].startswith(f"Step {step} of "), (
+                where,
+                facts["counter"],
+            )
+            # The single matrices (one heatmap) of up to 12 tokens all carry their numbers.
+            problems += problems_of(facts, where, single=len(facts["plots"]) == 1)
+            if step == 1 or (path == "multi-head-attention" and step == 3):
+                page.screenshot(path=str(shots / f"present-stage-{path}-{tokens}-{step}.png"))
+            count = int(facts["counter"][0].split()[-1])
+            if step == count:
+                break
+            page.get_by_role("button", name="Next ▶").click()
+            step += 1
+            page.get_by_text(f"Step {step} of {count}").first.wait_for(timeout=90_000)
+    finally:
+        context.close()
+        (artifacts / f"present-stage-{path}-{tokens}.txt").write_text(
+            "\n".join(f"{w}: {p} {f}" for w, p, f in report) + "\n\n" + "\n".join(problems)
+        )
+    assert problems == [], "\n".join(problems)
+    assert step == 6  # every step of the pass was measured
