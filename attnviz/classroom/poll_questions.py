@@ -546,7 +546,8 @@ def _vectors(q: Q.Question, main) -> Given:
 def given(q: Q.Question, n: Q.Numbers, main=None) -> Given:
     """The figure a class answers ``q`` from, on the projector and the phones alike, and a
     number's tolerance from it. Like Predict first, it shows none of the numbers the question
-    hides (``q.conceals``): the scores the softmax reads for a weight's question, the unmasked
+    hides (``q.conceals``): the scores (masked; divided by √d_k for a sketch, as the softmax
+    reads them) for a weight's question, the unmasked
     scores for the causal zeros, the weights before dropout (with the cells dropout zeroes
     blank) for dropout's questions, the two rows of a score, the queries before the head split
     for its shape. ``main``: the page's trace (a score's rows, the queries' shape)."""
@@ -601,13 +602,14 @@ def given(q: Q.Question, n: Q.Numbers, main=None) -> Given:
         outline = ()
     elif q.kind == Q.SCALED_SCORE:  # the raw scores: the scaled ones are its answer
         what = "Scores, before the 1/√d_k"
-    else:  # what the softmax reads: a weight's order and shape follow from it
-        scores = scores / n.scale
+    else:  # a weight's order follows from its row of scores; a sketch's shape from scaled ones
+        what = "Scores X Xᵀ" if n.page == "simplified" else "Scores QKᵀ"
+        if q.kind == Q.SKETCH_ROW and n.scale != 1:
+            scores = scores / n.scale
+            what = "Scores ÷ √d_k, what the softmax reads"
         if n.causal:
             future = torch.triu(torch.ones_like(scores, dtype=torch.bool), diagonal=1)
             scores = scores.masked_fill(future, -math.inf)
-        what = "Scores ÷ √d_k, what the softmax reads" if n.scale != 1 else "Scores X Xᵀ"
-        if n.causal:
             what += " (blank: masked)"
     return Given(
         Panel(

@@ -265,6 +265,15 @@ def test_the_true_figure_is_the_hidden_matrix_with_the_asked_row_outlined():
     assert isinstance(figure, Panel) and n.dropped is not None
     assert torch.equal(figure.values, n.dropped[0])
     assert float(figure.values[dropped.query].sum()) == pytest.approx(dropped.key, abs=1e-6)
+    # A sketch's row: the scores as the softmax reads them, divided by √d_k (pass 2 on).
+    sketch = dataclasses.replace(made(Q.ARGMAX_KEY, "causal", CAT), kind=Q.SKETCH_ROW)
+    n = Q.read(sketch.page, sketch.text, sketch.settings, sketch.book)
+    figure = poll_questions.given(sketch, n).figure
+    assert figure is not None and figure.title.startswith("Scores ÷ √d_k")
+    seen = torch.isfinite(figure.values)
+    assert torch.equal(seen, torch.ones_like(seen).tril())  # the future masked, blank
+    assert torch.allclose(figure.values[seen], (n.raw[0] / n.scale)[seen])
+
     zeros = CASES["integer"]()
     n = Q.read(zeros.page, zeros.text, zeros.settings, zeros.book)
     figure = poll_questions.reveal_figure(zeros, n)
@@ -289,7 +298,19 @@ def test_each_key_follows_from_the_figure_the_class_is_shown():
     assert isinstance(figure, Panel) and figure.style.outline_rows == (which.query,)
     row = figure.values[which.query]
     assert int(torch.where(torch.isfinite(row), row, -math.inf).argmax()) == which.key
+    # ... read off the cells as printed, two decimals: the winner stands alone.
+    printed = sorted((round(float(v), 2) for v in row if math.isfinite(v)), reverse=True)
+    assert printed[0] > printed[1]
     assert not torch.isfinite(row[which.query + 1 :]).any()  # the future: masked, blank
+
+    # A sketch's row: the scores as the softmax reads them, divided by √d_k (pass 2 on).
+    sketch = dataclasses.replace(made(Q.ARGMAX_KEY, "causal", CAT), kind=Q.SKETCH_ROW)
+    n = Q.read(sketch.page, sketch.text, sketch.settings, sketch.book)
+    figure = poll_questions.given(sketch, n).figure
+    assert figure is not None and figure.title.startswith("Scores ÷ √d_k")
+    seen = torch.isfinite(figure.values)
+    assert torch.equal(seen, torch.ones_like(seen).tril())  # the future masked, blank
+    assert torch.allclose(figure.values[seen], (n.raw[0] / n.scale)[seen])
 
     zeros = CASES["integer"]()
     n = Q.read(zeros.page, zeros.text, zeros.settings, zeros.book)

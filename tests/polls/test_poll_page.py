@@ -461,16 +461,16 @@ def chart_values(chart) -> list[float]:
 FIGURED = {
     "which key": (
         lambda: made(Q.ARGMAX_KEY, "multihead", "The cat sat on the mat"),
-        "Scores ÷ √d_k",
+        "Scores QKᵀ (blank: masked), head",
     ),
     "a score": (lambda: made(Q.SCORE, "trainable"), "queries["),
     "zeros": (lambda: made(Q.MASKED_ZEROS, "causal"), "Scores before the mask"),
     "shape": (lambda: made(Q.SPLIT_SHAPE, "multihead"), "queries[0]"),
-    "sharper": (lambda: made(Q.SCALING_ENTROPY, "trainable", d_out=128), "Scores ÷ √d_k"),
+    "sharper": (lambda: made(Q.SCALING_ENTROPY, "trainable", d_out=128), "Scores QKᵀ"),
     "sketch": (lambda: made(Q.SKETCH_ROW, "simplified", seed=1), "Scores X Xᵀ"),
     "row sum": (lambda: made(Q.DROPOUT_ROW_SUM, "causal"), "blank: the weights dropout zeroes"),
     "survivor": (lambda: made(Q.DROPOUT_SURVIVOR, "causal"), "before dropout"),
-    "rises": (lambda: made(Q.SCORE_RISES, "causal"), "Scores ÷ √d_k"),
+    "rises": (lambda: made(Q.SCORE_RISES, "causal"), "Scores QKᵀ (blank: masked)"),
     "ratio": (lambda: made(Q.WEIGHT_RATIO, "simplified"), "Scores X Xᵀ"),
     "scaled": (lambda: made(Q.SCALED_SCORE, "trainable"), "Scores, before the 1/√d_k"),
 }
