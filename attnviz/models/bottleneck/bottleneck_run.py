@@ -183,7 +183,12 @@ def read_run(folder: Path, kind: str, entry: dict) -> RecordedRun:
         config=cfg,
         parameters=int(entry["parameters"]),
         curve=curve,
-        accuracy=MappingProxyType({int(k): float(v) for k, v in entry["accuracy"].items()}),
+        accuracy=MappingProxyType(
+            {
+                int(k): float(v)
+                for k, v in sorted(entry["accuracy"].items(), key=lambda kv: int(kv[0]))
+            }
+        ),
         fingerprint_steps=int(entry["fingerprint"]["steps"]),
         fingerprint=str(entry["fingerprint"]["sha256"]),
         alignment_hits=entry.get("alignment_hits"),
