@@ -823,9 +823,9 @@ def _answer_form(code: str, round_: int, form: polls.AnswerFormat, question: Q.Q
         elif isinstance(form, polls.Number):
             (k,) = _answer_keys(code, round_)
             whole = form.decimals == 0
-            near = f" (right within ±{form.tolerance:.2f})" if form.tolerance else ""
+            near = f", right within ±{form.tolerance:.2f}" if form.tolerance else ""
             st.number_input(
-                "Your answer" + ("" if whole else f" ({form.decimals} decimals)") + near,
+                "Your answer" + ("" if whole else f" ({form.decimals} decimals{near})"),
                 min_value=int(form.lo) if whole else form.lo,
                 max_value=int(form.hi) if whole else form.hi,
                 value=None,
