@@ -27,6 +27,7 @@ import copy
 import dataclasses
 import itertools
 import math
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -124,9 +125,14 @@ def payload_of(q: Q.Question) -> tuple[dict[str, Any], dict[str, Any]]:
     return payload, settings
 
 
-def _shape_options(key: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """Every distinct order of the shape's sizes, sorted: the key is one among them."""
-    return tuple(sorted(set(itertools.permutations(key))))
+def _shape_options(q: Q.Question) -> tuple[tuple[int, ...], ...]:
+    """Every distinct order of the shape's sizes, in an order the question's seed draws (the
+    same on every phone): the key is one among them, and not where a fixed pick finds it
+    (sorted, an ascending key such as (1, 2, 6, 6) would always come first)."""
+    assert isinstance(q.key, tuple)
+    options = sorted(set(itertools.permutations(int(v) for v in q.key)))
+    random.Random(f"shape options:{q.seed}:{q.prompt}").shuffle(options)
+    return tuple(options)
 
 
 def shape_label(dims: Sequence[int]) -> str:
@@ -192,9 +198,7 @@ def answer_format(q: Q.Question, tolerance: float | None = None) -> AnswerFormat
     if fmt == Q.CHOICE:
         return Choice(tuple(q.choices))
     if fmt == Q.SHAPE:
-        assert isinstance(q.key, tuple)
-        dims = tuple(int(v) for v in q.key)
-        return Choice(tuple(shape_label(o) for o in _shape_options(dims)))
+        return Choice(tuple(shape_label(o) for o in _shape_options(q)))
     if fmt in (Q.INTEGER, Q.NUMBER):
         decimals = 0 if fmt == Q.INTEGER else 2
         values = [float(q.key)] + [float(m.answer) for m in q.misconceptions]  # type: ignore[arg-type]
@@ -222,9 +226,7 @@ def to_poll_answer(q: Q.Question, answer: Any) -> Any:
     if fmt == Q.CHOICE:
         return q.choices.index(str(answer))
     if fmt == Q.SHAPE:
-        assert isinstance(q.key, tuple)
-        options = _shape_options(tuple(int(v) for v in q.key))
-        return options.index(tuple(int(v) for v in answer))
+        return _shape_options(q).index(tuple(int(v) for v in answer))
     if fmt == Q.TOKEN:
         return int(answer)
     if fmt == Q.INTEGER:

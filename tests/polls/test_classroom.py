@@ -96,7 +96,7 @@ def test_each_format_becomes_the_polls_own():
     assert set(integer.misconceptions) == {Q.MASK_WITH_ZERO, Q.DIAGONAL_MASKED}
     shape = poll_questions.poll_question(CASES["shape"]())
     assert isinstance(shape.answer, Choice)
-    # Every distinct order of (1, 2, 6, 4): 24, sorted; the key and the no-transpose answer.
+    # Every distinct order of (1, 2, 6, 4): 24, shuffled; the key and the no-transpose answer.
     assert len(shape.answer.options) == 24
     assert shape.answer.options[shape.key] == "(1, 2, 6, 4)"
     assert shape.answer.options[shape.misconceptions[Q.NO_TRANSPOSE]] == "(1, 6, 2, 4)"
@@ -369,3 +369,17 @@ def test_the_projectors_tally_is_drawn_at_a_projectors_sizes():
         assert layout["height"] >= poll_questions.PROJECTED_HEIGHT
         assert big.spec["data"] == chart.spec["data"]  # the same counts
         assert chart.spec["layout"]["title"]["font"]["size"] < 20  # the phone's, untouched
+
+
+def test_a_shapes_options_are_not_sorted_so_no_fixed_pick_finds_the_key():
+    """An ascending key (the scores' (1, 2, 6, 6), the merge's (1, 6, 8)) would be the first of
+    its sorted orders: the options come in an order each question's seed draws."""
+    firsts = []
+    for seed in range(24):
+        q = Q.make(Q.SPLIT_SHAPE, "multihead", TEXT, Settings(), False, seed)
+        if q is None:
+            continue
+        asked = poll_questions.poll_question(q)
+        assert asked.answer.options[asked.key] == poll_questions.shape_label(q.key)
+        firsts.append(asked.key == 0)
+    assert len(firsts) >= 12 and sum(firsts) <= 0.4 * len(firsts)

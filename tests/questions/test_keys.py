@@ -3,9 +3,10 @@ modules, built and run directly with the same seeds (tests/questions/reference.p
 random texts up to 16 tokens, sizes, seeds, eval and training mode; and a question is posed
 exactly when the recomputation says its answer is clear.
 
-In the full run every kind is posed and checked on at least 300 settings (marked slow: a few
-minutes for the four pages, since a sketched causal row is clear at about 1 setting in 9); the
-fast loop runs the same checks on 20 settings a page."""
+In the full run every kind is posed and checked on at least 300 settings (a raw score, asked
+only at d_out <= 8, on 150; marked slow: a few minutes for the four pages, since a sketched
+causal row is clear at about 1 setting in 9); the fast loop runs the same checks on 20 settings
+a page."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ from .reference import Reference, reference
 from .settings import cases, sharp_cases
 
 POSED_FULL = 300
+# A raw dot product is asked only at d_out <= 8 on page 2 (MAX_PRODUCTS by hand): about one
+# setting in 16 of the general draws, none of the sharp ones (d_out >= 16).
+POSED_AT_LEAST = {Q.SCORE: 150}
 EDGE = 1e-5  # a recomputation in another order may differ by float32 rounding at a threshold
 
 KIND_PAGES = [(kind, page) for page, kinds in Q.PAGE_KINDS.items() for kind in kinds]
@@ -275,9 +279,9 @@ def test_keys_equal_the_modules_recomputation(page):
 def test_keys_equal_the_modules_recomputation_over_300_posed_settings_per_kind(page):
     posed, drawn = run_page(page, GENERAL, rebuild=False)
     for _ in range(MAX_SHARP_BATCHES):
-        if min(posed.values()) >= POSED_FULL:
+        if all(v >= POSED_AT_LEAST.get(k, POSED_FULL) for k, v in posed.items()):
             break
         posed, more = run_page(page, SHARP_BATCH, sharp_cases, rebuild=False, posed=posed)
         drawn += more
     print(f"{page}: {drawn} settings drawn, posed per kind: {posed}")
-    assert min(posed.values()) >= POSED_FULL, posed
+    assert all(v >= POSED_AT_LEAST.get(k, POSED_FULL) for k, v in posed.items()), posed
