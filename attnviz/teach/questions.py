@@ -255,6 +255,8 @@ class Question:
     misconceptions: tuple[Misconception, ...] = ()
     products: int = 0
     variant: str = ""  # the change a scaling question asks about (WITHOUT, WIDER, SHIFTED)
+    # Why the key is right, from these numbers: shown with the verdict, after the answer.
+    reason: str = ""
 
     @property
     def relies_on(self) -> tuple[str, ...]:
@@ -456,7 +458,7 @@ def choose(
     if n is None:
         return None
     args = (page, text, settings, book)
-    kinds = clear_kinds(page, n)
+    kinds = clear_kinds(page, n, book)
     made = _turn(*args, seed, n, kinds, hides)
     before = _turn(*args, seed - 1, n, kinds, hides)
     if made is not None and before is not None and made.prompt == before.prompt:
@@ -464,10 +466,10 @@ def choose(
     return made
 
 
-def clear_kinds(page: str, n: Numbers) -> tuple[str, ...]:
+def clear_kinds(page: str, n: Numbers, book: bool = False) -> tuple[str, ...]:
     """The kinds of ``page`` clear at these numbers (a kind is clear, or not, whatever the
     seed: its maker poses it only where every kind of key it balances has candidates)."""
-    return tuple(k for k in PAGE_KINDS.get(page, ()) if make(k, page, "", Settings(), False, 0, n))
+    return tuple(k for k in PAGE_KINDS.get(page, ()) if make(k, page, "", Settings(), book, 0, n))
 
 
 def _round(kinds: Sequence[str], page: str, index: int) -> list[str]:
@@ -692,6 +694,14 @@ def _misconception(name: str, answer: Answer) -> Misconception:
     return Misconception(name, answer, EXPLANATIONS[name])
 
 
+def _score_word(n: Numbers) -> str:
+    return "score" if n.page == "simplified" else "raw score"
+
+
+def _scale_words(n: Numbers) -> str:
+    return "" if n.page == "simplified" else " / √d_k"
+
+
 def _head_words(n: Numbers, h: int) -> str:
     return f" in head {h}" if n.page == "multihead" else ""
 
@@ -751,7 +761,7 @@ def _question(n: Numbers, where: dict, answer_format: str, key: Answer, **fields
 
 def _row_question(
     n: Numbers, where: dict, answer_format: str, key: Answer, prompt: str, h: int, q: int,
-    misconceptions: tuple[Misconception, ...],
+    misconceptions: tuple[Misconception, ...], reason: str,
 ) -> Question:  # fmt: skip
     """A question about row ``q`` (of head ``h``), answered over its keys: the tokens."""
     return _question(
@@ -764,6 +774,7 @@ def _row_question(
         query=q,
         head=_head(n, h),
         misconceptions=misconceptions,
+        reason=reason,
     )
 
 
@@ -812,7 +823,14 @@ def _argmax_key(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         f"Which key does query {n.labels[q]}{_head_words(n, h)} weigh most{which}"
         f"{_before_dropout(n)}? Read its row of scores above. Click a token."
     )
-    return _row_question(n, where, TOKEN, k, prompt, h, q, misconceptions)
+    row = n.raw[h, q].double().masked_fill(~(others[q] if besides else allowed[q]), -math.inf)
+    second = int(row.masked_fill(torch.arange(t) == k, -math.inf).argmax())
+    reason = (
+        f"Key {n.labels[k]} has the largest {_score_word(n)} in row {n.labels[q]}{which}: "
+        f"{float(row[k]):.4f}, against {float(row[second]):.4f} for {n.labels[second]}, the next. "
+        "The softmax keeps the scores' order, so it gets the largest weight."
+    )
+    return _row_question(n, where, TOKEN, k, prompt, h, q, misconceptions, reason)
 
 
 SELF, FIRST, PREVIOUS, ANOTHER = "itself", "first", "previous", "another"
@@ -861,7 +879,14 @@ def _sketch_row(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         f"Sketch row {n.labels[q]} of the attention weights{_head_words(n, h)}"
         f"{_before_dropout(n)}: one value per key{future}, each between 0 and 1."
     )
-    return _row_question(n, where, ROW, _row(w[h, q]), prompt, h, q, misconceptions)
+    top = int(w[h, q].argmax())
+    reason = (
+        f"Each weight is exp(score{_scale_words(n)}) over the row's sum: the largest "
+        f"{_score_word(n)}, {float(n.raw[h, q, top]):.4f} on {n.labels[top]}, gets the largest "
+        f"weight, {float(w[h, q, top]):.4f}"
+        + ("; the keys after the query get 0." if n.causal else ".")
+    )
+    return _row_question(n, where, ROW, _row(w[h, q]), prompt, h, q, misconceptions, reason)
 
 
 def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | None:
@@ -884,6 +909,13 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
     )
     if not _apart_from_shown(key, prompt, 0.0, 0.5):
         return None
+    future = t * (t - 1) // 2
+    reason = (
+        f"Query i sees keys 0 to i, so the mask zeroes the {future} weights above the "
+        f"diagonal: 0 + 1 + … + {t - 1} = {future}"
+    )
+    if key > future:
+        reason += f", and {key - future} more weights are too small for float32"
     return _question(
         n,
         where,
@@ -894,6 +926,7 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         high=t * t,
         head=_head(n, h),
         misconceptions=_keep_distinct(key, found, lambda a, b: a != b),
+        reason=reason + ".",
     )
 
 
@@ -946,14 +979,17 @@ def _dropout_survivor(n: Numbers, rng: random.Random, where: dict) -> Question |
         head=_head(n, h),
         misconceptions=misconceptions,
         products=1,
+        reason=f"{float(w[h, q, k]):.4f} / (1 − {p:g}) = {float(d[h, q, k]):.4f}: dropout scales "
+        "every weight it keeps by 1/(1 − p).",
     )
 
 
 def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | None:
     """What does row q (of head h) sum to after dropout? Clear: dropout zeroed a weight of the
     row (so the sum is neither 1 nor 1/(1 − p)), the row has at most MAX_PRODUCTS keys to add,
-    and the sum is none of the numbers the prompt states."""
-    if n.dropped is None or n.p <= 0:
+    and the sum is none of the numbers the prompt states. Not in book mode: its dropout example
+    is the chapter's printout, with no dropout mask drawn above to read the kept weights from."""
+    if n.dropped is None or n.p <= 0 or where["book"]:
         return None
     p = n.p
     w, d = n.weights.double(), n.dropped.double()
@@ -991,6 +1027,8 @@ def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | 
         head=_head(n, h),
         misconceptions=(_misconception(ROWS_SUM_TO_ONE, 1.0),),
         products=1,
+        reason=f"The weights dropout keeps sum to {float(w[h, q].sum() - lost[h, q]):.4f}; "
+        f"times 1/(1 − {p:g}) that is {float(sums[h, q]):.4f}.",
     )
 
 
@@ -1048,8 +1086,23 @@ def _split_shape(n: Numbers, rng: random.Random, where: dict) -> Question | None
     step = rng.choice(fine)
     prompt, key, no_transpose = steps[step]
     wrong = () if no_transpose is None else (_misconception(NO_TRANSPOSE, no_transpose),)
+    reason = {
+        SPLIT: f"view cuts d_out = {d_out} into {heads} heads of {head_dim}: "
+        f"{(b, t, heads, head_dim)}; transpose(1, 2) swaps the tokens and the heads.",
+        SCORES_SHAPE: f"Each head multiplies ({t}, {head_dim}) by ({head_dim}, {t}): one "
+        f"{t}×{t} score matrix per head.",
+        MERGE: f"Each head's ({t}, {t}) weights times its ({t}, {head_dim}) values give "
+        f"{split}; transpose(1, 2) brings the tokens back in front of the heads.",
+        FLATTEN: f"view joins the {heads} heads of {head_dim} back into d_out = {d_out}.",
+    }[step]
     return _question(
-        n, where, SHAPE, key, prompt="In MultiHeadAttention, " + prompt, misconceptions=wrong
+        n,
+        where,
+        SHAPE,
+        key,
+        prompt="In MultiHeadAttention, " + prompt,
+        misconceptions=wrong,
+        reason=reason,
     )
 
 
@@ -1096,6 +1149,17 @@ def _scaling_entropy(n: Numbers, rng: random.Random, where: dict) -> Question | 
         f"Row {n.labels[q]} of the weights is softmax(scores / √{d_k}). {what}: would the row "
         "get sharper, flatter, or stay unchanged?"
     )
+    entropy_now = float(now[q])
+    reason = {
+        WITHOUT: f"Without it the gaps between the scores are √{d_k} = {n.scale:.4f} times "
+        f"wider, so the softmax is sharper: its entropy goes from {entropy_now:.4f} to "
+        f"{entropy_now + float(without[q]):.4f} nats.",
+        WIDER: "Dividing by twice as much halves the gaps between the scores, so the softmax is "
+        f"flatter: its entropy goes from {entropy_now:.4f} to "
+        f"{entropy_now + float(wider[q]):.4f} nats.",
+        SHIFTED: "softmax(x + c) = softmax(x): exp(c) multiplies every exp and their sum alike, "
+        "and cancels.",
+    }[change]
     return _question(
         n,
         where,
@@ -1106,6 +1170,7 @@ def _scaling_entropy(n: Numbers, rng: random.Random, where: dict) -> Question | 
         query=q,
         misconceptions=(_misconception(name, wrong),),
         variant=change,
+        reason=reason,
     )
 
 
@@ -1184,6 +1249,8 @@ def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         other=k,
         misconceptions=misconceptions,
         products=d_k,
+        reason=f"The sum of the {d_k} products queries[{q}][i] · keys[{k}][i], "
+        f"i = 0 to {d_k - 1}: {float(s[q, k]):.4f}.",
     )
 
 
@@ -1245,11 +1312,27 @@ def _score_rises(n: Numbers, rng: random.Random, where: dict) -> Question | None
             )
         ],
     }[answer]
+    change = f" (here from {float(weights[h, r, j]):.4f} to {float(after[r, j]):.4f})"
+    if answer == GROWS:
+        factor = f"{math.exp(1 / n.scale):.4f}"
+        reason = f"Its exp grows by a factor {factor}, the row's sum by less: it grows" + change
+    elif answer == SHRINKS:
+        reason = "The row's sum grows with that one exp, so every other weight shrinks" + change
+    elif r == q:
+        reason = (
+            f"Key {labels[k]} comes after query {labels[q]}: the mask sets that score to −∞ "
+            "whatever it was, so no weight moves"
+        )
+    else:
+        reason = (
+            f"Row {labels[r]} is a softmax of its own: it reads none of row {labels[q]}'s scores"
+        )
     return _question(
         n,
         where,
         CHOICE,
         answer,
+        reason=reason + ".",
         prompt=prompt,
         choices=_shuffled(rng, (GROWS, SHRINKS, SAME), answer, where),
         query=r,
@@ -1313,11 +1396,19 @@ def _weight_ratio(n: Numbers, rng: random.Random, where: dict) -> Question | Non
     if picked is None:
         return None
     (h, q, a, b), misconceptions = picked
+    delta = (raw[h][q][a] - raw[h][q][b]) / n.scale
+    gap = f"{raw[h][q][a]:.4f} − {raw[h][q][b]:.4f}"
+    over = gap if n.page == "simplified" else f"({gap}) / {n.scale:.4f}"
+    reason = (
+        f"exp({over}) = exp({delta:.4f}) = "
+        f"{ratio((h, q, a, b)):.4f}: the row's sum divides both weights alike and cancels."
+    )
     return _question(
         n,
         where,
         NUMBER,
         ratio((h, q, a, b)),
+        reason=reason,
         prompt=prompt_of((h, q, a, b)),
         low=0.0,
         high=RATIO_HIGH + 5,
@@ -1365,6 +1456,8 @@ def _scaled_score(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         where,
         NUMBER,
         float(scaled[q, k]),
+        reason=f"{float(s[q, k]):.4f} / √{d_k} = {float(s[q, k]):.4f} / {n.scale:.4f} = "
+        f"{float(scaled[q, k]):.4f}.",
         prompt=prompt_of((q, k)),
         low=float(low),
         high=float(high),

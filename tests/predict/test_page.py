@@ -28,7 +28,7 @@ CASES = [  # (page, link, question seed): the kind each seed asks at these setti
     ("trainable", {}, 1),  # how a row changes with the scaling
     ("causal", {}, 0),  # row sum after dropout (the lab)
     ("causal", {}, 1),  # the ratio of two weights
-    ("causal", {"book": "true"}, 2),  # row sum after dropout, book mode
+    ("causal", {"book": "true"}, 1),  # a weight dropout kept, book mode
     ("multihead", TRAIN | {"heads": "4"}, 2),  # a weight dropout kept
     ("multihead", {}, 1),  # how many zeros
 ]
@@ -53,7 +53,7 @@ KINDS.update(
             Q.SCALING_ENTROPY,
             Q.DROPOUT_ROW_SUM,
             Q.WEIGHT_RATIO,
-            Q.DROPOUT_ROW_SUM,
+            Q.DROPOUT_SURVIVOR,
             Q.DROPOUT_SURVIVOR,
             Q.MASKED_ZEROS,
         ],

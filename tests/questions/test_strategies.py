@@ -84,3 +84,27 @@ def test_no_question_needs_more_than_8_products_by_hand():
     assert Q.make(Q.SCORE, "trainable", DEFAULT_TEXT, Settings(d_out=16), False, 0) is None
     q = Q.make(Q.SCORE, "trainable", DEFAULT_TEXT, Settings(d_out=8), False, 0)
     assert q is not None and q.products == 8
+
+
+def test_every_question_says_why_with_its_own_numbers():
+    """The reason shown with the verdict is made from the question's numbers: a number's key
+    to 4 decimals, a token's label, the count of zeros, the scores the prompt states."""
+    kinds = set()
+    for i, (text, s) in enumerate(cases(6)):
+        for page in Q.PAGES:
+            n = Q.read(page, text, s)
+            if n is None:
+                continue
+            for kind in Q.PAGE_KINDS[page]:
+                q = Q.make(kind, page, text, s, False, i, n)
+                if q is None:
+                    continue
+                kinds.add(kind)
+                assert q.reason.endswith("."), q
+                if q.answer_format == Q.NUMBER:
+                    assert f"{q.key:.4f}" in q.reason, (q.key, q.reason)
+                elif q.answer_format == Q.TOKEN:
+                    assert q.reason.startswith(f"Key {q.choices[q.key]} has the largest")
+                elif q.answer_format == Q.INTEGER:
+                    assert f"{n.num_tokens * (n.num_tokens - 1) // 2}" in q.reason
+    assert kinds == set(Q.KINDS)

@@ -326,6 +326,8 @@ def verdict(q: Q.Question, grade: Q.Grade) -> str:
 def _graded(q: Q.Question, grade: Q.Grade, what: str = "predict") -> None:
     """The verdict, the misconception's sentence if the answer matched one, the score."""
     (st.success if grade.right else st.error)(md_escape(verdict(q, grade)))
+    if q.reason:  # why the key is right, from these numbers
+        st.write(md_escape("Why: " + q.reason))
     if grade.explanation:
         st.info(md_escape("That is the answer of a common slip. " + grade.explanation))
     st.caption(score_line(what))
