@@ -169,7 +169,9 @@ def test_a_class_before_and_after_on_the_projector_and_the_csv(store, monkeypatc
     assert "secret" not in presenter.query_params  # the address bar shows no secret
     secret = presenter.session_state[poll_views.SECRETS_KEY][code]
     assert f"## {code}" in [m.value for m in presenter.markdown]
-    assert f"http://10.0.0.5:8501/concept-check?join={code}" in [c.value for c in presenter.code]
+    link = f"http://10.0.0.5:8501/concept-check?join={code}"
+    printed = [h.proto.body for h in presenter.get("html") if "attnviz-join-link" in h.proto.body]
+    assert [f">{link}</div>" in body for body in printed] == [True]  # large, as the poll's
     assert "Before the lesson: 0 answered" in texts(presenter)
 
     phones = [open_page({"join": code}) for _ in range(3)]

@@ -279,15 +279,6 @@ def join_link(code: str) -> str:
     return f"{_join_base()[0]}/{URL_PATH}?{url.JOIN}={code}"
 
 
-def _qr(link: str) -> None:
-    from attnviz.classroom.qr import qr_svg
-
-    try:
-        st.image(qr_svg(link), width=poll_views.QR_WIDTH)
-    except ValueError:  # no address to encode (a relative link): the code is enough
-        pass
-
-
 def projector(code: str, secret: str) -> None:
     st.title("Did the class learn it?")
     clean = polls.clean_code(code)
@@ -311,11 +302,7 @@ def projector(code: str, secret: str) -> None:
         return
     left, right = st.columns([2, 3], gap="large")
     with left:
-        link = join_link(clean)
-        st.markdown("Join on your phone with the code")
-        st.markdown(f"## {clean}")
-        _qr(link)
-        st.code(link, language=None, wrap_lines=True)
+        poll_views.join_block(clean, join_link(clean))
         problem = _join_base()[1]
         if problem is not None:
             st.caption(md_escape(problem))

@@ -469,7 +469,7 @@ def _qr(link: str, width: int = QR_WIDTH) -> None:
         pass
 
 
-def _join_block(code: str, link: str, *, qr: bool = True) -> None:
+def join_block(code: str, link: str, *, qr: bool = True) -> None:
     """While the class answers: the code, the join link in letters large enough to type from
     the back of the room (JOIN_LINK_PX), and the link's QR code (``qr``: folded away once the
     spread is shown, to leave its room to the class's answers)."""
@@ -517,7 +517,7 @@ def projector(code: str, secret: str) -> None:
     # Left, the way in and the class's answers; right, the question and its figure.
     left, right = st.columns([2, 3], gap="large")
     with left:
-        _join_block(code, link, qr=not view.state.shown)
+        join_block(code, link, qr=not view.state.shown)
         _live(code, secret, view.state)
     with right:
         st.markdown(md_escape(str(view.payload.get("prompt", ""))))
