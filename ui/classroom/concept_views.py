@@ -34,7 +34,7 @@ import streamlit as st
 
 from attnviz import figures
 from attnviz.classroom import concept_polls as CP
-from attnviz.classroom import join_address, polls
+from attnviz.classroom import join_address, poll_questions, polls
 from attnviz.teach import concepts as C
 from ui import charts, url
 from ui.classroom import browser_token, poll_views
@@ -412,7 +412,7 @@ def results_chart(result: CP.Report) -> figures.Chart:
             "after": shares([g.after for g in rows]),
         },
         labels,
-        title="Share right per question, before and after (%)",
+        title="Share right per question (%)",
         value_name="% right",
         point_name="question",
     )
@@ -454,7 +454,8 @@ def results(result: CP.Report) -> None:
         "Hake's normalized gain ⟨g⟩ = (after − before) / (100% − before): the share of what "
         "the class did not know that it learned. “—”: everyone was right before."
     )
-    charts.chart(results_chart(result), key="concepts_chart", look=figures.PROJECTOR)
+    chart = poll_questions.projected(results_chart(result))  # made for this run: not cached
+    charts.send(charts.encode(chart.spec, chart.label), key="concepts_chart")
     st.table(results_table(result))
     with st.expander("The right answers"):
         for i, item in enumerate(C.ITEMS):
