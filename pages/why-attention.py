@@ -1,4 +1,5 @@
-"""Home: why attention, the four passes as a map, and the current text as tokens and X."""
+"""Home: why attention (measured on two recorded encoder–decoders, issue 38), the four passes as
+a map, and the current text as tokens and X."""
 
 from ui import entry
 
@@ -7,6 +8,9 @@ entry.guard(__file__)  # a fresh server's first visit: let app.py run this page
 import pandas as pd
 import streamlit as st
 
+from attnviz.models.bottleneck import bottleneck_run
+from attnviz.models.bottleneck import toy_language as toy
+from attnviz.teach.lessons import home as why
 from attnviz.teach.lessons.home import home_lesson
 from ui import cache, state
 from ui import render as panels
@@ -43,6 +47,74 @@ st.write(
     "Classic attention related two sequences instead: the decoder's state against the encoder's "
     "states. GPT models use self-attention, with a causal mask so that a token sees only the past."
 )
+
+st.header("Why attention, measured")
+st.markdown(
+    "**Word by word fails.** A toy language, *Mirror*, has a word for each of twenty English "
+    "words and says every sentence back to front (a reordering as drastic as it gets; German "
+    "only moves the verb to the end):"
+)
+example = cache.lesson_of(("home", "why", "word by word"), why.word_by_word)
+panels.table(("home", "why", "word by word"), "example", lambda: example.table)
+st.write(md_escape(example.text))
+
+st.markdown(
+    "**The bottleneck, in numbers.** Two small GRU encoder–decoders learned Mirror, as in the "
+    "papers that introduced attention: one decodes from the encoder's final state alone (one "
+    "vector for the whole sentence), the other also takes, at every word it writes, a weighted "
+    "sum of all the encoder's states (dot-product attention). Recorded runs, retrained bit for "
+    "bit by `scripts/train-bottleneck`; nothing trains here."
+)
+runs = cache.lesson_of(("home", "why", "runs"), lambda: why.run_lesson(bottleneck_run.recorded()))
+st.write(md_escape(runs.sizes))
+panels.beside(("why_by_length", runs.by_length))
+st.write(md_escape(runs.at_words))
+panels.beside(("why_during_bottleneck", runs.during[0]), ("why_during_attention", runs.during[1]))
+st.caption(
+    "Measured every 50 steps on 64 held-out sentences of each length. Each training batch "
+    "holds sentences of one length, drawn from 4–40 words; the batch losses are in "
+    "attnviz/models/bottleneck/data/runs.json."
+)
+
+st.markdown(
+    "**Attention aligns.** Pick a sentence (or type one) and watch both models translate it."
+)
+
+
+@st.fragment
+def alignment() -> None:
+    """One sentence through both models: the outputs, the first mistake, the alignment."""
+    left, right = st.columns(2)
+    length = left.slider("Words in the sentence", 1, toy.MAX_LENGTH, 20, key="why_words")
+    seed = right.number_input("Sentence seed", 0, 2**31 - 1, 0, step=1, key="why_seed")
+    typed = st.text_input(
+        "Or type an English sentence in the toy's words (it replaces the picked one)",
+        key="why_text",
+        placeholder="big red fox sees small cat",
+    )
+    st.caption("The toy's English words: " + ", ".join(toy.SOURCE_WORDS) + ".")
+    if typed.strip():
+        parsed = toy.parse(typed)
+        if parsed.message is not None:
+            st.warning(md_escape(parsed.message))
+            return
+        words = parsed.words
+    else:
+        words = toy.seeded_sentence(int(seed), int(length))
+    lesson = cache.lesson_of(
+        ("home", "why", "align", words),
+        lambda: why.align_lesson(words, bottleneck_run.recorded()),
+    )
+    st.write(md_escape("English: " + " ".join(words)))
+    st.write(md_escape(lesson.outcome))
+    panels.table(("home", "why", "align", words), "outputs", lambda: lesson.table)
+    panels.show(lesson.panels["why_align"], numbers=False)
+    st.caption(md_escape(lesson.argmax))
+
+
+alignment()
+st.write(md_escape(runs.alignment))
+st.write(md_escape(runs.bridge))
 
 st.subheader("The four passes")
 panels.table(

@@ -42,4 +42,13 @@ def test_two_sessions_on_page_4_get_the_same_tables_built_once():
         pd.testing.assert_frame_equal(x, y)
     # one Arrow table per table for both sessions (each opened the home page first)
     held = [k for k in list(cache.derived._values) if k[0] == "arrow"]
-    assert sorted(k[-1] for k in held) == ["passes", "presets", "strides", "tokens"]
+    # (the home page's: its word-by-word example, the picked sentence's outputs, its passes
+    # and tokens)
+    assert sorted(k[-1] for k in held) == [
+        "example",
+        "outputs",
+        "passes",
+        "presets",
+        "strides",
+        "tokens",
+    ]

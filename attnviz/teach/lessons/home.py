@@ -1,15 +1,21 @@
-"""The home page as data: the current text as tokens and its input matrix X."""
+"""The home page as data: why attention, measured (the toy translation, the two recorded
+encoder–decoders, one sentence's alignment), and the current text as tokens and X."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import pandas as pd
+import torch
 
 from attnviz import figures
 from attnviz.core.inputs import BOOK_WORDS
-from attnviz.teach.lessons.common import vectors_panel
-from attnviz.teach.panel import Claim, Panel
+from attnviz.models.bottleneck import bottleneck_run as R
+from attnviz.models.bottleneck import bottleneck_training as T
+from attnviz.models.bottleneck import toy_language as L
+from attnviz.teach.lessons.common import matrix_panel, vectors_panel
+from attnviz.teach.panel import WEIGHTS, Claim, Panel
 from attnviz.teach.prepare import Prepared
 
 
@@ -63,3 +69,195 @@ def home_lesson(prep: Prepared) -> HomeLesson:
         Claim(count, "x", "num_rows", n),
         Claim(shape, "x", "num_rows", n),
     )
+
+
+# --- why attention, measured (issue 38) --------------------------------------------------------
+WHY_SEED = 0  # the seed that names the word-by-word example
+WHY_EXAMPLE_LENGTH = 6
+AT_WORDS = 30  # the length the bridge sentence quotes
+NAMES = {"bottleneck": "one vector (no attention)", "attention": "with attention"}
+
+
+def percent(share: float) -> str:
+    return f"{100 * share:.0f} %"
+
+
+@dataclass(frozen=True)
+class WordByWord:
+    """A seeded English sentence, looked up word by word beside its right translation."""
+
+    table: pd.DataFrame  # rows: English, word by word, right
+    text: str  # how many words word by word puts at their right place
+
+
+def word_by_word(seed: int = WHY_SEED, length: int = WHY_EXAMPLE_LENGTH) -> WordByWord:
+    t = L.translate(L.seeded_sentence(seed, length))
+    table = pd.DataFrame(
+        [
+            {"": "English", **{str(i + 1): w for i, w in enumerate(t.source)}},
+            {"": "Mirror, word by word", **{str(i + 1): w for i, w in enumerate(t.word_by_word)}},
+            {"": "Mirror, right", **{str(i + 1): w for i, w in enumerate(t.right)}},
+        ]
+    )
+    right = len(t.source) - len(t.wrong_positions)
+    text = (
+        f"Looked up word by word, {right} of the {len(t.source)} words land where Mirror "
+        f"puts them: the translation has to see the last English word before it can write its "
+        f"first one."
+    )
+    return WordByWord(table, text)
+
+
+@dataclass(frozen=True)
+class RunLesson:
+    """The two recorded runs, as the home page shows them."""
+
+    by_length: figures.Chart  # held-out token accuracy against sentence length
+    during: tuple[figures.Chart, figures.Chart]  # held-out accuracy against step, each model
+    sizes: str  # the two models' width and parameters
+    at_words: str  # "at 30 words the one-vector decoder gets N %; with attention M %"
+    alignment: str  # how often the recorded attention model's argmax is the right word
+    bridge: str  # from this cross-attention to pass 1's self-attention
+
+
+def run_lesson(rec: R.Recorded) -> RunLesson:
+    b, a = rec.bottleneck, rec.attention
+    lengths = sorted(b.accuracy)
+    by_length = figures.lines(
+        lengths,
+        {NAMES[r.kind]: [r.accuracy[n] for n in lengths] for r in (b, a)},
+        title="Token accuracy against sentence length (held out)",
+        x_name="words in the sentence",
+        y_name="token accuracy",
+        y_range=(0, 1.02),
+    )
+    steps = [p.step for p in b.curve]
+    during = tuple(
+        figures.lines(
+            steps,
+            {f"{n} words": [p.accuracy[n] for p in r.curve] for n in T.CURVE_LENGTHS},
+            title=f"{NAMES[r.kind].capitalize()}: token accuracy during training (held out)",
+            x_name="step",
+            y_name="token accuracy",
+            markers=False,
+            y_range=(0, 1.02),
+        )
+        for r in (b, a)
+    )
+    width = b.config.model.hidden
+    same = b.parameters == a.parameters
+    sizes = (
+        f"Both models have the same hidden width ({width}) and "
+        + (
+            f"the same {b.parameters:,} parameters: dot-product attention adds none."
+            if same
+            else f"{b.parameters:,} and {a.parameters:,} parameters."
+        )
+        + f" Each trained {b.config.steps:,} steps of {b.config.batch_size} sentences of "
+        f"{b.config.min_length}–{b.config.max_length} words, from seed {b.config.seed}; the "
+        f"accuracies are measured on {rec.final_size} sentences of each length that neither saw."
+    )
+    nb, na = b.accuracy[AT_WORDS], a.accuracy[AT_WORDS]
+    at_words = (
+        f"At {AT_WORDS} words the one-vector decoder gets {percent(nb)} of the words right; "
+        f"with attention, {percent(na)}."
+    )
+    short = min(lengths)
+    at_words += (
+        f" At {short} words they are {percent(b.accuracy[short])} and "
+        f"{percent(a.accuracy[short])}: the same decoder, the same size: the length breaks the "
+        f"one vector, not the model's capacity."
+        if b.accuracy[short] >= 0.9
+        else ""
+    )
+    hits = a.alignment_hits if a.alignment_hits is not None else math.nan
+    alignment = (
+        f"On held-out sentences of every length from {short} to {max(lengths)}, the attention "
+        f"model's largest weight falls on the English word being translated for "
+        f"{percent(hits)} of the words it writes."
+    )
+    bridge = (
+        f"This is cross-attention: the query is the decoder's state (one vector of {width} "
+        "numbers), the keys and the values are the encoder's states, one per English word. "
+        "Pass 1 does the same arithmetic inside one sequence: every token's row of X is a query "
+        "against every row of X (scores XXᵀ), a row softmax, a weighted sum αX: self-attention."
+    )
+    return RunLesson(by_length, during, sizes, at_words, alignment, bridge)
+
+
+@dataclass(frozen=True)
+class AlignLesson:
+    """One English sentence through both recorded models."""
+
+    words: tuple[str, ...]
+    table: pd.DataFrame  # one row per target position
+    panels: dict[str, Panel]  # "why_align": the attention weights (target × source)
+    outcome: str  # both models' scores and the bottleneck's first mistake
+    argmax: str  # where the alignment's largest weights fall
+    hits: int  # target words whose largest weight is on their source word
+    first_wrong: int | None  # the bottleneck's first wrong target position (0-based)
+
+    @property
+    def claims(self) -> tuple[Claim, ...]:
+        return (Claim(self.argmax, "why_align", "rows_sum_to_one"),)
+
+
+def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
+    """Translate ``words`` (known toy words, 1–40 of them) with both recorded models."""
+    source = L.ids_of(words)
+    right = L.target_ids(source)[0]
+    with torch.inference_mode():
+        att = rec.attention.model.greedy(source)
+        one = rec.bottleneck.model.greedy(source)
+    assert att.weights is not None
+    n = len(words)
+    att_words, one_words = L.words_of(att.ids[0]), L.words_of(one.ids[0])
+    right_words = L.words_of(right)
+    table = pd.DataFrame(
+        {
+            "target word": range(1, n + 1),
+            "right": right_words,
+            "with attention": [
+                w + ("" if w == r else " ✗") for w, r in zip(att_words, right_words, strict=True)
+            ],
+            "one vector": [
+                w + ("" if w == r else " ✗") for w, r in zip(one_words, right_words, strict=True)
+            ],
+            "translates English word": [n - t for t in range(n)],
+        }
+    )
+    weights = att.weights[0].clone()
+    rows = tuple(f"{t + 1}: {w}" for t, w in enumerate(att_words))
+    cols = tuple(f"{j + 1}: {w}" for j, w in enumerate(words))
+    panel = matrix_panel(
+        "why_align",
+        weights,
+        rows,
+        cols,
+        kind=WEIGHTS,
+        row_name="Mirror word written",
+        col_name="English word",
+        value_name="weight",
+        annotate=n <= 12,
+    )
+    a_right = sum(w == r for w, r in zip(att_words, right_words, strict=True))
+    o_right = sum(w == r for w, r in zip(one_words, right_words, strict=True))
+    wrong = [t for t in range(n) if one_words[t] != right_words[t]]
+    first = wrong[0] if wrong else None
+    outcome = (
+        f"With attention, {a_right} of the {n} words are right; from one vector, {o_right}. "
+        + (
+            f"The one-vector decoder first goes wrong at word {first + 1}: it writes "
+            f"“{one_words[first]}” where “{right_words[first]}” (English “{words[n - 1 - first]}”) "
+            "belongs."
+            if first is not None
+            else "The one-vector decoder gets every word of this sentence right: lengthen it."
+        )
+    )
+    truth = torch.tensor(L.true_source_position(n))
+    hits = int((weights.argmax(-1) == truth).sum())
+    argmax = (
+        f"Each row is one softmax over the {n} English words (it sums to 1). In {hits} of the "
+        f"{n} rows the largest weight is on the English word that row translates."
+    )
+    return AlignLesson(words, table, {"why_align": panel}, outcome, argmax, hits, first)
