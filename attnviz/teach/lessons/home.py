@@ -132,7 +132,7 @@ def run_lesson(rec: R.Recorded) -> RunLesson:
         y_range=(0, 1.02),
     )
     steps = [p.step for p in b.curve]
-    during = tuple(
+    one, att = (
         figures.lines(
             steps,
             {f"{n} words": [p.accuracy[n] for p in r.curve] for n in T.CURVE_LENGTHS},
@@ -182,7 +182,7 @@ def run_lesson(rec: R.Recorded) -> RunLesson:
         "Pass 1 does the same arithmetic inside one sequence: every token's row of X is a query "
         "against every row of X (scores XXᵀ), a row softmax, a weighted sum αX: self-attention."
     )
-    return RunLesson(by_length, during, sizes, at_words, alignment, bridge)
+    return RunLesson(by_length, (one, att), sizes, at_words, alignment, bridge)
 
 
 @dataclass(frozen=True)
