@@ -532,18 +532,25 @@ def _every_label(labels: list[str]) -> dict:
 STAGE_WIDTH = 1760  # px: 1920 less the main area's padding (5 rem a side)
 STAGE_HEIGHT = 944  # px: 1080 less the header line (48 px down, 68 tall) and the gaps
 SIDE_PX = 440
-STACK_PX = 120
+STACK_PX = 100
 CELL_TEXT_MAX = 40
 CELL_CLEAR = 13  # px of a cell's width left clear beside its number (6 or 7 a side)
 HEAD_GAP = 40  # px between two heads side by side
 # Advance widths of Source Sans (Streamlit's font) in em, to size numbers and labels before
 # the browser draws them: digits, the point, the minus; other characters are given a generous
-# 0.56 em.
+# 0.53 em (Source Sans's letters average about 0.5).
 _EM = {**dict.fromkeys("0123456789", 0.497), ".": 0.249, "-": 0.31, "−": 0.54, " ": 0.2}
 
 
 def _em(text: str) -> float:
-    return sum(_EM.get(ch, 0.56) for ch in html.unescape(text))
+    return sum(_EM.get(ch, 0.53) for ch in html.unescape(text))
+
+
+def stage_slant(n_cols: int, heads: int = 1) -> int:
+    """Degrees the presenter's x tick labels are slanted: upright past 12 columns; 35 under a
+    grid of heads, whose cells (about 50 px) still part two labels by a line's height, and
+    which needs the height; 45 under one matrix."""
+    return 90 if n_cols > 12 else 35 if heads > 1 else 45
 
 
 def short_number(v: float) -> str:
@@ -640,7 +647,7 @@ def stage_frame(
     titled = heads == 1
     left = round(max((_em(y) for y in ys), default=1.0) * look.ticks) + 16
     left += 2 * look.axis_titles if titled else 0
-    angle = 90 if n_cols > 12 else 45
+    angle = stage_slant(n_cols, heads)
     bottom = _below_axis(xs, look, angle, titled) + 10
     right = {"": 20, "relative": 160}.get(bar, 130)
     head_titles = 0 if titled else round(1.5 * look.heads)
@@ -883,7 +890,7 @@ def heads_grid(
         tall = (1.0 - v_space * (rows - 1)) / rows
     row_name, col_name, value_name = names
     small = _font(GRID_TICK_SIZE if look is NORMAL else look.ticks, AXIS_COLOUR)
-    angle = -90 if stage is None or n_cols > 12 else -45
+    angle = -90 if stage is None else -stage_slant(n_cols, H)
     numbered = stage is not None and max(n_rows, n_cols) <= ANNOTATE_MAX
     data: list[dict] = []
     layout_axes: dict[str, Any] = {}

@@ -385,7 +385,10 @@ def test_the_presenter_header_is_one_line_of_columns():
     at = presenting()
     header = blocks_of(at.main)[0]
     assert header == [
-        ["title:3. Causal attention and dropout"],
+        [
+            "title:3. Causal attention and dropout",
+            r"caption:shape \(6\, 6\) · Live checks\: 5 pass",
+        ],
         ["text_area:Text"],
         ["button:◀ Previous"],
         ["markdown:**Step 1 of 6**", "progress:None"],
@@ -402,13 +405,14 @@ def test_a_square_step_has_its_words_beside_the_figure_a_grid_above_it():
     figure, words = blocks_of(at.main)[-1]
     assert figure == ["plotly_chart:present_p3_step_scores"]
     assert words[0].startswith("latex:") and r"\omega = Q K^\top" in words[0]
-    assert words[-1].startswith("caption:shape \\(6\\, 6\\)")
+    assert words[1].startswith("markdown:Each query scores every key")
     spec = only_chart(at)
     assert spec["layout"]["yaxis"]["scaleanchor"] == "x"  # square cells
     assert spec["data"][0]["textfont"]["size"] >= 30
     at = presenting({"step": "3"}, page="multihead")
-    *_, words, (figure, rest) = blocks_of(at.main)
-    assert words[0][0].startswith("latex:") and "softmax" in words[0][0]
+    *_, (maths, words), (figure, rest) = blocks_of(at.main)
+    assert maths[0].startswith("latex:") and "softmax" in maths[0]
+    assert words[0].startswith("markdown:The heads")
     assert figure == ["plotly_chart:present_p4_grid"] and rest == []
     spec = only_chart(at)
     assert [spec["layout"][f"yaxis{s}"]["scaleanchor"] for s in ("", "2")] == ["x", "x2"]

@@ -196,8 +196,8 @@ def keys() -> None:
 
 
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
-# one header line above the step (the title, the text box in 22 px type, the stepper and the
-# switches), so that a 1920×1080 projector shows the whole step with its figure's plot on 70 %
+# one header line above the step (the title with the status line under it, the text box in
+# 22 px type, the stepper and the switches), so that a 1920×1080 projector shows the whole step with its figure's plot on 70 %
 # of the screen's height: Streamlit's own header band is see-through and lets clicks pass (its
 # menu and status stay clickable, above the header line), the status line (shape and live
 # checks) is 20 px dark grey (about 7:1 on white). On a screen narrower than 1600 px (a 1280 px
@@ -221,6 +221,11 @@ div[data-testid="stMainBlockContainer"] h1 { font-size: 1.6rem; padding: 0; whit
   overflow: hidden; text-overflow: ellipsis; }
 div[data-testid="stMainBlockContainer"] .st-key-present p,
 div[data-testid="stMainBlockContainer"] .st-key-predict p { font-size: 1.1rem; line-height: 1.3; }
+.st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stVerticalBlock"] {
+  gap: 0; }
+.st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stMarkdownContainer"],
+.st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stCaptionContainer"] p {
+  margin-bottom: 0; }
 .st-key-present_keys { display: none; }
 html:not([data-presenter-keys]) div[data-testid="stMain"]:not(:has(.st-key-present_next button))
   div[data-testid="stPlotlyChart"] { visibility: hidden; }
@@ -305,14 +310,14 @@ def stepper(
     with slot("counter"):
         st.markdown(f"**Step {index + 1} of {len(steps)}**")
         st.progress((index + 1) / len(steps))
-    status = md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line])))
+    with slot("title"):  # the status line under the page's title
+        st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
     if plan is not None and plan.gates_step(step):
         # "Predict first": a question step asks before it shows (ui/teach/predict.py), and a step
         # whose numbers would give a waiting question's answer away stays hidden; its sentence
         # (it may count what is asked) waits with it.
         if step.formula:
             st.latex(step.formula)
-        st.caption(status)
         plan.present_step(index, step)
         return index
     # The figure as large as the screen allows (square cells), the formula, the sentence and
@@ -329,13 +334,10 @@ def stepper(
                 st.latex(step.formula)
             if step.sentence:
                 st.write(md_escape(step.sentence))
-            st.caption(status)
-    else:
-        maths, words = body.columns([2, 3], vertical_alignment="center")
-        with maths:
-            if step.formula:
-                st.latex(step.formula)
-            st.caption(status)
+    else:  # the sentence gets the width, so that it takes fewer lines
+        maths, words = body.columns([1, 4], vertical_alignment="center")
+        if step.formula:
+            maths.latex(step.formula)
         if step.sentence:
             words.write(md_escape(step.sentence))
         # its own column, so that the colour bar stays beside the plot
