@@ -347,12 +347,6 @@ def _counting(code: str, secret: str, drawn: polls.PollState) -> None:
     )
 
 
-def _act(action: str, code: str, secret: str) -> None:
-    result = getattr(poll_views.store(), action)(code, secret)
-    if isinstance(result, polls.Refused):
-        st.session_state[NOTE_KEY] = ("warning", result.message)
-
-
 def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
     _note()
     if view.display:
@@ -367,29 +361,17 @@ def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
         "reveal": s.phase != "open" or s.round != CP.AFTER,
         "close": s.phase == "closed",
     }
-    columns = st.columns(len(ACTIONS) + 1)
-    for column, (action, label) in zip(columns, ACTIONS.items(), strict=False):
-        with column:
-            st.button(
-                label,
-                key=f"concepts_{action}",
-                disabled=disabled[action],
-                type="primary" if action != "close" else "secondary",
-                width="stretch",
-                on_click=_act,
-                args=(action, code, secret),
-            )
-    with columns[-1]:
-        st.download_button(
-            "Results (CSV)",
-            data=functools.partial(_csv, code, secret),
-            file_name=f"concept-check-{code}.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key="concepts_csv",
-            width="stretch",
-            disabled=view.key is None,
-        )
+    poll_views.control_row(
+        code,
+        secret,
+        ACTIONS,
+        disabled,
+        prefix="concepts",
+        primary=("reask", "reveal"),
+        note_key=NOTE_KEY,
+        csv=("Results (CSV)", _csv, f"concept-check-{code}.csv"),
+        csv_ready=view.key is not None,
+    )
 
 
 def _csv(code: str, secret: str) -> str:

@@ -37,6 +37,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -637,10 +638,52 @@ def _tally_chart(form, rounds, key, labels, projector: bool = False) -> tuple[st
     return None if chart is None else charts.encode(chart.spec, chart.label)
 
 
-def _act(action: str, code: str, secret: str) -> None:
+def _act(action: str, code: str, secret: str, note_key: str) -> None:
     result = getattr(store(), action)(code, secret)
     if isinstance(result, polls.Refused):
-        st.session_state[NOTE_KEY] = ("warning", result.message)
+        st.session_state[note_key] = ("warning", result.message)
+
+
+def control_row(
+    code: str,
+    secret: str,
+    actions: dict[str, str],
+    disabled: dict[str, bool],
+    *,
+    prefix: str,
+    primary: tuple[str, ...],
+    note_key: str,
+    csv: tuple[str, Callable[[str, str], str], str],
+    csv_ready: bool = True,
+) -> None:
+    """The presenter's row of controls (the poll's, the concept check's): one button per store
+    action (``actions``: the store's method and its label; a refusal is kept under
+    ``note_key`` for the page to say once), then ``csv``: (its label, ``data(code, secret)``
+    giving the text, the file's name), downloadable once ``csv_ready``."""
+    columns = st.columns(len(actions) + 1)
+    for column, (action, label) in zip(columns, actions.items(), strict=False):
+        with column:
+            st.button(
+                label,
+                key=f"{prefix}_{action}",
+                disabled=disabled[action],
+                type="primary" if action in primary else "secondary",
+                width="stretch",
+                on_click=_act,
+                args=(action, code, secret, note_key),
+            )
+    label, data, file_name = csv
+    with columns[-1]:
+        st.download_button(
+            label,
+            data=functools.partial(data, code, secret),
+            file_name=file_name,
+            mime="text/csv",
+            on_click="ignore",
+            key=f"{prefix}_csv",
+            width="stretch",
+            disabled=not csv_ready,
+        )
 
 
 def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
@@ -663,28 +706,16 @@ def _controls(code: str, secret: str, view: polls.PresenterView) -> None:
         "reveal": s.phase != "open",
         "close": s.phase == "closed",
     }
-    columns = st.columns(len(ACTIONS) + 1)
-    for column, (action, label) in zip(columns, ACTIONS.items(), strict=False):
-        with column:
-            st.button(
-                label,
-                key=f"poll_{action}",
-                disabled=disabled[action],
-                type="primary" if action == "reveal" else "secondary",
-                width="stretch",
-                on_click=_act,
-                args=(action, code, secret),
-            )
-    with columns[-1]:
-        st.download_button(
-            "Counts (CSV)",
-            data=functools.partial(_csv, code, secret),
-            file_name=f"poll-{code}.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key="poll_csv",
-            width="stretch",
-        )
+    control_row(
+        code,
+        secret,
+        ACTIONS,
+        disabled,
+        prefix="poll",
+        primary=("reveal",),
+        note_key=NOTE_KEY,
+        csv=("Counts (CSV)", _csv, f"poll-{code}.csv"),
+    )
 
 
 @st.fragment(run_every=EXPIRY_CHECK)
