@@ -62,12 +62,14 @@ div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer
 div[data-testid="stMainBlockContainer"] td, div[data-testid="stMainBlockContainer"] th
 { font-size: 1.3rem; line-height: 1.4; }
 div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 0.15em; }
+div[data-testid="stMainBlockContainer"] h3 { font-size: 2.2rem; }
 </style>
 """
 _PHONE_CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
+div[data-testid="stMainBlockContainer"] { max-width: 52rem; }
 </style>
 """
 
