@@ -214,7 +214,7 @@ def solo() -> None:
         f"{len(C.ITEMS)} questions on chapter 3's ideas, not on your numbers. Answer them "
         "before you work through the pages, and again after: then you see what you knew each "
         "time, the right answers, and the mistaken idea behind each wrong one. Your answers "
-        "stay in this browser tab; nothing is stored."
+        "stay in this tab while it is open (a reload starts again); nothing is stored."
     )
     _note()
     done = _solo_answers()
