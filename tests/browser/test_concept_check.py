@@ -18,13 +18,20 @@ container that scrolls. Screenshots in ``test-artifacts/screens/concept-*.png``.
 
 from __future__ import annotations
 
+import os
 import re
+import socket
 from fractions import Fraction
 
 import pytest
 
+from attnviz.classroom.polls import Answered
+from attnviz.classroom.redis_store import RedisPollStore
 from attnviz.teach import concepts as C
 from bench.support.browser import settle, wait_for_app
+from bench.support.network import proxy_env
+from bench.support.redis_server import RedisServer
+from bench.support.server import running_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -70,13 +77,21 @@ def own_headline(student: str) -> str:
     )
 
 
-def class_rows() -> list[list[str]]:
-    """The projector's table as it should read: #, topic, right before, right after, g, the
+def class_rows(
+    before: list[tuple[int, ...]] | None = None, after: list[tuple[int, ...]] | None = None
+) -> list[list[str]]:
+    """The projector's table as it should read, for every student's picks in each round
+    (default: the phone's and the laptop's): #, topic, right before, right after, g, the
     wrong answer picked most after (a tie: the first listed)."""
+    rounds = {
+        "before": before or [PICKS[(s, "before")] for s in ("phone", "laptop")],
+        "after": after or [PICKS[(s, "after")] for s in ("phone", "laptop")],
+    }
+    n = {r: len(a) for r, a in rounds.items()}
     rows = []
     for i, item in enumerate(C.ITEMS):
-        picks = {r: [PICKS[(s, r)][i] for s in ("phone", "laptop")] for r in ("before", "after")}
-        pre, post = (Fraction(picks[r].count(0), 2) for r in ("before", "after"))
+        picks = {r: [a[i] for a in answers] for r, answers in rounds.items()}
+        pre, post = (Fraction(picks[r].count(0), n[r]) for r in ("before", "after"))
         wrong = [p for p in picks["after"] if p != 0]
         top = ""
         if wrong:
@@ -87,21 +102,20 @@ def class_rows() -> list[list[str]]:
             [
                 str(i + 1),
                 item.topic,
-                f"{picks['before'].count(0)} of 2 ({percent(pre)})",
-                f"{picks['after'].count(0)} of 2 ({percent(post)})",
+                f"{picks['before'].count(0)} of {n['before']} ({percent(pre)})",
+                f"{picks['after'].count(0)} of {n['after']} ({percent(post)})",
                 gain(pre, post),
                 top,
             ]
         )
-    before = right("phone", "before") + right("laptop", "before")
-    after = right("phone", "after") + right("laptop", "after")
-    pre, post = Fraction(before, 2 * K), Fraction(after, 2 * K)
+    right_in = {r: sum(p == 0 for a in answers for p in a) for r, answers in rounds.items()}
+    pre, post = (Fraction(right_in[r], K * n[r]) for r in ("before", "after"))
     rows.append(
         [
             "all",
             "every question",
-            f"{before} of {2 * K} ({percent(pre)})",
-            f"{after} of {2 * K} ({percent(post)})",
+            f"{right_in['before']} of {K * n['before']} ({percent(pre)})",
+            f"{right_in['after']} of {K * n['after']} ({percent(post)})",
             gain(pre, post),
             "",
         ]
@@ -109,9 +123,13 @@ def class_rows() -> list[list[str]]:
     return rows
 
 
-def class_summary() -> str:
-    *_, (_, _, before, after, g, _) = class_rows()
-    return f"Right before: {before}; after: {after} (2 before, 2 after). Normalized gain ⟨g⟩ = {g}."
+def class_summary(rows: list[list[str]] | None = None) -> str:
+    *_, (_, _, before, after, g, _) = rows or class_rows()
+    students = [int(line.split(" of ")[1].split(" ")[0]) // K for line in (before, after)]
+    return (
+        f"Right before: {before}; after: {after} ({students[0]} before, {students[1]} after). "
+        f"Normalized gain ⟨g⟩ = {g}."
+    )
 
 
 # --- the browser ---------------------------------------------------------------------------------
@@ -225,6 +243,53 @@ def open_check(browser, url: str) -> tuple[object, object, str]:
     return room, projector, code_heading.inner_text()
 
 
+def show_results(projector, code: str, rows: list[list[str]], shots) -> None:
+    """Press "Show the results" and check what the projector says against ``rows`` (the
+    table as it should read): the counts, the overall line, the table, the chart's bars, and
+    the overall line and the chart inside the first 1,080 px. Screenshots: ``shots``.png (the
+    screen) and ``shots``-all.png (the whole page)."""
+    projector.get_by_role("button", name="Show the results").click()
+    summary = projector.get_by_role("heading", name=class_summary(rows), exact=True)
+    summary.wait_for(timeout=30_000)
+    projector.locator(".st-key-concepts_chart .main-svg").first.wait_for(timeout=60_000)
+    settle(projector, "Did the class learn it?")
+    projector.screenshot(path=f"{shots}.png")
+    shot(projector, f"{shots}-all.png")
+    students = [int(rows[0][c].split(" of ")[1].split(" ")[0]) for c in (2, 3)]
+    counts = f"Before the lesson: {students[0]} answered · After the lesson: {students[1]} answered"
+    assert projector.get_by_text(f"Check {code} · {counts}", exact=True).is_visible()
+    table = projector.locator("[data-testid='stTable'] tbody tr").evaluate_all(
+        "rows => rows.map(r => [...r.querySelectorAll('th, td')].map(c => c.innerText.trim()))"
+    )
+    assert table == rows
+    bars = projector.locator(".st-key-concepts_chart .js-plotly-plot").evaluate(
+        "gd => gd._fullData.map(t => [t.name, Array.from(t.y).map(v => Math.round(v))])"
+    )
+
+    def share(line: str) -> int:  # "31 of 50 (62%)": 62, from the counts
+        right, of = line.split(" (")[0].split(" of ")
+        return round(100 * Fraction(int(right), int(of)))
+
+    assert bars == [
+        ["before", [share(row[2]) for row in rows]],
+        ["after", [share(row[3]) for row in rows]],
+    ]
+    # One screen: the overall line and the chart, per question before and after.
+    bottoms = projector.evaluate(
+        """() => {
+        const bottom = (e) => e.getBoundingClientRect().bottom;
+        const line = [...document.querySelectorAll('h3')]
+            .find(e => e.textContent.startsWith('Right before: '));
+        return {line: bottom(line), chart: bottom(document.querySelector('.st-key-concepts_chart')),
+                scroll: document.documentElement.scrollWidth, inner: innerWidth};
+    }"""
+    )
+    assert bottoms["line"] <= PROJECTOR["height"] and bottoms["chart"] <= PROJECTOR["height"], (
+        bottoms
+    )
+    assert bottoms["scroll"] <= bottoms["inner"], bottoms
+
+
 def test_a_class_takes_the_check_before_and_after_and_sees_its_gain(app_in_chromium, artifacts):
     browser = app_in_chromium.context.browser
     url = app_in_chromium.url
@@ -294,44 +359,7 @@ def test_a_class_takes_the_check_before_and_after_and_sees_its_gain(app_in_chrom
     shown = projector.locator("[data-testid='stMain']").inner_text()
     assert not [item.answer.text for item in C.ITEMS if item.answer.text in shown]
 
-    projector.get_by_role("button", name="Show the results").click()
-    summary = projector.get_by_role("heading", name=class_summary(), exact=True)
-    summary.wait_for(timeout=30_000)
-    projector.locator(".st-key-concepts_chart .main-svg").first.wait_for(timeout=60_000)
-    settle(projector, "Did the class learn it?")
-    projector.screenshot(path=str(shots / "concept-projector-results.png"))
-    shot(projector, shots / "concept-projector-results-all.png")
-    assert projector.get_by_text(
-        f"Check {code} · Before the lesson: 2 answered · After the lesson: 2 answered", exact=True
-    ).is_visible()
-    table = projector.locator("[data-testid='stTable'] tbody tr").evaluate_all(
-        "rows => rows.map(r => [...r.querySelectorAll('th, td')].map(c => c.innerText.trim()))"
-    )
-    assert table == class_rows()
-    bars = projector.locator(".st-key-concepts_chart .js-plotly-plot").evaluate(
-        "gd => gd._fullData.map(t => [t.name, Array.from(t.y).map(v => Math.round(v))])"
-    )
-    shares = {  # % right per question (two students: 0, 50 or 100), then all of them
-        r: [50 * sum(PICKS[(s, r)][i] == 0 for s in ("phone", "laptop")) for i in range(K)]
-        + [round(100 * Fraction(right("phone", r) + right("laptop", r), 2 * K))]
-        for r in ("before", "after")
-    }
-    assert [name for name, _ in bars] == ["before", "after"]
-    assert [ys for _, ys in bars] == [shares["before"], shares["after"]]
-    # One screen: the overall line and the chart, per question before and after.
-    bottoms = projector.evaluate(
-        """() => {
-        const bottom = (e) => e.getBoundingClientRect().bottom;
-        const line = [...document.querySelectorAll('h3')]
-            .find(e => e.textContent.startsWith('Right before: '));
-        return {line: bottom(line), chart: bottom(document.querySelector('.st-key-concepts_chart')),
-                scroll: document.documentElement.scrollWidth, inner: innerWidth};
-    }"""
-    )
-    assert bottoms["line"] <= PROJECTOR["height"] and bottoms["chart"] <= PROJECTOR["height"], (
-        bottoms
-    )
-    assert bottoms["scroll"] <= bottoms["inner"], bottoms
+    show_results(projector, code, class_rows(), shots / "concept-projector-results")
 
     # Each student's page turns to her own before and after by itself.
     for name, device in devices.items():
@@ -379,3 +407,82 @@ def test_a_student_alone_sees_her_own_before_and_after_on_a_phone(app_in_chromiu
     ).wait_for(timeout=10_000)
     shot(phone, shots / "concept-alone-results.png")
     context.close()
+
+
+# --- a class of 50 -------------------------------------------------------------------------------
+CLASS = 50
+# How many of the 50 get each question right, before and after: one nobody knew, one everybody
+# knew before, one that fell, one unchanged, the rest rising.
+RIGHT_BEFORE = (10, 20, 25, 50, 0, 5, 12, 30, 40, 45, 15, 18, 22, 35)[:K]
+RIGHT_AFTER = (40, 30, 25, 50, 50, 5, 30, 45, 40, 20, 35, 38, 40, 49)[:K]
+REDIS_PORTS = range(6370, 6380)
+
+
+def class_picks(student: int, right_counts: tuple[int, ...]) -> tuple[int, ...]:
+    """Right on question i when she is among its first right_counts[i]; otherwise one of its
+    wrong options (the three in turn across the class)."""
+    return tuple(0 if student < right_counts[i] else 1 + (student + i) % 3 for i in range(K))
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def class_server(blackhole, app_in_chromium):
+    """A second server whose polls live in a redis-server on 127.0.0.1 (the first free port of
+    6370-6379), and a store on the same Redis: the test answers for 50 phones through it, as
+    their sessions would."""
+    redis = None
+    for port in REDIS_PORTS:
+        if not _free(port):
+            continue
+        candidate = RedisServer(port)
+        try:
+            redis = candidate.start()
+            break
+        except RuntimeError:
+            candidate.close()
+    if redis is None:
+        pytest.skip("no free port in 6370-6379 for redis-server")
+    env = {**proxy_env(blackhole), "ATTNVIZ_REDIS_URL": redis.url}
+    if "TIKTOKEN_CACHE_DIR" in os.environ:
+        env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
+    store = RedisPollStore.from_url(redis.url)
+    try:
+        with running_app(env=env) as (url, _proc):
+            warm = app_in_chromium.context.new_page()  # the root first (see conftest.py)
+            warm.goto(url + "/")
+            settle(warm, "Attention, step by step")
+            warm.close()
+            yield url, store
+    finally:
+        store.client.close()
+        redis.close()
+
+
+def test_a_class_of_50_sees_its_gain_on_one_screen(class_server, app_in_chromium, artifacts):
+    url, store = class_server
+    shots = artifacts / "screens"
+    shots.mkdir(exist_ok=True)
+    room, projector, code = open_check(app_in_chromium.context.browser, url)
+    answered(projector, "Before the lesson: 0 answered")
+    before = [class_picks(s, RIGHT_BEFORE) for s in range(CLASS)]
+    after = [class_picks(s, RIGHT_AFTER) for s in range(CLASS)]
+    for s, picks in enumerate(before):
+        assert isinstance(store.answer(code, f"phone-{s:02d}", 1, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered")  # live, without a reload
+    projector.get_by_role("button", name="Start the after check").click()
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: 0 answered")
+    for s, picks in enumerate(after):
+        assert isinstance(store.answer(code, f"phone-{s:02d}", 2, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: {CLASS} answered")
+    rows = class_rows(before, after)
+    assert rows[3][4] == "—" and rows[9][4] == "-5.00"  # all right before; a fall
+    show_results(projector, code, rows, shots / "concept-projector-50")
+    room.close()
