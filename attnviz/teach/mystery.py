@@ -9,8 +9,13 @@ a badge), the diagnosis choices, and the :class:`Reveal` for after the answer (t
 catches the bug, :mod:`attnviz.teach.checks`, and the one-line diff the engine ran, ``Bug.diff``).
 
 A bug is posed only where it shows: :func:`candidates` keeps a bug when its settings do not
-hide it (``Bug.hidden_at``: one head, one token, dropout 0, ``T == context_length`` ...) and
-when it changes something the page shows by at least ``VISIBLE`` (or raises). Dropout left on
+hide it (``Bug.hidden_at``: one head, one token, dropout 0, ``T == context_length`` ...), when
+it changes something the page shows by at least ``VISIBLE`` (or raises), and when the page
+lets the student point at the symptom: the error, or one of the exhibit's "Signs to check"
+(:func:`signs_of`: row sums, the weights against the softmax of the scores shown, the scores
+against the queries and keys shown, the weight on future keys, route 1 against route 2,
+dropout in eval mode) off what right code gives. A page draws its mystery from the student's
+session seed, so neighbors get different ones. Dropout left on
 in eval mode changes nothing in training mode, so it is never posed there. Nothing here
 imports Streamlit.
 """

@@ -1,17 +1,28 @@
-"""Predict first: questions made from the student's own numbers (issue 25, the engine part).
+"""Predict first: questions made from the student's own numbers (issues 25 and 37, the engine).
 
-A :class:`Question` asks for the number a page is about to draw (which key a query weighs most,
-a softmax row, how many causal weights are exactly 0, what dropout makes of a kept weight, the
-shape after the head split, whether a row sharpens without 1/√d_k, a score) before the panel
-that shows it (``Question.hides``, a lesson panel key) is revealed. It is a frozen value of plain
-types: its key, tolerance and the wrong answers of known misconceptions are stored in it, so it
-is graded (:func:`grade`) without the trace, and :func:`make` rebuilds it from (kind, page,
-text, settings, book, seed) alone (issue 26 polls a class on the same question).
+A :class:`Question` asks about an idea of the pass with the numbers a page is about to draw:
+which key a query weighs most and why, what a raised score does to a weight, how many times
+larger one weight is than another, a row sketched, what the mask leaves, what dropout makes of
+a kept weight or a row, how a row changes with √d_k, which shape comes next, a score worked
+from at most ``MAX_PRODUCTS`` products. It is asked before the panel that shows the answer
+(``Question.hides``, a lesson panel key) and below the panels it relies on (``RELIES_ON``,
+drawn unhidden above it). It is a frozen value of plain types: its key, tolerance, the wrong
+answers of known misconceptions and the reason the key is right are stored in it, so it is
+graded (:func:`grade`) without the trace, and :func:`make` rebuilds it from (kind, page, text,
+settings, book, seed) alone (issue 26 polls a class on the same question).
 
 A question is posed only when its answer is clear at these numbers (an argmax wins by at least
 ``ARGMAX_MARGIN``, a row is not close to an even share, a misconception's wrong answer is
-distinct from the key and from the others ...) and when a uniform guess is right at most a
-third of the time; otherwise :func:`make` returns None and :func:`choose` tries another kind.
+distinct from the key and from the others ...), when a uniform guess is right at most a third of
+the time, and when no fixed strategy finds the key: a typed number is none of the numbers the
+prompt states (nor 0, 1 or 1/(1 − p)); which key wins is drawn evenly among the key's relations
+to the query (itself, the first token, the one before, another) and posed only where three
+have candidates; a choice's answer and the key's place among the options come from balanced
+draws over consecutive seeds (:func:`_balanced`). ``bench/question_strategies.py`` measures it.
+
+:func:`choose` takes the kinds clear at these numbers in turn, so "Next question" (the next
+seed) asks another kind, never the question before. A page's seeds start from the session's
+own (``attnviz.core.seeding.session_seed``), so neighbors get different questions.
 
 The prompt names tokens by their 0-based labels ("3: ␣the"): it holds the student's text, so a
 page shows it as plain text, never as Markdown or HTML. Nothing here imports Streamlit.
@@ -1001,7 +1012,7 @@ def _dropout_row_sum(n: Numbers, rng: random.Random, where: dict) -> Question | 
     def prompt_of(c) -> str:
         h, q = c
         return (
-            f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the dropout mask above "
+            f"Training mode, dropout p = {p:g}{_head_words(n, h)}: the dropout mask shown here "
             f"zeroes some weights of row {n.labels[q]} and scales the rest. What does the row "
             "sum to after dropout? Answer to 2 decimals."
         )
