@@ -86,7 +86,7 @@ page_path = (check and check.page) or navigation.url_path
 
 from attnviz.server import budget, gate, runtime, warmup  # noqa: E402
 from ui import cache, links, profiling, state, style  # noqa: E402
-from ui.teach import present  # noqa: E402
+from ui.teach import narrow, present  # noqa: E402
 from ui.text import md_escape  # noqa: E402
 
 # torch's intra-op threads, and large tensors' memory handed back to the system when freed
@@ -118,6 +118,7 @@ def frame() -> None:
     with header:
         if not status.is_real:  # the fallback changes every token: said on the page itself
             st.warning(f"{status.headline}. {md_escape(status.detail)}")
+        narrow.notice()  # a presenter link opened on a phone: why the page looks as usual
         if state.URL_WARNING_KEY in st.session_state:
             st.warning(st.session_state[state.URL_WARNING_KEY])
         if links.URL_WARNING_KEY in st.session_state:

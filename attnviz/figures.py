@@ -101,7 +101,7 @@ GRID_CELL_BUDGET = 4 * 256 * 256  # cells in one heads grid; more would slow the
 LABEL_EVERY_TOKEN_UP_TO = 24
 ROW_PX = 24  # a heatmap row's height, px, up to the cap (see heatmap)
 X_LABELS_PX = 135  # a heatmap's x axis: token labels slanted at 45°, and its title
-GRID_TICK_SIZE = 10
+GRID_TICK_SIZE = 11  # the smallest text a chart writes (no text under 11 px on a phone)
 RATIO_RANGE = 4  # the colour saturates at 2**-4 = 1/16 and 2**4 = 16 times an even share
 RATIO_NAME = "weight × visible keys"
 COLOUR_BAR = "colour bar"  # the name of the invisible marker that draws a log2 colour bar
@@ -421,6 +421,9 @@ def base_layout(
         "title": title_part,
         "height": max(height, look.min_height),
         "margin": {"l": 10, "r": right, "t": top + extra_top, "b": 10},
+        # a bar's value written on it, shrunk to fit a narrow bar (a phone): not drawn at all
+        # below the smallest text a chart writes (hovering or tapping the bar shows it)
+        "uniformtext": {"minsize": GRID_TICK_SIZE, "mode": "hide"},
         **layout,
     }
 

@@ -37,7 +37,7 @@ st.caption("The fixed example the heatmaps below show (it is never trained on). 
 panels.formula(
     r"A = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}} + M_{\text{causal}}\right),\quad "
     r"\hat y = \mathrm{Linear}(\mathrm{out\_proj}(AV)),\quad "
-    r"\mathcal{L} = -\frac{1}{|P|}\sum_{i \in P} \log \mathrm{softmax}(\hat y_i)_{y_i}"
+    r"\mathcal{L} = -\frac{1}{|P|}\sum_{i \in P} \log \mathrm{softmax}(\hat y_i)[y_i]"
 )
 st.caption(
     "P: the positions that have a target. There is no residual path: the only way to the "

@@ -21,25 +21,49 @@ args = cfg.trace_args("simplified")  # X depends only on the text, d_in and the 
 
 panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
 
-st.graphviz_chart(
-    """
+# The same two pictures twice: side by side on a wide screen, one above the other on a phone
+# (ui/style.py shows one of the two), where the wide one would set its words under 11 px.
+DIAGRAM = """
 digraph G {
-  rankdir=LR; newrank=true; node [shape=box, style="rounded,filled", fillcolor="#eef2fb", fontsize=11];
+  rankdir=%(rankdir)s; newrank=true; node [shape=box, style="rounded,filled", fillcolor="#eef2fb", fontsize=11];
   subgraph cluster_rnn { label="RNN encoder–decoder: one bottleneck"; fontsize=11;
     a1 [label="x1"]; a2 [label="x2"]; a3 [label="x3"]; h [label="hidden state", fillcolor="#fde2e2"];
     o1 [label="y1"]; o2 [label="y2"];
     a1 -> a2 -> a3 -> h; h -> o1; h -> o2;
-    { rank=same; o2 -> o1 [style=invis]; } }
+    { rank=same; %(outputs)s [style=invis]; } }
   subgraph cluster_att { label="Attention: every output sees every input"; fontsize=11;
-    b1 [label="x1"]; b2 [label="x2"]; b3 [label="x3"]; z1 [label="z1", fillcolor="#e2f5e7"]; z2 [label="z2", fillcolor="#e2f5e7"];
-    { rank=same; b3 -> b2 -> b1 [style=invis]; }
-    { rank=same; z2 -> z1 [style=invis]; }
+    b1 [label="%(b1)s"]; b2 [label="%(b2)s"]; b3 [label="%(b3)s"]; z1 [label="z1", fillcolor="#e2f5e7"]; z2 [label="z2", fillcolor="#e2f5e7"];
+    { rank=same; %(inputs)s [style=invis]; }
+    { rank=same; %(outputs2)s [style=invis]; }
     b1 -> z1; b2 -> z1; b3 -> z1; b1 -> z2; b2 -> z2; b3 -> z2; }
-  a1 -> b1 [style=invis];
+  %(between)s [style=invis];
 }
-""",
-    width="stretch",
-)
+"""
+WIDE = {
+    "rankdir": "LR",
+    "outputs": "o2 -> o1",
+    "inputs": "b3 -> b2 -> b1",
+    "outputs2": "z2 -> z1",
+    "between": "a1 -> b1",
+    "b1": "x1",
+    "b2": "x2",
+    "b3": "x3",
+}
+NARROW = {
+    "rankdir": "TB",
+    "outputs": "o1 -> o2",
+    "inputs": "b1 -> b2 -> b3",
+    "outputs2": "z1 -> z2",
+    "between": "o1 -> b2",
+    # dot sets this row b2, b3, b1 from left to right: labelled so that it reads x1, x2, x3
+    "b1": "x3",
+    "b2": "x1",
+    "b3": "x2",
+}
+with st.container(key="diagram_wide"):
+    st.graphviz_chart(DIAGRAM % WIDE, width="stretch")
+with st.container(key="diagram_narrow"):
+    st.graphviz_chart(DIAGRAM % NARROW, width="content")
 
 st.write(
     "**Self-attention** relates the positions of one sequence to each other: each token's new "

@@ -15,7 +15,15 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   3.9:1), and so are a live check's numbers under its badge (ui/panels.badge_text), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
   the code's syntax colours are darker versions of Streamlit's (its green, teal,
   orange, blue and grey were 2.3–3.8:1 on the code's background);
-- chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines);
+- chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines),
+  no chart text is under 11 px: a heatmap's cell numbers that plotly.js would set smaller are
+  not drawn (hovering or tapping a cell shows its value), and subscripts keep 92 % of their
+  line's size instead of plotly's 70 %;
+- the home page's diagram is drawn twice (pages/why-attention.py), side by side for a wide
+  screen and one picture above the other for a phone, and each screen shows its own; on a
+  phone a button's label wraps instead of running off the screen;
+- a Markdown table wider than its column (the break-it table) scrolls in its own box, its
+  edges shaded while there is more on that side, and on a phone a line over it says so;
 - the control that opens the collapsed sidebar says "Settings" next to its arrows, with a
   finger-sized target;
 - the tablet sidebar is narrower, leaving the charts more room, and there a row of charts (or
@@ -51,6 +59,18 @@ _CODE_CSS = "\n".join(
     for colour, kinds in CODE_COLOURS.items()
 )
 
+# A heatmap's cell numbers: plotly.js sizes them to fit the cells as drawn (figures.heatmap);
+# under 11 px (a large matrix, a phone) they are not drawn at all, and hovering or tapping a
+# cell shows its value. Plotly writes the size it chose into each number's inline style.
+MIN_TEXT_PX = 11
+_SMALL_CELL_NUMBERS = ", ".join(
+    f'[data-testid="stPlotlyChart"] g.heatmap-label text[style*="font-size: {px}px;"]'
+    for px in range(1, MIN_TEXT_PX)
+)
+# Over a table wider than a phone (the break-it table), which scrolls inside its own box; its
+# edges also shade while there is more to see on that side.
+SWIPE_HINT = "Swipe the table sideways to see every column →"
+
 CSS = f"""
 <style>
 div[data-testid="stCaptionContainer"] {{
@@ -68,6 +88,9 @@ div[data-testid="stCaptionContainer"] {{
   width: fit-content;
   font-size: 0.875rem;
   color: {CAPTION_GREY};
+}}
+.st-key-present_narrow, .st-key-diagram_narrow {{
+  display: none;
 }}
 .st-key-explain_derivation {{
   scroll-margin-top: 64px;
@@ -87,6 +110,19 @@ button[data-testid^="stBaseButton"] kbd {{
   display: block;
   max-width: 100%;
   overflow-x: auto;
+  background:
+    linear-gradient(to right, #ffffff 40%, rgba(255, 255, 255, 0)) left / 28px 100% no-repeat local,
+    linear-gradient(to left, #ffffff 40%, rgba(255, 255, 255, 0)) right / 28px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(49, 51, 63, 0.3), transparent)
+      left / 14px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.3), transparent)
+      right / 14px 100% no-repeat scroll;
+}}
+{_SMALL_CELL_NUMBERS} {{
+  display: none;
+}}
+[data-testid="stPlotlyChart"] tspan[style*="font-size:70%"] {{
+  font-size: 92% !important;
 }}
 [data-testid="stExpandSidebarButton"] {{
   min-width: 44px;
@@ -115,6 +151,24 @@ button[data-testid^="stBaseButton"] kbd {{
   }}
   [data-testid="stPlotlyChart"] .gtitle {{
     font-size: 13px !important;
+  }}
+  .st-key-diagram_wide {{
+    display: none;
+  }}
+  .st-key-diagram_narrow {{
+    display: block;
+  }}
+  button[data-testid^="stBaseButton"] [data-testid="stMarkdownContainer"] p {{
+    white-space: normal;
+  }}
+  [data-testid="stMarkdownContainer"] table::before {{
+    content: "{SWIPE_HINT}";
+    display: block;
+    position: sticky;
+    left: 0;
+    padding: 0 0 4px;
+    font-size: 14px;
+    color: {CAPTION_GREY};
   }}
 }}
 @media (min-width: {PHONE_MAX + 1}px) and (max-width: {TABLET_MAX}px) {{

@@ -75,6 +75,7 @@ function build(me, grid) {
   });
   box.appendChild(table);
   me.table = table;
+  showHint(me);
   table.addEventListener("click", (event) => {
     const cell = event.target.closest("td[role=gridcell]");
     if (cell) {
@@ -83,6 +84,21 @@ function build(me, grid) {
     }
   });
   table.addEventListener("keydown", (event) => onKey(me, event));
+}
+
+// The line over the grid that says it scrolls sideways: shown only while the grid is wider than
+// its box (a phone, a long text), checked again whenever the box changes size.
+function showHint(me) {
+  const box = me.root.querySelector(".cells");
+  const hint = me.root.querySelector(".hint");
+  if (!box || !hint) return;
+  hint.hidden = box.scrollWidth <= box.clientWidth + 1;
+  if (me.observed !== box && typeof ResizeObserver === "function") {
+    if (me.observer) me.observer.disconnect();
+    me.observer = new ResizeObserver(() => showHint(me));
+    me.observer.observe(box);
+    me.observed = box;
+  }
 }
 
 function cellAt(me, r, c) {

@@ -54,8 +54,12 @@ td { min-width: 2.7em; height: 2em; text-align: center; border: 1px solid #fffff
      cursor: pointer; font-variant-numeric: tabular-nums; }
 td:focus { outline: 3px solid #ff2b2b; outline-offset: -3px; }
 td[aria-selected=true] { box-shadow: inset 0 0 0 3px #fde725; font-weight: bold; }
+.hint { margin: 0 0 4px; font-size: 14px; color: #5e5d5b; }
+.hint[hidden] { display: none; }
 """
-_HTML = '<div class="cells"></div>'
+# Over the grid when it is wider than its box (a phone, a long text): it scrolls sideways.
+GRID_HINT = "Swipe or scroll the grid sideways to reach every key →"
+_HTML = f'<p class="hint" hidden>{GRID_HINT}</p><div class="cells"></div>'
 _JS = (Path(__file__).parent / "cell_grid.js").read_text(encoding="utf-8")
 _picker = st.components.v2.component("attnviz_cell_grid", html=_HTML, css=_CSS, js=_JS)
 

@@ -26,7 +26,7 @@ from attnviz import figures
 from attnviz.teach.panel import Panel, stage_frame, stage_numbers
 from ui import state, url
 from ui.charts import chart
-from ui.teach import predict
+from ui.teach import narrow, predict
 from ui.text import md_escape
 
 PRESENT_KEY = url.PRESENT
@@ -369,6 +369,7 @@ def _numbers_css(key: str, frame: figures.Frame, n_cols: int, size: int, widest:
 def show(steps: Sequence[Panel], checks=(), *, plan: predict.Plan | None = None) -> int:
     """The whole presenter view of a pass page: style, stepper, one line of live checks.
     ``plan``: the page's "Predict first" plan, which asks its questions at their steps."""
+    narrow.fall_back()  # on a phone's screen: the page's own phone layout instead
     style()
     return stepper(steps, checks_line=checks_summary(checks), plan=plan)
 
