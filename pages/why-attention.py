@@ -134,6 +134,11 @@ def alignment() -> None:
     panels.table(("home", "why", "align", words), "outputs", lambda: lesson.table)
     panels.show(lesson.panels["why_align"], numbers=False)
     st.caption(md_escape(lesson.argmax))
+    with st.expander("Explain a row: from dot products to its largest weight"):
+        rows = lesson.panels["why_align"].rows
+        t = st.selectbox("Mirror word written", range(len(rows)), format_func=rows.__getitem__)
+        st.markdown("\n".join(f"- {md_escape(line)}" for line in lesson.derive(int(t))))
+        panels.show(lesson.panels["why_scores"], numbers=False)
 
 
 alignment()

@@ -63,6 +63,11 @@ def test_the_picked_sentence_through_both_models():
     assert z.shape == (40, 40)
     assert np.allclose(z, lesson.panels["why_align"].values.numpy(), atol=1e-6)
     assert trace["x"][0].endswith(words[0])
+    derivation = "\n".join(f"- {line}" for line in lesson.derive(0))
+    assert derivation in [unescape(str(m.value)) for m in at.markdown]
+    at.selectbox[0].set_value(39).run()
+    derivation = "\n".join(f"- {line}" for line in lesson.derive(39))
+    assert derivation in [unescape(str(m.value)) for m in at.markdown]
 
 
 def test_a_typed_sentence_replaces_the_picked_one():

@@ -102,3 +102,23 @@ def test_a_typed_sentence_aligns_in_under_20_ms_of_cpu(rec):
         H.align_lesson(words, rec)
         best = min(best, time.thread_time() - started)
     assert best < 0.020, f"{1000 * best:.1f} ms"
+
+
+def test_a_row_is_derived_from_its_dot_products(rec):
+    words = L.seeded_sentence(2, 9)
+    lesson = H.align_lesson(words, rec)
+    att = rec.attention.model.greedy(L.ids_of(words))
+    scores = lesson.panels["why_scores"].values
+    assert torch.allclose(scores, att.queries[0] @ att.keys[0].T)
+    assert torch.allclose(torch.softmax(scores, -1), lesson.panels["why_align"].values, atol=1e-6)
+    for t in range(9):
+        lines = lesson.derive(t)
+        weights = lesson.panels["why_align"].values[t]
+        j = int(weights.argmax())
+        assert f"ω = s_{t + 1} · h_{j + 1} = {float(scores[t, j]):.4f}" in lines[1]
+        assert lines[2].endswith(f"= {float(weights[j]):.4f}.")
+        assert lines[3].startswith(
+            f"The panel's cell ({t + 1}, {j + 1}) holds {float(weights[j]):.4f}"
+        )
+        right = j == 8 - t
+        assert lines[3].endswith("the right one.") == right

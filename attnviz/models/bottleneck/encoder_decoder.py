@@ -60,10 +60,14 @@ class Seq2SeqConfig:
 
 @dataclass(frozen=True)
 class Decoded:
-    """A greedy decoding: word ids (b, L) and, with attention, the weights (b, L, S)."""
+    """A greedy decoding: word ids (b, L); with attention, the weights (b, L, S); the decoder's
+    states, one per word written (b, L, hidden: the queries), and the encoder's (b, S, hidden:
+    the keys and values)."""
 
     ids: Tensor
     weights: Tensor | None
+    queries: Tensor
+    keys: Tensor
 
 
 class EncoderDecoder(nn.Module):
@@ -112,15 +116,21 @@ class EncoderDecoder(nn.Module):
         states, summary = self.encode(source)
         h = summary[None]
         word = torch.full((source.shape[0], 1), L.BOS, dtype=torch.long)
-        ids, weights = [], []
+        ids, weights, queries = [], [], []
         for _ in range(n):
             s, h = self.decoder(self.target_embedding(word), h)
+            queries.append(s)
             logits, w = self.read_out(s, states, summary)
             word = logits.argmax(-1)
             ids.append(word)
             if w is not None:
                 weights.append(w)
-        return Decoded(torch.cat(ids, dim=1), torch.cat(weights, dim=1) if weights else None)
+        return Decoded(
+            torch.cat(ids, dim=1),
+            torch.cat(weights, dim=1) if weights else None,
+            torch.cat(queries, dim=1),
+            states,
+        )
 
 
 def build(cfg: Seq2SeqConfig, seed: int | None) -> EncoderDecoder:

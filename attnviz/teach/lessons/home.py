@@ -196,10 +196,38 @@ class AlignLesson:
     argmax: str  # where the alignment's largest weights fall
     hits: int  # target words whose largest weight is on their source word
     first_wrong: int | None  # the bottleneck's first wrong target position (0-based)
+    width: int  # the models' hidden width: the length of a query and a key
 
     @property
     def claims(self) -> tuple[Claim, ...]:
         return (Claim(self.argmax, "why_align", "rows_sum_to_one"),)
+
+    def derive(self, t: int) -> tuple[str, ...]:
+        """Row ``t``'s (0-based) largest weight, from the dot products up: what the panel's
+        cell holds, recomputed in float64."""
+        scores = self.panels["why_scores"].values[t].double()
+        weights = self.panels["why_align"].values[t]
+        j = int(weights.argmax())
+        top = float(scores.max())
+        terms = torch.exp(scores - top)
+        alpha = float(terms[j] / terms.sum())
+        rows, cols = self.panels["why_align"].rows, self.panels["why_align"].cols
+        width = self.width
+        return (
+            f"Row {rows[t]}: the decoder's state s_{t + 1} (its {width} numbers as it writes "
+            f"this word) is the query; each English word's encoder state h_j is a key.",
+            f"Score of the largest cell: ω = s_{t + 1} · h_{j + 1} = {float(scores[j]):.4f} "
+            f"(column {cols[j]}); the row's scores run from {float(scores.min()):.4f} to "
+            f"{top:.4f}.",
+            f"Softmax over the row: α = exp(ω − {top:.4f}) / Σ_k exp(ω_k − {top:.4f}) = "
+            f"{float(terms[j]):.4f} / {float(terms.sum()):.4f} = {alpha:.4f}.",
+            f"The panel's cell ({t + 1}, {j + 1}) holds {float(weights[j]):.4f}"
+            + (
+                f"; it translates English word {j + 1}, the right one."
+                if j == len(cols) - 1 - t
+                else f"; the word this row translates is English word {len(cols) - t}."
+            ),
+        )
 
 
 def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
@@ -240,6 +268,17 @@ def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
         value_name="weight",
         annotate=n <= 12,
     )
+    scores = matrix_panel(
+        "why_scores",
+        (att.queries[0] @ att.keys[0].T).clone(),
+        rows,
+        cols,
+        colour="signed",
+        row_name="Mirror word written",
+        col_name="English word",
+        value_name="score",
+        annotate=n <= 12,
+    )
     a_right = sum(w == r for w, r in zip(att_words, right_words, strict=True))
     o_right = sum(w == r for w, r in zip(one_words, right_words, strict=True))
     wrong = [t for t in range(n) if one_words[t] != right_words[t]]
@@ -260,4 +299,14 @@ def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
         f"Each row is one softmax over the {n} English words (it sums to 1). In {hits} of the "
         f"{n} rows the largest weight is on the English word that row translates."
     )
-    return AlignLesson(words, table, {"why_align": panel}, outcome, argmax, hits, first)
+    width = rec.attention.model.cfg.hidden
+    return AlignLesson(
+        words,
+        table,
+        {"why_align": panel, "why_scores": scores},
+        outcome,
+        argmax,
+        hits,
+        first,
+        width,
+    )
