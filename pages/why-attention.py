@@ -94,11 +94,7 @@ st.write(md_escape(runs.sizes))
 panels.beside(("why_by_length", runs.by_length))
 st.write(md_escape(runs.at_words))
 panels.beside(("why_during_bottleneck", runs.during[0]), ("why_during_attention", runs.during[1]))
-st.caption(
-    "Measured every 50 steps on 64 held-out sentences of each length. Each training batch "
-    "holds sentences of one length, drawn from 4–40 words; the batch losses are in "
-    "attnviz/models/bottleneck/data/runs.json."
-)
+st.caption(md_escape(runs.during_caption))
 
 st.markdown(
     "**Attention aligns.** Pick a sentence (or type one) and watch both models translate it."

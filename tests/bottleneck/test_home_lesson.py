@@ -49,6 +49,12 @@ def test_the_run_sentences_quote_the_recorded_numbers(rec):
         assert list(curve) == [f"{n} words" for n in (5, 10, 20, 30, 40)]
         assert np.allclose(curve["30 words"], [p.accuracy[30] for p in run.curve])
     assert "Pass 1 does the same arithmetic inside one sequence" in runs.bridge
+    assert runs.during_caption == (
+        "Measured every 50 steps on 64 held-out sentences of each length. Each training batch "
+        "holds sentences of one length, drawn from 4–40 words."
+    )
+    assert (rec.measure_every, rec.curve_size) == (R.MEASURE_EVERY, R.CURVE_SIZE)
+    assert [p.step for p in rec.attention.curve][:2] == [0, rec.measure_every]
 
 
 @pytest.mark.parametrize("length", [3, 12, 40])

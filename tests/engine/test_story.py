@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from attnviz.teach.lessons import common
+from attnviz.models.bottleneck import bottleneck_run, toy_language
+from attnviz.teach.lessons import common, home
 from attnviz.teach.lessons import multihead as ML
 from attnviz.teach.lessons import pytorch as PL
 from tests.pytorch import test_lesson as page6
@@ -51,4 +52,6 @@ def test_every_story_is_told_by_some_panel(monkeypatch):
         [ML.head_view(trace, h) for h in range(trace.num_heads)]
     les = page6.build(*page6.CASES["default"])
     PL.head_panels(les, 0)
+    # the home page's alignment of a toy sentence through the recorded encoder–decoders
+    home.align_lesson(toy_language.seeded_sentence(0, 5), bottleneck_run.recorded())
     assert told == set(common.STORY)

@@ -200,7 +200,9 @@ def read_run(folder: Path, kind: str, entry: dict) -> RecordedRun:
 class Recorded:
     bottleneck: RecordedRun
     attention: RecordedRun
-    final_size: int
+    final_size: int  # held-out sentences of each length behind ``accuracy``
+    measure_every: int  # steps between two points of a curve
+    curve_size: int  # held-out sentences of each length behind a curve's point
 
     def run(self, kind: str) -> RecordedRun:
         if kind not in ED.KINDS:
@@ -215,7 +217,13 @@ def read(path: Path) -> Recorded:
     """The runs in ``path``, read afresh (the app reads them once, through :func:`recorded`)."""
     data = json.loads((path / RUNS_JSON).read_text(encoding="utf-8"))
     runs = {kind: read_run(path, kind, data["runs"][kind]) for kind in ED.KINDS}
-    return Recorded(runs["bottleneck"], runs["attention"], int(data["final_size"]))
+    return Recorded(
+        runs["bottleneck"],
+        runs["attention"],
+        int(data["final_size"]),
+        int(data["measure_every"]),
+        int(data["curve_size"]),
+    )
 
 
 @functools.lru_cache(maxsize=1)

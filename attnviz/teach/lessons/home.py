@@ -114,6 +114,7 @@ class RunLesson:
 
     by_length: figures.Chart  # held-out token accuracy against sentence length
     during: tuple[figures.Chart, figures.Chart]  # held-out accuracy against step, each model
+    during_caption: str  # how those curves were measured
     sizes: str  # the two models' width and parameters
     at_words: str  # "at 30 words the one-vector decoder gets N %; with attention M %"
     alignment: str  # how often the recorded attention model's argmax is the right word
@@ -182,7 +183,12 @@ def run_lesson(rec: R.Recorded) -> RunLesson:
         "Pass 1 does the same arithmetic inside one sequence: every token's row of X is a query "
         "against every row of X (scores XXᵀ), a row softmax, a weighted sum αX: self-attention."
     )
-    return RunLesson(by_length, (one, att), sizes, at_words, alignment, bridge)
+    during_caption = (
+        f"Measured every {rec.measure_every} steps on {rec.curve_size} held-out sentences of "
+        f"each length. Each training batch holds sentences of one length, drawn from "
+        f"{b.config.min_length}–{b.config.max_length} words."
+    )
+    return RunLesson(by_length, (one, att), during_caption, sizes, at_words, alignment, bridge)
 
 
 @dataclass(frozen=True)
