@@ -277,7 +277,7 @@ def unpacked(obj) -> np.ndarray:
     return np.asarray(obj)
 
 
-def cut_words(n_rows: int, n_cols: int, max_side: int = MAX_SIDE) -> str:
+def _cut_words(n_rows: int, n_cols: int, max_side: int = MAX_SIDE) -> str:
     """What :func:`crop` cuts from an ``n_rows`` × ``n_cols`` matrix, in words ("" if nothing)."""
     note = []
     if n_rows > max_side:
@@ -289,7 +289,7 @@ def cut_words(n_rows: int, n_cols: int, max_side: int = MAX_SIDE) -> str:
 
 def crop(z: np.ndarray, rows: list, cols: list, max_side: int = MAX_SIDE):
     """Keep at most ``max_side`` rows and columns; say what was cut."""
-    cut = cut_words(z.shape[0], z.shape[1], max_side)
+    cut = _cut_words(z.shape[0], z.shape[1], max_side)
     return z[:max_side, :max_side], rows[:max_side], cols[:max_side], cut
 
 
@@ -549,7 +549,7 @@ def _em(text: str) -> float:
     return sum(_EM.get(ch, 0.53) for ch in html.unescape(text))
 
 
-def stage_slant(n_cols: int, heads: int = 1) -> int:
+def _stage_slant(n_cols: int, heads: int = 1) -> int:
     """Degrees the presenter's x tick labels are slanted: upright past 12 columns; 35 under a
     grid of heads, whose cells (about 50 px) still part two labels by a line's height, and
     which needs the height; 45 under one matrix."""
@@ -623,7 +623,7 @@ def _below_axis(labels: list[str], look: Look, angle: int, titled: bool) -> int:
     return below + (2 * look.axis_titles if titled else 0)
 
 
-def stage_title(title: str, note: str) -> str:
+def _stage_title(title: str, note: str) -> str:
     """The presenter's figure title: its note (a subtitle elsewhere) on the same line, which
     leaves the cells a line more of the screen."""
     return f"{title} · {note}" if note else title
@@ -650,11 +650,11 @@ def stage_frame(
     titled = heads == 1
     left = round(max((_em(y) for y in ys), default=1.0) * look.ticks) + 16
     left += 2 * look.axis_titles if titled else 0
-    angle = stage_slant(n_cols, heads)
+    angle = _stage_slant(n_cols, heads)
     bottom = _below_axis(xs, look, angle, titled) + 10
     right = {"": 20, "relative": 160}.get(bar, 130)
     head_titles = 0 if titled else round(1.5 * look.heads)
-    top = _title(stage_title(title, note), "", look)[1] + head_titles
+    top = _title(_stage_title(title, note), "", look)[1] + head_titles
     across = STAGE_WIDTH - left - right
     best: Frame | None = None
     for per_row in range(1, heads + 1):
@@ -689,7 +689,7 @@ def matrix_frame(
     draws at :data:`PRESENTER`, from its raw labels, title, note and colour ``kind``; the page
     sizes its columns with it before the figure is drawn."""
     if heads == 1:
-        note = ", ".join(filter(None, [note, cut_words(len(rows), len(cols))]))
+        note = ", ".join(filter(None, [note, _cut_words(len(rows), len(cols))]))
         rows, cols = list(rows)[:MAX_SIDE], list(cols)[:MAX_SIDE]
     bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
     ys, xs = axis_labels(rows), axis_labels(cols)
@@ -823,7 +823,7 @@ def heatmap(
         bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
         note_shown = ", ".join(filter(None, [note, cut]))
         frame = stage_frame(n_rows, n_cols, ys, xs, title=title, note=note_shown, bar=bar)
-        layout["title"] = _title(stage_title(title, note_shown), "", look)[0]
+        layout["title"] = _title(_stage_title(title, note_shown), "", look)[0]
         fits = n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
         _stage_heatmap(spec, shown, frame, look, fits)
         return spec
@@ -893,7 +893,7 @@ def heads_grid(
         tall = (1.0 - v_space * (rows - 1)) / rows
     row_name, col_name, value_name = names
     small = _font(GRID_TICK_SIZE if look is NORMAL else look.ticks, AXIS_COLOUR)
-    angle = -90 if stage is None else -stage_slant(n_cols, H)
+    angle = -90 if stage is None else -_stage_slant(n_cols, H)
     numbered = stage is not None and max(n_rows, n_cols) <= ANNOTATE_MAX
     data: list[dict] = []
     layout_axes: dict[str, Any] = {}
@@ -918,7 +918,9 @@ def heads_grid(
                 ),
             }
         )
-        xaxis = _axis(None, look, anchor=f"y{suffix}", domain=[x0, x0 + width], type="category")
+        xaxis = _axis(
+            None, look, anchor=f"y{suffix}", domain=[x0, min(1.0, x0 + width)], type="category"
+        )
         yaxis = _axis(
             None,
             look,
@@ -982,7 +984,7 @@ def heads_grid(
     )
     layout["margin"]["b"] = 110 if labelled else 10
     if stage is not None:
-        layout["title"] = _title(stage_title(title, note), "", look)[0]
+        layout["title"] = _title(_stage_title(title, note), "", look)[0]
         layout["height"] = stage.height
         layout["margin"] = {"l": stage.left, "r": stage.right, "t": stage.top, "b": stage.bottom}
         colours["colorbar"].update(_STAGE_BAR)

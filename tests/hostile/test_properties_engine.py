@@ -55,13 +55,17 @@ FIGURE_FUNCTIONS = (
     "heatmap",
     "histograms",
     "lines",
+    "matrix_frame",
     "one_line",
     "packed",
     "ratio_to_uniform",
     "row_change",
     "row_outline",
     "score_terms",
+    "short_number",
     "softmax_row",
+    "stage_frame",
+    "stage_numbers",
     "timing_bars",
     "title_of",
     "unpacked",
@@ -220,6 +224,32 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
     for trace in grids:
         assert np.asarray(trace.z).shape == (n, n)
         _labels_are_escaped_and_one_per_position(trace.x, n)
+
+    # presenter mode's screen: square cells in the frame the page lays out, numbers that fit
+    for kind, z in (("weights", weights), ("signed", scores), ("mask", (weights == 0).float())):
+        spec = call("heatmap", z, labels, labels, title="t", kind=kind, look=figures.PRESENTER)
+        _heatmap_matches(spec, n, n)
+        frame = call("matrix_frame", labels, labels, title="t", kind=kind)
+        assert spec["layout"]["height"] == frame.height <= figures.STAGE_HEIGHT
+        assert abs(frame.cell * n - frame.plot_height) < 1e-6
+        numbers = call("stage_numbers", call("blank_non_finite", z.numpy()), frame.cell)
+        if numbers is not None and kind != "mask" and n <= figures.ANNOTATE_MAX:
+            text, size, widest = numbers
+            assert spec["data"][0]["text"] == text and spec["data"][0]["textfont"]["size"] == size
+            assert size * widest <= frame.cell - figures.CELL_CLEAR + 1e-6
+    first = call("short_number", float(scores[-1, 0]))
+    assert first.lstrip("-")[:1] in "0123456789." and "0." not in first[:3]
+    grid = as_figure(call("heads_grid", heads, labels, title="h", look=figures.PRESENTER))
+    frame = call(
+        "stage_frame",
+        n,
+        n,
+        figures.axis_labels(labels),
+        figures.axis_labels(labels),
+        title="h",
+        heads=heads.shape[0],
+    )
+    assert grid.layout.height == frame.height and grid.layout.yaxis.scaleanchor == "x"
 
     bar = as_figure(call("bars", weights[-1], labels, title="b", highlight=n - 1)).data[0]
     assert len(bar.y) == n

@@ -136,18 +136,22 @@ def bar(url_path: str):
 # top of the page, drawn before anything else): → and PageDown (what a clicker sends) go one
 # step on, ← and PageUp one back, each press sent once as a trigger value and kept from the
 # buttons' own shortcuts (so a press moves once). Not while the focus is in a field that takes
-# those keys itself (the text box, a slider), nor a held key's repeats, nor with a modifier
-# (Alt+← is the browser's Back). The toggles' focus does not stop them, as it stops Streamlit's
-# shortcuts. ``data-presenter-keys`` on the page says they listen (the style below reads it).
+# those keys itself (the text box, a slider, a question's radio buttons), nor a held key's
+# repeats, nor with a modifier (Alt+← is the browser's Back). The toggles' focus does not stop
+# them, as it stops Streamlit's shortcuts. ``data-presenter-keys`` on the page says they listen
+# (the style below reads it).
 _KEYS_JS = """
 const MOVES = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
-const TEXT_INPUTS = /^(text|search|number|email|url|tel|password)$/;
-const OWN_KEYS = /^(slider|spinbutton|textbox|combobox|listbox|option|grid|gridcell)$/;
+const OWN_INPUTS = /^(text|search|number|email|url|tel|password|radio|range)$/;
+const OWN_KEYS = new RegExp(
+  "^(slider|spinbutton|textbox|combobox|listbox|option|grid|gridcell|radio|radiogroup|tab|" +
+  "tablist|menu|menuitem)$"
+);
 
 function takesKeys(el) {
   for (let e = el; e && e !== document.body; e = e.parentElement) {
     if (e.isContentEditable || e.tagName === "TEXTAREA" || e.tagName === "SELECT") return true;
-    if (e.tagName === "INPUT" && TEXT_INPUTS.test(e.type)) return true;
+    if (e.tagName === "INPUT" && OWN_INPUTS.test(e.type)) return true;
     if (OWN_KEYS.test(e.getAttribute("role") || "")) return true;
   }
   return false;
@@ -197,12 +201,13 @@ def keys() -> None:
 
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
 # one header line above the step (the title with the status line under it, the text box in
-# 22 px type, the stepper and the switches), so that a 1920×1080 projector shows the whole step with its figure's plot on 70 %
-# of the screen's height: Streamlit's own header band is see-through and lets clicks pass (its
-# menu and status stay clickable, above the header line), the status line (shape and live
-# checks) is 20 px dark grey (about 7:1 on white). On a screen narrower than 1600 px (a 1280 px
-# projector, a laptop) the header wraps onto a second line rather than cut its buttons' words,
-# and the step's words go under its figure, which keeps the page's whole width.
+# 22 px type, the stepper and the switches), so that a 1920×1080 projector shows the whole step
+# with its figure's plot on about two-thirds of the screen's height. Streamlit's own header band
+# is see-through and lets clicks pass (its menu and status stay clickable, above the header
+# line); the status line (shape and live checks) is 20 px dark grey (about 7:1 on white). On a
+# screen narrower than 1600 px (a 1280 px projector, a laptop) the header wraps onto a second
+# line rather than cut its buttons' words, and the step's words go under its figure, which
+# keeps the page's whole width.
 _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
@@ -349,6 +354,13 @@ def stepper(
     return index
 
 
+_NUMBERS_CSS = (
+    "<style>.st-key-{key} {{ container-type: inline-size; }} "
+    ".st-key-{key} g.heatmap-label text {{ "
+    "font-size: min({size}px, calc({per_cqw:.4f}cqw - {less:.2f}px)) !important; }}</style>"
+)
+
+
 def _numbers_css(key: str, frame: figures.Frame, n_cols: int, size: int, widest: float) -> str:
     """The figure is laid out for a 1920 px screen; on a narrower one (a 1280 px projector, a
     laptop) its square cells narrow with the page, and the cell numbers shrink with them: the
@@ -358,12 +370,7 @@ def _numbers_css(key: str, frame: figures.Frame, n_cols: int, size: int, widest:
     fixed = frame.left + frame.right + (frame.per_row - 1) * figures.HEAD_GAP
     per_cqw = 100 / (across * widest)  # px of type per 1 % of the figure's width
     less = (fixed / across + figures.CELL_CLEAR) / widest
-    chart_box = f".st-key-{key}"
-    return (
-        f"<style>{chart_box} {{ container-type: inline-size; }} "
-        f"{chart_box} g.heatmap-label text {{ "
-        f"font-size: min({size}px, calc({per_cqw:.4f}cqw - {less:.2f}px)) !important; }}</style>"
-    )
+    return _NUMBERS_CSS.format(key=key, size=size, per_cqw=per_cqw, less=less)
 
 
 def show(steps: Sequence[Panel], checks=(), *, plan: predict.Plan | None = None) -> int:
