@@ -262,3 +262,23 @@ def test_a_plan_made_on_one_page_never_hides_another_page_s_panels():
     assert [chart_title(s) for s in chart_specs(at)] == [chart_title(s) for s in chart_specs(fresh)]
     go(at, "causal")
     assert prompts(at)
+
+
+@pytest.mark.parametrize("page", ["multihead", "causal"])
+def test_next_question_asks_another_question(page):
+    """Answered, a question says why its key is right, and "Next question" asks a question
+    other than the one before (issue 37: page 4 asked the same again in 53 of 96 draws)."""
+    s = Setting.of(page, {})
+    at = open_predict(page, {}, 0)
+    asked = []
+    for seed in range(3):
+        q = question(s, seed)
+        assert prompts(at) == [f"**Predict first.** {q.prompt}"]
+        asked.append(q.prompt)
+        at = give(at, q, q.key)
+        assert verdicts(at)[0].startswith("Right")
+        assert f"Why: {q.reason}" in [unescape(m.value) for m in at.markdown]  # with its numbers
+        (button,) = [b for b in at.button if b.label == "Next question"]
+        at = button.click().run()
+        assert not exceptions(at)
+    assert asked[0] != asked[1] != asked[2]
