@@ -167,4 +167,4 @@ if batch.num_tokens and plan.slot("p3_breakit"):  # on the batch of the two text
         "causal", batch.x, spec, hidden, batch.labels[0], key=bargs, book=cfg.book, plan=plan
     )
 
-panels.next_pass(__file__)  # the next pass, on the same text and settings
+panels.next_pass(__file__, book=cfg.book)  # the next pass, same text and settings

@@ -179,4 +179,4 @@ if plan.slot("p4_breakit"):
     breakit.break_it("multihead", trace.inputs, trace.spec, view.hidden, trace.labels, key=args,
                      book=book, plan=plan)  # fmt: skip
 
-panels.next_pass(__file__)  # the next pass, on the same text and settings
+panels.next_pass(__file__, book=cfg.book)  # the next pass, same text and settings

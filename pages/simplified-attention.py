@@ -136,4 +136,4 @@ if plan.slot("p1_breakit"):
         "simplified", trace.inputs, None, lesson.hidden, labels, key=args, book=cfg.book, plan=plan
     )
 
-panels.next_pass(__file__)  # the next pass, on the same text and settings
+panels.next_pass(__file__, book=cfg.book)  # the next pass, same text and settings

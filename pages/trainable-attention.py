@@ -138,4 +138,4 @@ if plan.slot("p2_breakit"):
         plan=plan,
     )
 
-panels.next_pass(__file__)  # the next pass, on the same text and settings
+panels.next_pass(__file__, book=cfg.book)  # the next pass, same text and settings

@@ -338,14 +338,14 @@ def weights_heading() -> None:
     st.subheader(WEIGHTS_HEADING, anchor=WEIGHTS_ANCHOR)
 
 
-def next_pass(page_file: str) -> None:
+def next_pass(page_file: str, *, book: bool = False) -> None:
     """The end of pass page ``page_file`` (its ``__file__``): a link to the next page. The
     sidebar's values live in the URL and go along, so the next pass opens on the same text and
-    settings."""
+    settings (``book``: book mode, which goes along too, and has no sidebar values to say)."""
     target, title = NEXT_PAGE[Path(page_file).stem]
     st.subheader("Next", anchor="next-pass")
     st.page_link(target, label=f"Next: {title}", icon=":material/arrow_forward:")
-    st.caption("Your text and the sidebar's settings go with you.")
+    st.caption("Book mode goes with you." if book else "Your text and settings go with you.")
 
 
 # --- the top of a page, and panels side by side ----------------------------------------------

@@ -63,7 +63,7 @@ _CODE_CSS = "\n".join(
 # under 11 px (a large matrix, a phone) they are not drawn at all, and hovering or tapping a
 # cell shows its value. Plotly writes the size it chose into each number's inline style.
 MIN_TEXT_PX = 11
-_SMALL_CELL_NUMBERS = ", ".join(
+_SMALL_CELL_NUMBERS_CSS = ", ".join(
     f'[data-testid="stPlotlyChart"] g.heatmap-label text[style*="font-size: {px}px;"]'
     for px in range(1, MIN_TEXT_PX)
 )
@@ -118,7 +118,7 @@ button[data-testid^="stBaseButton"] kbd {{
     radial-gradient(farthest-side at 100% 50%, rgba(49, 51, 63, 0.3), transparent)
       right / 14px 100% no-repeat scroll;
 }}
-{_SMALL_CELL_NUMBERS} {{
+{_SMALL_CELL_NUMBERS_CSS} {{
   display: none;
 }}
 [data-testid="stPlotlyChart"] tspan[style*="font-size:70%"] {{

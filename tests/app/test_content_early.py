@@ -94,12 +94,19 @@ def test_home_tells_why_attention_from_word_order_to_the_transformer():
         "The transformer (2017) kept only the attention and dropped the recurrence",
     ):
         assert fragment in history, fragment
+    # The same two pictures twice: side by side for a wide screen, stacked for a phone
+    # (ui/style.py shows one of them), each with every box and both titles.
     diagrams = at.get("graphviz_chart")
-    assert len(diagrams) == 1
-    spec = diagrams[0].proto.spec
-    assert 'label="RNN encoder–decoder: one bottleneck"' in spec
-    assert 'label="hidden state"' in spec
-    assert 'label="Attention: every output sees every input"' in spec
+    assert len(diagrams) == 2
+    assert ["rankdir=LR" in d.proto.spec for d in diagrams] == [True, False]
+    assert "rankdir=TB" in diagrams[1].proto.spec
+    for diagram in diagrams:
+        spec = diagram.proto.spec
+        assert 'label="RNN encoder–decoder: one bottleneck"' in spec
+        assert 'label="hidden state"' in spec
+        assert 'label="Attention: every output sees every input"' in spec
+        for x in ("x1", "x2", "x3"):
+            assert spec.count(f'[label="{x}"]') == 2, x  # once in each picture
     [contrast] = markdown_with(at, "**Self-attention**")
     assert "relates the positions of one sequence to each other" in contrast
     assert "Classic attention related two sequences instead" in contrast

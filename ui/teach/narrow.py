@@ -25,9 +25,9 @@ NOTICE = (
 
 _JS = f"""
 export default function (component) {{
-  if (window.matchMedia("(max-width: {PHONE_MAX}px)").matches) {{
-    component.setTriggerValue("narrow", window.innerWidth);
-  }}
+    if (window.matchMedia("(max-width: {PHONE_MAX}px)").matches) {{
+        component.setTriggerValue("narrow", window.innerWidth);
+    }}
 }}
 """
 _narrow = components.component("attnviz_present_narrow", js=_JS)
