@@ -222,9 +222,9 @@ class AlignLesson:
         return (
             f"Row {rows[t]}: the decoder's state s_{t + 1} (its {width} numbers as it writes "
             f"this word) is the query; each English word's encoder state h_j is a key.",
-            f"Score of the largest cell: ω = s_{t + 1} · h_{j + 1} = {float(scores[j]):.4f} "
-            f"(column {cols[j]}); the row's scores run from {float(scores.min()):.4f} to "
-            f"{top:.4f}.",
+            f"The row's largest weight is in column {cols[j]}; its score is ω = s_{t + 1} · "
+            f"h_{j + 1} = {float(scores[j]):.4f} (the row's scores run from "
+            f"{float(scores.min()):.4f} to {top:.4f}).",
             f"Softmax over the row: α = exp(ω − {top:.4f}) / Σ_k exp(ω_k − {top:.4f}) = "
             f"{float(terms[j]):.4f} / {float(terms.sum()):.4f} = {alpha:.4f}.",
             f"The panel's cell ({t + 1}, {j + 1}) holds {float(weights[j]):.4f}"
