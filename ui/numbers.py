@@ -214,14 +214,28 @@ def series_frame(item: figures.Chart) -> pd.DataFrame:
 def series_table(frame: pd.DataFrame, key: str) -> None:
     """A chart's numbers as a table and a CSV of the same values. (Kept apart from
     numbers_table so the matrix renderer and this one can change separately.)"""
-    formats = {
+    shown = frame
+    formats: dict = {
         col: st.column_config.NumberColumn(
             format="%.7g",
             width=column_width([f"{v:.7g}" for v in frame.iloc[:, i]], col),
         )
         for i, col in enumerate(frame.columns)
     }
-    st.dataframe(frame, height=min(400, 38 + 35 * len(frame)), column_config=formats)
+    if np.isinf(frame.to_numpy(dtype=np.float64)).any():  # −∞ (a masked score): as text
+        texts = {
+            col: [
+                NOT_FINITE.get(v, "NaN") if not np.isfinite(v) else f"{v:.7g}"
+                for v in frame[col].to_numpy(dtype=np.float64).tolist()
+            ]
+            for col in frame.columns
+        }
+        shown = pd.DataFrame(texts, index=frame.index)
+        formats = {
+            col: st.column_config.TextColumn(width=column_width(t, col), alignment="right")
+            for col, t in texts.items()
+        }
+    st.dataframe(shown, height=min(400, 38 + 35 * len(frame)), column_config=formats)
     st.download_button(
         "CSV",
         data=frame.to_csv().encode("utf-8"),
