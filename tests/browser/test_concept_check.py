@@ -369,6 +369,12 @@ def test_a_class_takes_the_check_before_and_after_and_sees_its_gain(app_in_chrom
     shot(phone, shots / "concept-phone-results.png")
     shot(laptop, shots / "concept-laptop-results.png")
     assert phone_wire.key_texts()  # now the reasons are there: the search above could fail
+    # Closing the check leaves each student the results she was reading.
+    projector.get_by_role("button", name="Close the check").click()
+    phone.get_by_text("This poll is closed.", exact=True).wait_for(timeout=30_000)
+    wait_for_app(phone)
+    assert phone.get_by_role("heading", name=own_headline("phone"), exact=True).is_visible()
+    shot(phone, shots / "concept-phone-closed.png")
     for context in (phone_room, laptop_room, room):
         context.close()
 

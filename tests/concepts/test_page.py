@@ -261,3 +261,26 @@ def test_a_concept_check_s_code_on_the_poll_page_opens_the_check(store):
     assert not at.exception
     assert [t.value for t in at.title] == ["Concept check"]
     assert len(radios(at, f"concepts_{made.code}_r1")) == K
+
+
+def test_closing_the_check_leaves_a_phone_the_results_it_was_shown(store):
+    made = store.create(CP.poll_question())
+    code, secret = made.code, made.secret
+    shown, late = open_page({"join": code}), open_page({"join": code})
+    send(shown, f"concepts_{code}_r1", BEFORE)
+    send(late, f"concepts_{code}_r1", BEFORE)
+    store.reask(code, secret)
+    for p in (shown, late):
+        p.run()
+        send(p, f"concepts_{code}_r2", AFTER)
+    store.reveal(code, secret)
+    headline = own_line(shown.run())
+    assert headline != []
+    store.close(code, secret)
+    shown.run()
+    assert "This poll is closed." in texts(shown)
+    assert own_line(shown) == headline  # still on her screen
+    # A phone that never drew the results gets the sentence alone: nothing of the key.
+    late.run()
+    assert "This poll is closed." in texts(late)
+    assert own_line(late) == [] and not any(t in sent_text(late) for t in KEY_TEXTS)

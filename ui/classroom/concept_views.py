@@ -45,6 +45,7 @@ PAGE_FILE = "pages/concept-check.py"
 SOLO_KEY = "_attnviz_concepts_solo"  # a student alone: {"before": answers, "after": answers}
 SOLO_ID_KEY = "_attnviz_concepts_me"  # whose shuffle a student alone sees
 PHONE_KEY = "_attnviz_concepts_phone"  # a phone's own answers: {(code, round): answers}
+SEEN_KEY = "_attnviz_concepts_seen"  # {code: (before, after, class line)}: results shown here
 NOTE_KEY = "_attnviz_concepts_note"  # (kind, sentence) to show once, after sending
 ROUND_TITLES = {CP.BEFORE: "Before the lesson", CP.AFTER: "After the lesson"}
 ACTIONS = {
@@ -476,6 +477,10 @@ def phone(code: str) -> None:
     view = poll_views.store().student_view(clean, browser_token.token())
     if isinstance(view, polls.Refused):
         st.info(md_escape(view.message))
+        seen = st.session_state.get(SEEN_KEY, {}).get(clean)
+        if view.reason == "closed" and seen is not None:  # she saw her results: they stay
+            st.caption("Your results stay on this page until you reload or leave it.")
+            _phone_results(*seen)
         _watch(clean, None)
         return
     if not CP.same_items(view.payload):
@@ -505,23 +510,36 @@ def phone(code: str) -> None:
         stored = () if isinstance(own, polls.Refused) else own
         before = _first(stored[CP.BEFORE - 1 :], mine.get((clean, CP.BEFORE)))
         after = _first(stored[CP.AFTER - 1 :], mine.get((clean, CP.AFTER)))
+        line = None
         if view.tally:
             result = CP.report(
                 polls.PresenterView(
                     view.code, view.state, view.payload, view.settings, view.answer, view.tally
                 )
             )
-            st.caption(md_escape("The class. " + CP.summary_line(result)))
-        if before is not None:
-            own_results(before, after)
-        else:
-            st.info(
-                "This browser sent no answers before the lesson (another phone, or cookies "
-                "cleared): here are the right answers."
-            )
-            for i, item in enumerate(C.ITEMS):
-                st.markdown(f"**{i + 1}.** {md_escape(item.answer.text)}")
+            line = "The class. " + CP.summary_line(result)
+        # Kept for this page: closing the check must not take her results off her screen.
+        st.session_state.setdefault(SEEN_KEY, {})[clean] = (before, after, line)
+        _phone_results(before, after, line)
     _watch(clean, s)
+
+
+def _phone_results(
+    before: tuple[int, ...] | None, after: tuple[int, ...] | None, line: str | None
+) -> None:
+    """What a phone shows once the results are out: the class's line, her own before and
+    after (or, with no answers of hers before, the right answers)."""
+    if line is not None:
+        st.caption(md_escape(line))
+    if before is not None:
+        own_results(before, after)
+    else:
+        st.info(
+            "This browser sent no answers before the lesson (another phone, or cookies "
+            "cleared): here are the right answers."
+        )
+        for i, item in enumerate(C.ITEMS):
+            st.markdown(f"**{i + 1}.** {md_escape(item.answer.text)}")
 
 
 def _first(stored: Sequence[Any], kept: tuple[int, ...] | None) -> tuple[int, ...] | None:
