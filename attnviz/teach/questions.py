@@ -469,7 +469,7 @@ def choose(
     if n is None:
         return None
     args = (page, text, settings, book)
-    kinds = clear_kinds(page, n, book)
+    kinds = clear_kinds(page, n, book, settings)
     made = _turn(*args, seed, n, kinds, hides)
     before = _turn(*args, seed - 1, n, kinds, hides)
     if made is not None and before is not None and made.prompt == before.prompt:
@@ -477,10 +477,13 @@ def choose(
     return made
 
 
-def clear_kinds(page: str, n: Numbers, book: bool = False) -> tuple[str, ...]:
+def clear_kinds(
+    page: str, n: Numbers, book: bool = False, settings: Settings | None = None
+) -> tuple[str, ...]:
     """The kinds of ``page`` clear at these numbers (a kind is clear, or not, whatever the
     seed: its maker poses it only where every kind of key it balances has candidates)."""
-    return tuple(k for k in PAGE_KINDS.get(page, ()) if make(k, page, "", Settings(), book, 0, n))
+    s = settings if settings is not None else Settings()
+    return tuple(k for k in PAGE_KINDS.get(page, ()) if make(k, page, "", s, book, 0, n))
 
 
 def _round(kinds: Sequence[str], page: str, index: int) -> list[str]:
@@ -690,6 +693,11 @@ _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 def shown_numbers(prompt: str) -> tuple[float, ...]:
     """Every number a prompt states (token positions, sizes, scores, weights, p), in order."""
     return tuple(float(m) for m in _NUMBER.findall(prompt))
+
+
+def _rate(where: dict) -> float:
+    """The sidebar's dropout rate (its 1/(1 − p) is a number a student may type blindly)."""
+    return float(where["settings"].dropout)
 
 
 def _apart_from_shown(key: float, prompt: str, p: float, apart: float = 2 * NUMBER_TOLERANCE):
@@ -918,7 +926,7 @@ def _masked_zeros(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         f"The causal attention weights{_head_words(n, h)}{_before_dropout(n)} of these {t} "
         f"tokens form a {t}×{t} matrix. How many of its {t * t} entries are exactly 0?"
     )
-    if not _apart_from_shown(key, prompt, 0.0, 0.5):
+    if not _apart_from_shown(key, prompt, _rate(where), 0.5):
         return None
     future = t * (t - 1) // 2
     reason = (
@@ -1237,7 +1245,7 @@ def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         )
 
     def ok(pair) -> bool:
-        return _apart_from_shown(float(s[pair[0], pair[1]]), prompt_of(pair), 0.0)
+        return _apart_from_shown(float(s[pair[0], pair[1]]), prompt_of(pair), _rate(where))
 
     def build(pair) -> tuple[Misconception, ...]:
         q, k = pair
@@ -1391,7 +1399,7 @@ def _weight_ratio(n: Numbers, rng: random.Random, where: dict) -> Question | Non
 
     def ok(c) -> bool:
         r = ratio(c)
-        return RATIO_LOW <= r <= RATIO_HIGH and _apart_from_shown(r, prompt_of(c), 0.0)
+        return RATIO_LOW <= r <= RATIO_HIGH and _apart_from_shown(r, prompt_of(c), _rate(where))
 
     def build(c) -> tuple[Misconception, ...]:
         h, q, a, b = c
@@ -1451,7 +1459,7 @@ def _scaled_score(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         )
 
     def ok(c) -> bool:
-        return _apart_from_shown(float(scaled[c[0], c[1]]), prompt_of(c), 0.0)
+        return _apart_from_shown(float(scaled[c[0], c[1]]), prompt_of(c), _rate(where))
 
     def build(c) -> tuple[Misconception, ...]:
         q, k = c
