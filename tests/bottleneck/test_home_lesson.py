@@ -11,6 +11,7 @@ import torch
 
 from attnviz.models.bottleneck import bottleneck_run as R
 from attnviz.models.bottleneck import toy_language as L
+from attnviz.server import runtime
 from attnviz.teach.lessons import home as H
 
 
@@ -100,13 +101,21 @@ def test_a_long_sentence_breaks_the_bottleneck_not_attention(rec):
 
 
 def test_a_typed_sentence_aligns_in_under_20_ms_of_cpu(rec):
+    """The whole lesson of a 40-word sentence (both models decode it, the table, the panels), on
+    the server's torch threads (one: attnviz/server/runtime.py; ~5 ms here on a quiet machine,
+    ~11 ms on two threads, which spin)."""
     words = L.seeded_sentence(3, 40)
-    H.align_lesson(words, rec)  # warm
-    best = float("inf")
-    for _ in range(5):
-        started = time.thread_time()
-        H.align_lesson(words, rec)
-        best = min(best, time.thread_time() - started)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(runtime.DEFAULT_THREADS)
+    try:
+        H.align_lesson(words, rec)  # warm
+        best = float("inf")
+        for _ in range(7):
+            started = time.thread_time()
+            H.align_lesson(words, rec)
+            best = min(best, time.thread_time() - started)
+    finally:
+        torch.set_num_threads(threads)
     assert best < 0.020, f"{1000 * best:.1f} ms"
 
 
