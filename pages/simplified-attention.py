@@ -30,9 +30,9 @@ plan = panels.plan_or_present(  # what "Predict first" hides on this run; or pre
     "simplified", args, lambda: Q.numbers_of("simplified", trace), mode, cfg, lesson
 )
 labels, n = lesson.labels, lesson.num_tokens
+panels.jump_to_weights()  # one tap from the top to the weights map
 # the exact numbers, the colour scale and the token window, for every panel below
 numbers, panel_view = panels.pass_view_controls(plan, args, n)
-panels.jump_to_weights()
 
 
 # --- one query ------------------------------------------------------------------------------

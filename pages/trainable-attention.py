@@ -58,10 +58,10 @@ def full_lesson() -> trainable.TrainableLesson:
 plan = panels.plan_or_present(  # the questions read the module the page draws (v1 or v2)
     "trainable", (*args, version), lambda: Q.numbers_of("trainable", trace), mode, cfg, lesson
 )
+panels.jump_to_weights()  # one tap from the top to the weights map
 induction.weights_note(cfg, "trainable", trace.spec)  # random or trained, and page 8
 # the exact numbers, the colour scale and the token window, for every panel below
 numbers, panel_view = panels.pass_view_controls(plan, args, len(trace.labels), variant=version)
-panels.jump_to_weights()
 
 
 def show(name: str) -> None:
