@@ -114,7 +114,7 @@ def test_spot_the_bug_shows_the_exhibit_and_names_nothing_until_the_diagnosis(pa
     # the signs to check: the engine's measurements, the symptom among them when there is one
     (signs,) = [df.value for df in at.dataframe if "sign" in df.value.columns]
     assert list(signs["sign"]) == [g.what for g in m.exhibit.signs]
-    assert np.allclose(signs["measured here"], [g.value for g in m.exhibit.signs], atol=1e-6)
+    assert np.allclose(signs["measured"], [g.value for g in m.exhibit.signs], atol=1e-6)
     assert bool(m.exhibit.symptoms) is (m.answer != MY.NONE)
     # Nothing names the bug: no badge, no diff, no symptom, no check, no key.
     assert badges(at) == []

@@ -932,11 +932,11 @@ def _posed(page: str, text: str, settings, book: bool, seed: int) -> Posed | Non
     )
     signs = None
     if ex.signs:
-        signs = pd.DataFrame(
+        signs = pd.DataFrame(  # the numbers first: a phone shows them without scrolling
             {
+                "measured": [g.value for g in ex.signs],
+                "right code": [g.expected for g in ex.signs],
                 "sign": [g.what for g in ex.signs],
-                "measured here": [g.value for g in ex.signs],
-                "right code gives": [g.expected for g in ex.signs],
             }
         )
     return Posed(m, panels, shapes, _sums_frame(ex), signs)
@@ -1012,15 +1012,15 @@ def mystery_page(page: str, key: tuple) -> None:
     if posed.signs is not None:
         st.markdown("**Signs to check**")
         st.caption(
-            "Each is measured on the tensors above, beside what the engine's own code gives. "
-            "A sign that is off is a symptom: which bug gives it?"
+            "Each sign is measured on the tensors above, beside what right code (the engine's "
+            "own) gives. A sign that is off is a symptom: which bug gives it?"
         )
         st.dataframe(
             posed.signs,
             hide_index=True,
             column_config={
-                "measured here": st.column_config.NumberColumn(format="%.4f"),
-                "right code gives": st.column_config.NumberColumn(format="%.0f"),
+                "measured": st.column_config.NumberColumn(format="%.4f", width="small"),
+                "right code": st.column_config.NumberColumn(format="%.0f", width="small"),
             },
         )
     diagnosis = _store(_DIAGNOSES).get(mid)
