@@ -136,13 +136,8 @@ for key, shape, heading, wanted in (
             "the right of each bar is its median over the fastest median."
         )
     st.write(md_escape(speed.sentences))
-    st.dataframe(
-        speed.table,
-        hide_index=True,
-        column_config={
-            "largest difference from ours": st.column_config.NumberColumn(format="%.2e"),
-            "tolerance": st.column_config.NumberColumn(format="%.2e"),
-        },
+    panels.formatted_table(
+        speed.table, {"largest difference from ours": "%.2e", "tolerance": "%.2e"}
     )
     st.caption(speed.caption)
 

@@ -196,6 +196,15 @@ def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:
     st.dataframe(cache.arrow_table(key, name, make), hide_index=True)
 
 
+def formatted_table(
+    frame: pd.DataFrame, formats: dict[str, str], width: Literal["small"] | None = None
+) -> None:
+    """``frame`` without its index, each column named in ``formats`` printed in its printf
+    format (``"%.4f"``, ``"%.2e"``, ...), at ``width`` when given (Streamlit's own otherwise)."""
+    config = {c: st.column_config.NumberColumn(format=f, width=width) for c, f in formats.items()}
+    st.dataframe(frame, hide_index=True, column_config=config)
+
+
 def source(*functions, title: str = "The engine's code for this") -> None:
     """The engine's own source, so the picture and the code cannot disagree: in a closed box
     that sends the code only once opened (opening it reruns the page)."""

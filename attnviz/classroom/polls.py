@@ -657,6 +657,25 @@ class _Poll:
             (name, self.answer.decode(text)) for name, text in self.sealed["misconceptions"].items()
         )
 
+    def presenter_view(
+        self, rounds: tuple[RoundTally, ...], *, display: bool = False
+    ) -> PresenterView:
+        """The presenter's (or, with ``display``, the projector's) view of these ``rounds``:
+        the key and each misconception's answer only once the poll is revealed."""
+        misconceptions = None
+        if self.revealed:
+            misconceptions = tuple(
+                (name, value, self.answer.label(value))
+                for name, value in self.misconception_answers()
+            )
+        return PresenterView(
+            **self.view_fields(with_key=self.revealed),
+            rounds=rounds,
+            misconceptions=misconceptions,
+            refused=self.refused,
+            display=display,
+        )
+
 
 def tally_round(
     answer: AnswerFormat, round_: int, encoded: Sequence[str], sealed: Mapping[str, Any] | None
@@ -1040,18 +1059,7 @@ class PollStore(ABC):
             if not poll.allows(secret):
                 return NOT_ALLOWED
             rounds = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
-            misconceptions = None
-            if poll.revealed:
-                misconceptions = tuple(
-                    (name, value, poll.answer.label(value))
-                    for name, value in poll.misconception_answers()
-                )
-            return PresenterView(
-                **poll.view_fields(with_key=poll.revealed),
-                rounds=rounds,
-                misconceptions=misconceptions,
-                refused=poll.refused,
-            )
+            return poll.presenter_view(rounds)
 
         return self._guarded(run)
 
@@ -1068,19 +1076,7 @@ class PollStore(ABC):
             rounds = poll.tallies(self._answers(poll.code, range(1, poll.state.round + 1)))
             if not poll.state.shown:
                 rounds = tuple(RoundTally(t.round, t.answered) for t in rounds)
-            misconceptions = None
-            if poll.revealed:
-                misconceptions = tuple(
-                    (name, value, poll.answer.label(value))
-                    for name, value in poll.misconception_answers()
-                )
-            return PresenterView(
-                **poll.view_fields(with_key=poll.revealed),
-                rounds=rounds,
-                misconceptions=misconceptions,
-                refused=poll.refused,
-                display=True,
-            )
+            return poll.presenter_view(rounds, display=True)
 
         return self._guarded(run)
 

@@ -324,12 +324,7 @@ def _answered_line(view: polls.PresenterView) -> str:
 
 
 def _refused(refused: polls.Refused) -> None:
-    if refused.reason == "unavailable":
-        st.warning(md_escape(refused.message))
-    elif refused.reason == "not_allowed":
-        st.error(md_escape(refused.message))
-    else:
-        st.info(md_escape(refused.message))
+    poll_views.refusal_message(refused)
     st.page_link(PAGE_FILE, label="Back to the concept check", icon=":material/arrow_back:")
 
 

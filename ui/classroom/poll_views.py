@@ -552,15 +552,21 @@ def _store_back() -> None:
         st.rerun()
 
 
-def _refused(refused: polls.Refused, presenter: bool = True) -> None:
-    """A store's refusal as the page says it: the store down is a warning, the rest info;
-    the presenter is offered a new poll."""
+def refusal_message(refused: polls.Refused) -> None:
+    """A store's refusal as a page says it: the store down is a warning, a wrong key an
+    error, the rest info."""
     if refused.reason == "unavailable":
         st.warning(md_escape(refused.message))
     elif refused.reason == "not_allowed":
         st.error(md_escape(refused.message))
     else:
         st.info(md_escape(refused.message))
+
+
+def _refused(refused: polls.Refused, presenter: bool = True) -> None:
+    """A store's refusal as the page says it (:func:`refusal_message`); the presenter is
+    offered a new poll."""
+    refusal_message(refused)
     if presenter and refused.reason in ("unknown", "closed", "unavailable"):
         st.page_link(PAGE_FILE, label="Start a new poll", icon=":material/add:")
 

@@ -973,7 +973,7 @@ def mystery_page(page: str, key: tuple) -> None:
     """The "Spot the bug" view of a pass page, in place of its lesson: the exhibit (tensors,
     shapes, row sums, or the error raised), the diagnosis, and after it the reveal."""
     from ui import cache
-    from ui.render import badge, show
+    from ui.render import badge, formatted_table, show
 
     text, settings, book = key[:3]
     seed = _seed("mystery", page)
@@ -1015,14 +1015,7 @@ def mystery_page(page: str, key: tuple) -> None:
             "Each sign is measured on the tensors above, beside what right code (the engine's "
             "own) gives. A sign that is off is a symptom: which bug gives it?"
         )
-        st.dataframe(
-            posed.signs,
-            hide_index=True,
-            column_config={
-                "measured": st.column_config.NumberColumn(format="%.4f", width="small"),
-                "right code": st.column_config.NumberColumn(format="%.0f", width="small"),
-            },
-        )
+        formatted_table(posed.signs, {"measured": "%.4f", "right code": "%.0f"}, width="small")
     diagnosis = _store(_DIAGNOSES).get(mid)
     titles = [c.title for c in m.choices]
     if diagnosis is None:
