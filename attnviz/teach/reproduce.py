@@ -584,16 +584,9 @@ def _panel_settings(key: str, prep: prepare.Prepared, settings: Settings) -> Pan
     return source
 
 
-def panel_snippet(
-    key: str,
-    prep: prepare.Prepared,
-    settings: Settings,
-    head: int = 0,
-    variant: str = "v2",
-    text: str | None = None,
-) -> str:
-    """The snippet that prints the panel ``key`` (head ``head`` of a panel stacking every head;
-    page 2's ``variant`` is the module the page shows)."""
+def panel_snippet(key: str, prep: prepare.Prepared, settings: Settings, **where: Any) -> str:
+    """The snippet that prints the panel ``key``; ``where`` is :func:`snippet`'s ``head``
+    (of a panel stacking every head), ``variant`` (the module page 2 shows) and ``text``."""
     source = _panel_settings(key, prep, settings)
     s = settings.with_changes(training=True) if source.lab else settings
-    return snippet(source.page, source.matrix, prep, s, head, variant, text)
+    return snippet(source.page, source.matrix, prep, s, **where)

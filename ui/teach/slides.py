@@ -98,7 +98,7 @@ def reproduce_box(panel: Panel, viewed: bool, context: PageContext | None) -> No
         typed = None if book else text
         try:
             return reproduce.panel_snippet(
-                panel.key, prep, settings, int(head), context.variant, typed
+                panel.key, prep, settings, head=int(head), variant=context.variant, text=typed
             )
         except reproduce.ReproduceError as err:
             return f"# {err}\n"
