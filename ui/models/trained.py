@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import torch
@@ -138,6 +139,12 @@ def config_of(folder: str) -> gpt2.GPT2Config:
     return gpt2.load(folder).config
 
 
+# What the random stand-in keeps of GPT-2 whatever its size: biases, eval mode, no dropout.
+_RANDOM_AS_GPT2 = MappingProxyType(
+    {"dropout": 0.0, "qkv_bias": True, "training": False, "weights": "random"}
+)
+
+
 def random_settings(cfg: gpt2.GPT2Config | None, sidebar: Settings) -> Settings:
     """The chapter's random MultiHeadAttention at the trained model's width (GPT-2 small's
     without weights), with the sidebar's seeds, eval mode and biases as GPT-2 has them."""
@@ -145,14 +152,7 @@ def random_settings(cfg: gpt2.GPT2Config | None, sidebar: Settings) -> Settings:
     heads = cfg.n_heads if cfg else GPT2_SMALL["num_heads"]
     context = min(cfg.context_length, 1024) if cfg else GPT2_SMALL["context_length"]
     return sidebar.with_changes(
-        d_in=width,
-        d_out=width,
-        num_heads=heads,
-        context_length=context,
-        dropout=0.0,
-        qkv_bias=True,
-        training=False,
-        weights="random",
+        d_in=width, d_out=width, num_heads=heads, context_length=context, **_RANDOM_AS_GPT2
     )
 
 
