@@ -29,13 +29,12 @@ from types import MappingProxyType
 
 import torch
 
-from attnviz.models.bottleneck import bottleneck_training as T
-from attnviz.models.bottleneck import encoder_decoder as ED
+from attnviz.models import checksums
+from attnviz.models.bottleneck import bottleneck_training, encoder_decoder
 
 DATA = Path(__file__).resolve().parent / "data"
 RUNS_JSON = "runs.json"
 HASHED = ("bottleneck.safetensors", "attention.safetensors", RUNS_JSON)
-SUMS = "SHA256SUMS"
 LOG = "training-log.txt"
 SEED = 0
 STEPS = 4000
@@ -44,10 +43,10 @@ CURVE_SIZE = 64
 FINAL_SIZE = 256
 FINGERPRINT_STEPS = 20
 CONFIGS = {
-    kind: T.TrainConfig(
-        model=ED.Seq2SeqConfig(attention=kind == "attention"), steps=STEPS, seed=SEED
+    kind: bottleneck_training.TrainConfig(
+        model=encoder_decoder.Seq2SeqConfig(attention=kind == "attention"), steps=STEPS, seed=SEED
     )
-    for kind in ED.KINDS
+    for kind in encoder_decoder.KINDS
 }
 
 
@@ -60,32 +59,36 @@ def fingerprint(params: Mapping[str, torch.Tensor]) -> str:
     return digest.hexdigest()
 
 
-def early_fingerprint(cfg: T.TrainConfig, steps: int = FINGERPRINT_STEPS) -> str:
+def early_fingerprint(cfg: bottleneck_training.TrainConfig, steps: int = FINGERPRINT_STEPS) -> str:
     """The fingerprint of ``cfg``'s run after its first ``steps`` steps (a few seconds)."""
     short = dataclasses.replace(cfg, steps=steps)
     last = None
-    for p in T.train(short, measure_every=steps + 1, curve_size=1):
+    for p in bottleneck_training.train(short, measure_every=steps + 1, curve_size=1):
         last = p
     assert last is not None and last.params is not None
     return fingerprint(last.params)
 
 
-def _config_dict(cfg: T.TrainConfig) -> dict:
+def _config_dict(cfg: bottleneck_training.TrainConfig) -> dict:
     return {**dataclasses.asdict(cfg), "model": dataclasses.asdict(cfg.model)}
 
 
-def _config_from(data: dict) -> T.TrainConfig:
-    return T.TrainConfig(**{**data, "model": ED.Seq2SeqConfig(**data["model"])})
+def _config_from(data: dict) -> bottleneck_training.TrainConfig:
+    return bottleneck_training.TrainConfig(
+        **{**data, "model": encoder_decoder.Seq2SeqConfig(**data["model"])}
+    )
 
 
-def run_entry(cfg: T.TrainConfig, reports: list[T.Progress]) -> dict:
+def run_entry(
+    cfg: bottleneck_training.TrainConfig, reports: list[bottleneck_training.Progress]
+) -> dict:
     """What ``runs.json`` keeps of one run (the final report carries the weights)."""
     final = reports[-1]
     assert final.params is not None
-    model = ED.model_from(cfg.model, final.params)
+    model = encoder_decoder.model_from(cfg.model, final.params)
     entry = {
         "config": _config_dict(cfg),
-        "parameters": ED.parameter_count(model),
+        "parameters": encoder_decoder.parameter_count(model),
         "curve": [
             {
                 "step": p.step,
@@ -96,16 +99,23 @@ def run_entry(cfg: T.TrainConfig, reports: list[T.Progress]) -> dict:
         ],
         "accuracy": {
             str(n): round(a, 6)
-            for n, a in T.accuracy_by_length(model, T.MEASURED_LENGTHS, FINAL_SIZE).items()
+            for n, a in bottleneck_training.accuracy_by_length(
+                model, bottleneck_training.MEASURED_LENGTHS, FINAL_SIZE
+            ).items()
         },
         "fingerprint": {"steps": FINGERPRINT_STEPS, "sha256": early_fingerprint(cfg)},
     }
     if cfg.model.attention:
-        entry["alignment_hits"] = round(T.alignment_hits(model, T.MEASURED_LENGTHS, 32), 6)
+        entry["alignment_hits"] = round(
+            bottleneck_training.alignment_hits(model, bottleneck_training.MEASURED_LENGTHS, 32), 6
+        )
     return entry
 
 
-def write(folder: Path, runs: Mapping[str, tuple[T.TrainConfig, list[T.Progress]]]) -> None:
+def write(
+    folder: Path,
+    runs: Mapping[str, tuple[bottleneck_training.TrainConfig, list[bottleneck_training.Progress]]],
+) -> None:
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -126,22 +136,17 @@ def write(folder: Path, runs: Mapping[str, tuple[T.TrainConfig, list[T.Progress]
     (folder / RUNS_JSON).write_text(text, encoding="utf-8")
 
 
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+sha256_of = checksums.sha256_of
 
 
 def write_sums(folder: Path) -> str:
-    text = "".join(f"{sha256_of(folder / name)}  {name}\n" for name in HASHED)
-    (folder / SUMS).write_text(text, encoding="utf-8")
-    return text
+    """Write the run's ``SHA256SUMS`` (of ``HASHED``) in ``folder``; its text."""
+    return checksums.write_sums(folder, HASHED)
 
 
 def read_sums(folder: Path = DATA) -> dict[str, str]:
-    sums = {}
-    for line in (folder / SUMS).read_text(encoding="utf-8").splitlines():
-        digest, name = line.split(maxsplit=1)
-        sums[name.strip()] = digest
-    return sums
+    """name -> SHA-256, as the run's ``SHA256SUMS`` lists them."""
+    return checksums.read_sums(folder)
 
 
 # --- reading ----------------------------------------------------------------------------------
@@ -155,21 +160,21 @@ class CurvePoint:
 @dataclass(frozen=True)
 class RecordedRun:
     kind: str
-    config: T.TrainConfig
+    config: bottleneck_training.TrainConfig
     parameters: int
     curve: tuple[CurvePoint, ...]
     accuracy: Mapping[int, float]  # length -> held-out token accuracy (FINAL_SIZE sentences)
     fingerprint_steps: int
     fingerprint: str
     alignment_hits: float | None
-    model: ED.EncoderDecoder  # eval, frozen: share, never train
+    model: encoder_decoder.EncoderDecoder  # eval, frozen: share, never train
 
 
 def read_run(folder: Path, kind: str, entry: dict) -> RecordedRun:
     from safetensors.torch import load_file
 
     cfg = _config_from(entry["config"])
-    model = ED.model_from(cfg.model, load_file(str(folder / f"{kind}.safetensors")))
+    model = encoder_decoder.model_from(cfg.model, load_file(str(folder / f"{kind}.safetensors")))
     curve = tuple(
         CurvePoint(
             int(c["step"]),
@@ -205,8 +210,8 @@ class Recorded:
     curve_size: int  # held-out sentences of each length behind a curve's point
 
     def run(self, kind: str) -> RecordedRun:
-        if kind not in ED.KINDS:
-            raise KeyError(f"no run {kind!r}; recorded: {ED.KINDS}")
+        if kind not in encoder_decoder.KINDS:
+            raise KeyError(f"no run {kind!r}; recorded: {encoder_decoder.KINDS}")
         return self.bottleneck if kind == "bottleneck" else self.attention
 
 
@@ -216,7 +221,7 @@ _LOCK = threading.Lock()
 def read(path: Path) -> Recorded:
     """The runs in ``path``, read afresh (the app reads them once, through :func:`recorded`)."""
     data = json.loads((path / RUNS_JSON).read_text(encoding="utf-8"))
-    runs = {kind: read_run(path, kind, data["runs"][kind]) for kind in ED.KINDS}
+    runs = {kind: read_run(path, kind, data["runs"][kind]) for kind in encoder_decoder.KINDS}
     return Recorded(
         runs["bottleneck"],
         runs["attention"],

@@ -25,8 +25,7 @@ from types import MappingProxyType
 import torch
 import torch.nn.functional as F
 
-from attnviz.models.bottleneck import encoder_decoder as ED
-from attnviz.models.bottleneck import toy_language as L
+from attnviz.models.bottleneck import encoder_decoder, toy_language
 
 Tensor = torch.Tensor
 CURVE_LENGTHS = (5, 10, 20, 30, 40)  # lengths measured during training
@@ -37,7 +36,7 @@ MEASURED_LENGTHS = tuple(range(5, 41))  # lengths measured at the end
 class TrainConfig:
     """One training run."""
 
-    model: ED.Seq2SeqConfig
+    model: encoder_decoder.Seq2SeqConfig
     min_length: int = 4
     max_length: int = 40
     lr: float = 3e-3
@@ -49,8 +48,15 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if not L.MIN_LENGTH <= self.min_length <= self.max_length <= L.MAX_LENGTH:
-            problems.append(f"need {L.MIN_LENGTH} <= min_length <= max_length <= {L.MAX_LENGTH}")
+        if (
+            not toy_language.MIN_LENGTH
+            <= self.min_length
+            <= self.max_length
+            <= toy_language.MAX_LENGTH
+        ):
+            problems.append(
+                f"need {toy_language.MIN_LENGTH} <= min_length <= max_length <= {toy_language.MAX_LENGTH}"
+            )
         if not 0 < self.lr <= 1:
             problems.append(f"lr={self.lr} is outside (0, 1]")
         if not 0 <= self.final_lr <= 1:
@@ -74,31 +80,33 @@ def learning_rate(cfg: TrainConfig, step: int) -> float:
     return cfg.lr * share
 
 
-def token_accuracy(model: ED.EncoderDecoder, source: Tensor) -> float:
+def token_accuracy(model: encoder_decoder.EncoderDecoder, source: Tensor) -> float:
     """The share of target words greedy decoding gets right, at their place."""
     decoded = model.greedy(source)
-    return float((decoded.ids == L.target_ids(source)).float().mean())
+    return float((decoded.ids == toy_language.target_ids(source)).float().mean())
 
 
 def accuracy_by_length(
-    model: ED.EncoderDecoder, lengths: tuple[int, ...], size: int
+    model: encoder_decoder.EncoderDecoder, lengths: tuple[int, ...], size: int
 ) -> dict[int, float]:
     was = model.training
     model.eval()
     try:
-        return {n: token_accuracy(model, L.held_out(n, size)) for n in lengths}
+        return {n: token_accuracy(model, toy_language.held_out(n, size)) for n in lengths}
     finally:
         model.train(was)
 
 
-def alignment_hits(model: ED.EncoderDecoder, lengths: tuple[int, ...], size: int) -> float:
+def alignment_hits(
+    model: encoder_decoder.EncoderDecoder, lengths: tuple[int, ...], size: int
+) -> float:
     """The share of target words whose largest attention weight falls on the source word they
     translate (greedy decoding of held-out sentences), over every length in ``lengths``."""
     hits = total = 0
     for n in lengths:
-        decoded = model.greedy(L.held_out(n, size))
+        decoded = model.greedy(toy_language.held_out(n, size))
         assert decoded.weights is not None, "a bottleneck model has no alignment"
-        truth = torch.tensor(L.true_source_position(n))
+        truth = torch.tensor(toy_language.true_source_position(n))
         hits += int((decoded.weights.argmax(-1) == truth).sum())
         total += decoded.weights.shape[0] * n
     return hits / total
@@ -130,7 +138,7 @@ def train(
     the end (which carries the parameters). Stop early by closing the generator or setting
     ``cancel``."""
     started, cpu_started = time.perf_counter(), time.thread_time()
-    model = ED.build(cfg.model, cfg.seed)
+    model = encoder_decoder.build(cfg.model, cfg.seed)
     model.train()
     batches = torch.Generator().manual_seed(cfg.seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
@@ -145,7 +153,7 @@ def train(
             accuracy=MappingProxyType(accuracy),
             seconds=time.perf_counter() - started,
             cpu_seconds=time.thread_time() - cpu_started,
-            params=MappingProxyType(ED.parameters_of(model)) if done else None,
+            params=MappingProxyType(encoder_decoder.parameters_of(model)) if done else None,
         )
 
     yield report(0, math.nan)
@@ -155,8 +163,8 @@ def train(
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(cfg, step)
         length = int(torch.randint(cfg.min_length, cfg.max_length + 1, (1,), generator=batches))
-        source = L.sentences(length, cfg.batch_size, batches)
-        target = L.target_ids(source)
+        source = toy_language.sentences(length, cfg.batch_size, batches)
+        target = toy_language.target_ids(source)
         logits = model(source, target)
         loss = F.cross_entropy(logits.flatten(0, 1), target.flatten())
         optimizer.zero_grad(set_to_none=True)

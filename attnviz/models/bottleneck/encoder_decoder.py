@@ -31,7 +31,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from attnviz.core.seeding import seeded
-from attnviz.models.bottleneck import toy_language as L
+from attnviz.models.bottleneck import toy_language
 
 Tensor = torch.Tensor
 KINDS = ("bottleneck", "attention")
@@ -75,12 +75,12 @@ class EncoderDecoder(nn.Module):
         super().__init__()
         self.cfg = cfg
         h, e = cfg.hidden, cfg.embed
-        self.source_embedding = nn.Embedding(L.VOCAB, e)
+        self.source_embedding = nn.Embedding(toy_language.VOCAB, e)
         self.encoder = nn.GRU(e, h // 2, batch_first=True, bidirectional=True)
-        self.target_embedding = nn.Embedding(L.VOCAB + 1, e)  # + the start input
+        self.target_embedding = nn.Embedding(toy_language.VOCAB + 1, e)  # + the start input
         self.decoder = nn.GRU(e, h, batch_first=True)
         self.combine = nn.Linear(2 * h, h)
-        self.out = nn.Linear(h, L.VOCAB)
+        self.out = nn.Linear(h, toy_language.VOCAB)
 
     def encode(self, source: Tensor) -> tuple[Tensor, Tensor]:
         """Encoder states (b, S, hidden) and the summary (b, hidden): the forward pass's last
@@ -102,7 +102,7 @@ class EncoderDecoder(nn.Module):
     def forward(self, source: Tensor, target: Tensor) -> Tensor:
         """Teacher forcing: logits (b, L, vocab) for ``target`` given its true previous words."""
         states, summary = self.encode(source)
-        start = torch.full_like(target[:, :1], L.BOS)
+        start = torch.full_like(target[:, :1], toy_language.BOS)
         inputs = torch.cat([start, target[:, :-1]], dim=1)
         s, _ = self.decoder(self.target_embedding(inputs), summary[None])
         logits, _ = self.read_out(s, states, summary)
@@ -115,7 +115,7 @@ class EncoderDecoder(nn.Module):
         n = source.shape[1] if length is None else length
         states, summary = self.encode(source)
         h = summary[None]
-        word = torch.full((source.shape[0], 1), L.BOS, dtype=torch.long)
+        word = torch.full((source.shape[0], 1), toy_language.BOS, dtype=torch.long)
         ids, weights, queries = [], [], []
         for _ in range(n):
             s, h = self.decoder(self.target_embedding(word), h)

@@ -21,7 +21,6 @@ less than 0.01 (``checkpoint_measures`` against the log, tested).
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import threading
 from collections.abc import Mapping
@@ -32,6 +31,7 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
+from attnviz.models import checksums
 from attnviz.models.induction.model import InductionModel, ModelConfig, model_from
 from attnviz.models.induction.train import (
     SCORES,
@@ -46,7 +46,6 @@ DATA = Path(__file__).resolve().parent / "data"
 REFERENCE_SEED = 0
 STORED_DTYPE = torch.float16
 HASHED = ("reference.safetensors", "reference.json", "control.safetensors", "control.json")
-SUMS = "SHA256SUMS"
 LOG = "training-log.txt"
 REFERENCE = TrainConfig(seed=REFERENCE_SEED)
 CONTROL = TrainConfig(model=ModelConfig(layers=1), seed=REFERENCE_SEED)
@@ -119,23 +118,17 @@ def write_run(folder: Path, name: str, cfg: TrainConfig, reports: list[Progress]
     (folder / f"{name}.json").write_text(text, encoding="utf-8")
 
 
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+sha256_of = checksums.sha256_of
 
 
 def write_sums(folder: Path) -> str:
-    text = "".join(f"{sha256_of(folder / name)}  {name}\n" for name in HASHED)
-    (folder / SUMS).write_text(text, encoding="utf-8")
-    return text
+    """Write the run's ``SHA256SUMS`` (of ``HASHED``) in ``folder``; its text."""
+    return checksums.write_sums(folder, HASHED)
 
 
 def read_sums(folder: Path = DATA) -> dict[str, str]:
-    """name -> SHA-256, as ``SHA256SUMS`` lists them."""
-    sums = {}
-    for line in (folder / SUMS).read_text(encoding="utf-8").splitlines():
-        digest, name = line.split(maxsplit=1)
-        sums[name.strip()] = digest
-    return sums
+    """name -> SHA-256, as the run's ``SHA256SUMS`` lists them."""
+    return checksums.read_sums(folder)
 
 
 # --- reading ----------------------------------------------------------------------------------

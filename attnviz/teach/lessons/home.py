@@ -11,9 +11,7 @@ import torch
 
 from attnviz import figures
 from attnviz.core.inputs import BOOK_WORDS
-from attnviz.models.bottleneck import bottleneck_run as R
-from attnviz.models.bottleneck import bottleneck_training as T
-from attnviz.models.bottleneck import toy_language as L
+from attnviz.models.bottleneck import bottleneck_run, bottleneck_training, toy_language
 from attnviz.teach.lessons.common import matrix_panel, vectors_panel
 from attnviz.teach.panel import WEIGHTS, Claim, Panel
 from attnviz.teach.prepare import Prepared
@@ -91,7 +89,7 @@ class WordByWord:
 
 
 def word_by_word(seed: int = WHY_SEED, length: int = WHY_EXAMPLE_LENGTH) -> WordByWord:
-    t = L.translate(L.seeded_sentence(seed, length))
+    t = toy_language.translate(toy_language.seeded_sentence(seed, length))
     table = pd.DataFrame(
         [
             {"": "English", **{str(i + 1): w for i, w in enumerate(t.source)}},
@@ -121,7 +119,7 @@ class RunLesson:
     bridge: str  # from this cross-attention to pass 1's self-attention
 
 
-def run_lesson(rec: R.Recorded) -> RunLesson:
+def run_lesson(rec: bottleneck_run.Recorded) -> RunLesson:
     b, a = rec.bottleneck, rec.attention
     lengths = sorted(b.accuracy)
     by_length = figures.lines(
@@ -136,7 +134,10 @@ def run_lesson(rec: R.Recorded) -> RunLesson:
     one, att = (
         figures.lines(
             steps,
-            {f"{n} words": [p.accuracy[n] for p in r.curve] for n in T.CURVE_LENGTHS},
+            {
+                f"{n} words": [p.accuracy[n] for p in r.curve]
+                for n in bottleneck_training.CURVE_LENGTHS
+            },
             title=f"{NAMES[r.kind].capitalize()}: token accuracy during training (held out)",
             x_name="step",
             y_name="token accuracy",
@@ -236,17 +237,17 @@ class AlignLesson:
         )
 
 
-def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
+def align_lesson(words: tuple[str, ...], rec: bottleneck_run.Recorded) -> AlignLesson:
     """Translate ``words`` (known toy words, 1–40 of them) with both recorded models."""
-    source = L.ids_of(words)
-    right = L.target_ids(source)[0]
+    source = toy_language.ids_of(words)
+    right = toy_language.target_ids(source)[0]
     with torch.inference_mode():
         att = rec.attention.model.greedy(source)
         one = rec.bottleneck.model.greedy(source)
     assert att.weights is not None
     n = len(words)
-    att_words, one_words = L.words_of(att.ids[0]), L.words_of(one.ids[0])
-    right_words = L.words_of(right)
+    att_words, one_words = toy_language.words_of(att.ids[0]), toy_language.words_of(one.ids[0])
+    right_words = toy_language.words_of(right)
     table = pd.DataFrame(
         {
             "target word": range(1, n + 1),
@@ -299,7 +300,7 @@ def align_lesson(words: tuple[str, ...], rec: R.Recorded) -> AlignLesson:
             else "The one-vector decoder gets every word of this sentence right: lengthen it."
         )
     )
-    truth = torch.tensor(L.true_source_position(n))
+    truth = torch.tensor(toy_language.true_source_position(n))
     hits = int((weights.argmax(-1) == truth).sum())
     argmax = (
         f"Each row is one softmax over the {n} English words (it sums to 1). In {hits} of the "
