@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+from attnviz.models import recording
 from attnviz.models.bottleneck import bottleneck_run as R
 from attnviz.models.bottleneck import bottleneck_training as T
 from attnviz.models.bottleneck import encoder_decoder as ED
@@ -20,10 +21,10 @@ def rec() -> R.Recorded:
 
 
 def test_the_files_are_the_ones_listed_and_small():
-    sums = R.read_sums()
+    sums = R.SHIPPED.read_sums()
     assert set(sums) == set(R.HASHED)
     for name in R.HASHED:
-        assert R.sha256_of(R.DATA / name) == sums[name], name
+        assert recording.sha256_of(R.DATA / name) == sums[name], name
     total = sum((R.DATA / name).stat().st_size for name in R.HASHED)
     assert total <= 2 * 1024 * 1024
 

@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 import torch
 
-from attnviz.models import checksums
+from attnviz.models import recording
 from attnviz.models.bottleneck import bottleneck_training, encoder_decoder
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -136,17 +136,7 @@ def write(
     (folder / RUNS_JSON).write_text(text, encoding="utf-8")
 
 
-sha256_of = checksums.sha256_of
-
-
-def write_sums(folder: Path) -> str:
-    """Write the run's ``SHA256SUMS`` (of ``HASHED``) in ``folder``; its text."""
-    return checksums.write_sums(folder, HASHED)
-
-
-def read_sums(folder: Path = DATA) -> dict[str, str]:
-    """name -> SHA-256, as the run's ``SHA256SUMS`` lists them."""
-    return checksums.read_sums(folder)
+SHIPPED = recording.Shipped(DATA, HASHED)  # its files and their SHA256SUMS
 
 
 # --- reading ----------------------------------------------------------------------------------

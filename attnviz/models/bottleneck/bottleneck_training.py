@@ -25,6 +25,7 @@ from types import MappingProxyType
 import torch
 import torch.nn.functional as F
 
+from attnviz.models import recording
 from attnviz.models.bottleneck import encoder_decoder, toy_language
 
 Tensor = torch.Tensor
@@ -57,18 +58,13 @@ class TrainConfig:
             problems.append(
                 f"need {toy_language.MIN_LENGTH} <= min_length <= max_length <= {toy_language.MAX_LENGTH}"
             )
-        if not 0 < self.lr <= 1:
-            problems.append(f"lr={self.lr} is outside (0, 1]")
         if not 0 <= self.final_lr <= 1:
             problems.append(f"final_lr={self.final_lr} is outside 0–1")
         if not 0 < self.clip:
             problems.append(f"clip={self.clip} must be positive")
-        if not 1 <= self.batch_size <= 4096:
-            problems.append(f"batch_size={self.batch_size} is outside 1–4096")
-        if not 0 <= self.steps <= 100_000:
-            problems.append(f"steps={self.steps} is outside 0–100000")
-        if not 0 <= self.seed < 2**31:
-            problems.append(f"seed={self.seed} is outside 0–{2**31 - 1}")
+        problems += recording.config_problems(
+            lr=self.lr, batch_size=self.batch_size, steps=self.steps, seed=self.seed
+        )
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -31,7 +31,7 @@ from types import MappingProxyType
 import numpy as np
 import torch
 
-from attnviz.models import checksums
+from attnviz.models import recording
 from attnviz.models.induction.model import InductionModel, ModelConfig, model_from
 from attnviz.models.induction.train import (
     SCORES,
@@ -118,17 +118,7 @@ def write_run(folder: Path, name: str, cfg: TrainConfig, reports: list[Progress]
     (folder / f"{name}.json").write_text(text, encoding="utf-8")
 
 
-sha256_of = checksums.sha256_of
-
-
-def write_sums(folder: Path) -> str:
-    """Write the run's ``SHA256SUMS`` (of ``HASHED``) in ``folder``; its text."""
-    return checksums.write_sums(folder, HASHED)
-
-
-def read_sums(folder: Path = DATA) -> dict[str, str]:
-    """name -> SHA-256, as the run's ``SHA256SUMS`` lists them."""
-    return checksums.read_sums(folder)
+SHIPPED = recording.Shipped(DATA, HASHED)  # its files and their SHA256SUMS
 
 
 # --- reading ----------------------------------------------------------------------------------

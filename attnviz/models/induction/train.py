@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from attnviz.models import detectors as D
+from attnviz.models import recording
 from attnviz.models.induction.model import (
     InductionModel,
     ModelConfig,
@@ -63,14 +64,9 @@ class TrainConfig:
             problems.append("need 1 <= min_repeat <= max_repeat")
         if 2 * self.max_repeat > self.model.context:
             problems.append(f"a repeat of {self.max_repeat} twice exceeds {self.model.context}")
-        if not 0 < self.lr <= 1:
-            problems.append(f"lr={self.lr} is outside (0, 1]")
-        if not 1 <= self.batch_size <= 4096:
-            problems.append(f"batch_size={self.batch_size} is outside 1–4096")
-        if not 0 <= self.steps <= 100_000:
-            problems.append(f"steps={self.steps} is outside 0–100000")
-        if not 0 <= self.seed < 2**31:
-            problems.append(f"seed={self.seed} is outside 0–{2**31 - 1}")
+        problems += recording.config_problems(
+            lr=self.lr, batch_size=self.batch_size, steps=self.steps, seed=self.seed
+        )
         if problems:
             raise ValueError("; ".join(problems))
 
