@@ -39,6 +39,7 @@ HEADINGS = {
     "trained-heads": "Trained heads: GPT-2's weights in your module",
     "grow-induction-heads": "8. Grow an induction head",
     "poll": "Class poll",
+    "concept-check": "Did I learn it?",
 }
 # The longest a wrong page list may show in the sidebar (see check_clean). Before the fix the
 # file names stayed about 2 s; after it 0-45 ms on a quiet machine, and up to ~0.4 s on a
