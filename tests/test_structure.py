@@ -160,3 +160,27 @@ def test_the_alias_check_can_fail(tmp_path):
     (tmp_path / "b.py").write_text("from attnviz.core import modules as F\n")
     found = aliases([tmp_path / "a.py", tmp_path / "b.py"])
     assert found["F"] == {"torch.nn.functional", "attnviz.core.modules"}
+
+
+def html_markdown_calls(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """Each call that passes ``unsafe_allow_html`` (st.markdown, st.caption, ...), as
+    "path:line": Streamlit loads its raw-HTML Markdown bundle (rehype-raw, about 60 KB
+    gzipped) in every browser that meets one, on the first visit (issue 22's 3.5 MB)."""
+    found = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                if any(k.arg == "unsafe_allow_html" for k in node.keywords):
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_no_markdown_carries_html_html_goes_through_st_html():
+    assert html_markdown_calls(app_modules()) == []
+
+
+def test_the_html_markdown_check_can_fail(tmp_path):
+    fake = tmp_path / "ui" / "loud.py"
+    fake.parent.mkdir()
+    fake.write_text('import streamlit as st\nst.markdown("<b>x</b>", unsafe_allow_html=True)\n')
+    assert html_markdown_calls([fake], tmp_path) == ["ui/loud.py:2"]

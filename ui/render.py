@@ -7,6 +7,7 @@ the break-it block is ``ui.teach.breakit``.
 
 from __future__ import annotations
 
+import html
 import re
 import tomllib
 from collections.abc import Callable
@@ -141,18 +142,18 @@ _BADGE_LOOK: dict[str, tuple[Literal["green", "red", "orange", "gray"], str]] = 
 }
 
 
-# The fold under a live check's sentence that holds its arithmetic (a <details> element: it
-# opens in the browser, with no rerun, and costs no element of its own).
+# The fold under a live check's sentence that holds its arithmetic: a <details> element, which
+# opens in the browser with no rerun. It goes out through st.html, one for a group of checks:
+# HTML inside st.markdown would make every browser download one more Markdown bundle
+# (rehype-raw, about 60 KB gzipped) on its first visit.
 HOW_CLOSE = "How close, in numbers"
 
 
 def badge_text(result: live_checks.CheckResult, plan: Plan | None = None) -> str:
     """One live check as Markdown: its coloured badge (the text ``st.badge`` writes), then on
-    the next line, in small type, what holds in words (``CheckResult.words``), and under it a
-    closed "How close, in numbers" fold with the tolerance arithmetic
-    (``CheckResult.numbers``). While a "Predict first" question of ``plan`` waits, a note
-    stands instead of both (the largest weight ... can give an answer away). Everything the
-    check says is escaped: the fold is the only HTML, and it is the app's own."""
+    the next line, in small type, what holds in words (``CheckResult.words``). While a "Predict
+    first" question of ``plan`` waits, a note stands instead of the words (the largest weight
+    ... can give an answer away). Everything the check says is escaped."""
     from ui.teach import predict
 
     colour, icon = _BADGE_LOOK[result.status]
@@ -160,31 +161,50 @@ def badge_text(result: live_checks.CheckResult, plan: Plan | None = None) -> str
     head = f":{colour}-badge[{icon} {label}]"
     if plan is not None and plan.waiting():
         return f"{head}  \n:small[{predict.CHECK_NUMBERS_WAIT}]"
-    text = f"{head}  \n:small[{md_escape(result.words)}]"
-    if result.numbers:
-        text += (
-            f"\n\n<details><summary>{HOW_CLOSE}</summary>\n\n"
-            f":small[{md_escape(result.numbers)}]\n\n</details>"
-        )
-    return text
+    return f"{head}  \n:small[{md_escape(result.words)}]"
+
+
+def fold_html(results, plan: Plan | None = None) -> str | None:
+    """The closed "How close, in numbers" fold for a group of live checks: one line per check
+    that compared numbers (``CheckResult.numbers``), named by its title; None when none did, or
+    while a "Predict first" question of ``plan`` waits (the numbers wait with it)."""
+    if plan is not None and plan.waiting():
+        return None
+    lines = [
+        f'<div><span class="check">{html.escape(r.title)}</span>: {html.escape(r.numbers)}</div>'
+        for r in results
+        if r.numbers
+    ]
+    if not lines:
+        return None
+    return f'<details class="how-close"><summary>{HOW_CLOSE}</summary>{"".join(lines)}</details>'
+
+
+def _checks(parts: list[str], results, plan: Plan | None) -> None:
+    """The Markdown of a group of checks, then their fold under it (two elements at most)."""
+    st.markdown("\n\n".join(parts))
+    fold = fold_html(results, plan)
+    if fold is not None:
+        st.html(fold)
 
 
 def badge(*results: live_checks.CheckResult, plan: Plan | None = None) -> None:
-    """Live checks: each a coloured badge, its sentence and its folded numbers, one after the
-    other, all in one element."""
-    st.markdown("\n\n".join(badge_text(r, plan) for r in results), unsafe_allow_html=True)
+    """Live checks: each a coloured badge and its sentence, one after the other in one element,
+    their numbers folded under them."""
+    _checks([badge_text(r, plan) for r in results], results, plan)
 
 
 def badges(results, *, plan: Plan | None = None, above=()) -> None:
-    """The page's live checks, one after the other under a bold heading: one element for all
-    of them (each element is a message of its own, on every page run). ``above``: checks the
-    page has already shown beside their panels, named in one line instead of again."""
+    """The page's live checks, one after the other under a bold heading, in one element (each
+    element is a message of its own, on every page run), their numbers folded under them.
+    ``above``: checks the page has already shown beside their panels, named in one line
+    instead of again."""
     parts = ["**Live checks**"]
     if above:
         titles = ", ".join(f"“{md_escape(r.title)}” ({r.status})" for r in above)
         parts.append(f":small[Shown above, beside what they check: {titles}.]")
     parts += [badge_text(r, plan) for r in results]
-    st.markdown("\n\n".join(parts), unsafe_allow_html=True)
+    _checks(parts, results, plan)
 
 
 def table(key: tuple, name: str, make: Callable[[], pd.DataFrame]) -> None:

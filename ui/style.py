@@ -6,13 +6,14 @@ Streamlit stacks columns below 640 px by itself; what it leaves to the app is he
   pushing the whole page sideways;
 - on a phone, code wraps (its lines stay whole, only folded) and formulas are set a little
   smaller, so most fit without scrolling;
-- a live check's "How close, in numbers" fold (ui/render.badge_text) sits close under its
-  sentence, its summary in the captions' grey and size;
+- a live check's "How close, in numbers" fold (ui/render.fold_html) sits close under its
+  sentence, in the captions' grey and size;
 - a cell's derivation, scrolled to by a ``cell=`` link (ui/teach/cell_grid.js), stops below
   Streamlit's header;
 - every text meets WCAG 2.1 AA contrast (4.5:1, 3:1 for large text) on its background:
   captions are drawn in a grey of 6.6:1 without Streamlit's 0.6 opacity (which left them at
-  3.9:1), and so are a live check's numbers under its badge (ui/panels.badge_text), a button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
+  3.9:1), and so are a live check's words under its badge (ui/render.badge_text), a
+  button's shortcut key at full strength (3.9:1 on the presenter's Next at 0.6), and
   the code's syntax colours are darker versions of Streamlit's (its green, teal,
   orange, blue and grey were 2.3–3.8:1 on the code's background);
 - chart titles are set smaller on a phone (figures.readable wraps a long one onto more lines),
@@ -80,14 +81,20 @@ div[data-testid="stCaptionContainer"] {{
 [data-testid="stMarkdownContainer"] .stMarkdownBadge + br + span {{
   color: {CAPTION_GREY};
 }}
-[data-testid="stMarkdownContainer"] details {{
-  margin: -0.6rem 0 1rem;
-}}
-[data-testid="stMarkdownContainer"] details > summary {{
-  cursor: pointer;
-  width: fit-content;
+details.how-close {{
+  margin: -0.6rem 0 0;
   font-size: 0.875rem;
   color: {CAPTION_GREY};
+}}
+details.how-close > summary {{
+  cursor: pointer;
+  width: fit-content;
+}}
+details.how-close > div {{
+  margin-top: 0.25rem;
+}}
+details.how-close .check {{
+  font-weight: 600;
 }}
 .st-key-present_narrow, .st-key-diagram_narrow {{
   display: none;

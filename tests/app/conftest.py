@@ -7,6 +7,7 @@ caches are process-wide, so tests that count engine calls clear them first.
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from pathlib import Path
@@ -115,26 +116,42 @@ def chart(at: AppTest, title_prefix: str) -> dict:
 
 
 # One live check as the app writes it (ui/render.badge_text): the badge st.badge would write,
-# then, after a hard line break, what holds in words in small type, then a closed "How close,
-# in numbers" fold with its arithmetic. Several such checks can share one Markdown element (the
-# page's "Live checks").
+# then, after a hard line break, what holds in words in small type. Several such checks can
+# share one Markdown element (the page's "Live checks"); under it, one st.html element holds
+# the group's closed "How close, in numbers" fold (ui/render.fold_html), a line per check that
+# compared numbers, named by its title.
 BADGE = re.compile(
     r":(?P<colour>[a-z]+)-badge\[(?::material/[a-z_]+: )?(?P<text>(?:\\.|[^\]\\])*)\]"
-    r"(?:  \n:small\[(?P<words>.*?)\](?=\n\n|$))?"
-    r"(?:\n\n<details><summary>How close, in numbers</summary>\n\n"
-    r":small\[(?P<numbers>.*?)\]\n\n</details>)?",
+    r"(?:  \n:small\[(?P<words>.*?)\](?=\n\n|$))?",
     re.S,
 )
+FOLD = re.compile(
+    r'<details class="how-close"><summary>How close, in numbers</summary>(?P<lines>.*?)</details>',
+    re.S,
+)
+FOLD_LINE = re.compile(r'<div><span class="check">(?P<title>.*?)</span>: (?P<numbers>.*?)</div>')
+
+
+def folds(at: AppTest) -> list[dict[str, str]]:
+    """Every "How close, in numbers" fold on the page, in order: check title -> its numbers."""
+    out = []
+    for element in at.html:
+        for fold in FOLD.finditer(str(element.value)):
+            lines = FOLD_LINE.finditer(fold["lines"])
+            out.append({html.unescape(m["title"]): html.unescape(m["numbers"]) for m in lines})
+    return out
 
 
 def check_badges(at: AppTest) -> list[tuple[str, str, str, str]]:
     """Every badge on the page, in order, as (colour, text, what holds in words, the numbers
-    in its fold), unescaped; "" for a part the badge does not have."""
+    in the fold under it), unescaped; "" for a part the badge does not have."""
+    numbers = {title: n for fold in folds(at) for title, n in fold.items()}
     out = []
     for m in at.markdown:
         for match in BADGE.finditer(str(m.value)):
-            words, numbers = (unescape(match[k] or "") for k in ("words", "numbers"))
-            out.append((match["colour"], match["text"], words, numbers))
+            text, words = (unescape(match[k] or "") for k in ("text", "words"))
+            title = text.rsplit(": ", 1)[0]
+            out.append((match["colour"], match["text"], words, numbers.get(title, "")))
     return out
 
 

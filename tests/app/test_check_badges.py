@@ -13,7 +13,15 @@ import pytest
 from attnviz.teach import checks
 from ui import render
 
-from .conftest import OPEN_PARTS, PASS_PAGES, check_badges, exceptions, open_app, unescape
+from .conftest import (
+    OPEN_PARTS,
+    PASS_PAGES,
+    check_badges,
+    exceptions,
+    folds,
+    open_app,
+    unescape,
+)
 
 # The arithmetic's words: none of them belongs in the sentence under a badge.
 JARGON = re.compile(r"tolerance|eps|\|difference\||max \|value\||\d\.\d+e[-+]\d+")
@@ -35,11 +43,15 @@ def test_every_badge_says_what_holds_in_words_and_folds_its_arithmetic(page):
         if numbers:  # a comparison: its largest difference and tolerance, in the fold
             assert re.match(r"largest \|difference\| \S+; tolerance \S+", numbers), numbers
     assert sum(1 for *_, numbers in found if numbers) >= 3
-    # The fold is closed until opened, one per check that compared numbers.
-    markdown = [str(m.value) for m in at.markdown if "-badge[" in str(m.value)]
-    folds = sum(m.count(f"<details><summary>{render.HOW_CLOSE}</summary>") for m in markdown)
-    assert folds == sum(1 for *_, numbers in found if numbers)
-    assert not [m for m in markdown if "<details open" in m]
+    # The folds are closed until opened, and hold a line for each check that compared numbers
+    # and for nothing else.
+    lines = [title for fold in folds(at) for title in fold]
+    compared = [text.rsplit(": ", 1)[0] for _, text, _, numbers in found if numbers]
+    assert sorted(lines) == sorted(unescape(t) for t in compared)
+    bodies = [str(h.value) for h in at.html if render.HOW_CLOSE in str(h.value)]
+    assert bodies and not [b for b in bodies if "<details open" in b or "open>" in b]
+    # No Markdown on the page carries HTML: that would load one more bundle in every browser.
+    assert not [m for m in at.markdown if m.proto.allow_html], page
 
 
 def test_pass_3_shows_its_masking_checks_once_beside_the_routes_and_names_them_after():
