@@ -369,11 +369,19 @@ def weights_heading() -> None:
 
 def next_pass(page_file: str, *, book: bool = False) -> None:
     """The end of pass page ``page_file`` (its ``__file__``): a link to the next page. The
-    sidebar's values live in the URL and go along, so the next pass opens on the same text and
-    settings (``book``: book mode, which goes along too, and has no sidebar values to say)."""
+    sidebar's values live in the URL and go along in the link's own address, so the next pass
+    opens on the same text and settings, in this tab or a new one (``book``: book mode, which
+    goes along too, and has no sidebar values to say). The page's own values (a cell, a step,
+    a question) stay behind."""
     target, title = NEXT_PAGE[Path(page_file).stem]
+    carried = {k: v for k, v in st.query_params.to_dict().items() if k in url.SIDEBAR}
     st.subheader("Next", anchor="next-pass")
-    st.page_link(target, label=f"Next: {title}", icon=":material/arrow_forward:")
+    st.page_link(
+        target,
+        label=f"Next: {title}",
+        icon=":material/arrow_forward:",
+        query_params=carried or None,
+    )
     st.caption("Book mode goes with you." if book else "Your text and settings go with you.")
 
 

@@ -7,6 +7,7 @@ derivation is measured in Chromium: tests/browser/test_phone_in_chromium.py.)
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qs
 
 import pytest
 
@@ -39,6 +40,25 @@ def test_every_pass_page_ends_with_a_link_to_the_next_one(page):
     assert charts and max(charts) < link_at  # after every figure of the page
     heading = order[link_at - 1][1]
     assert (heading.value, heading.proto.anchor) == ("Next", "next-pass")
+
+
+@pytest.mark.parametrize("page", PASS_PAGES)
+def test_the_next_link_s_own_address_holds_the_sidebar_values_and_nothing_else(page):
+    # In its own address, so that a new tab (a middle click, "open in new tab") keeps them too.
+    values = {"text": "The cat sat on the mat", "d_in": "6", "dropout": "0.3", "cell": "q1k0"}
+    at = open_app(values, page=page)
+    assert not exceptions(at)
+    link = at.get("page_link")[-1].proto
+    assert link.label == NEXT[page][1]
+    carried = parse_qs(link.query_string)
+    assert carried["text"] == ["The cat sat on the mat"] and carried["d_in"] == ["6"], carried
+    assert carried["dropout"] == ["0.3"], carried
+    assert "cell" not in carried  # a value of this page only
+
+
+def test_the_next_link_of_a_page_at_its_defaults_carries_no_address():
+    at = open_app(page="simplified")
+    assert at.get("page_link")[-1].proto.query_string == ""
 
 
 @pytest.mark.parametrize(("page", "title"), [("simplified", "Weights A"), ("trainable", "Weights")])

@@ -207,12 +207,27 @@ def test_pass_1_jumps_to_its_weights_and_hands_its_settings_to_pass_2(app_in_chr
     assert heading is not None and 0 <= heading["y"] <= 200, heading
     chart = phone.locator(".st-key-fig_p1_weights").bounding_box()
     assert chart is not None and chart["y"] < PHONE["height"], chart
-    phone.get_by_role("link", name="Next: 2. Trainable self-attention").click()
+    link = phone.get_by_role("link", name="Next: 2. Trainable self-attention")
+    href = urllib.parse.urljoin(phone.url, link.get_attribute("href") or "")
+    link.click()
     settle(phone, "2. Trainable self-attention", timeout_ms=240_000, quiet_s=1.5, min_charts=0)
     assert "/trainable-attention?" in phone.url and "d_in=6" in phone.url, phone.url
     phone.locator("[data-testid='stExpandSidebarButton']").click()
     text = phone.locator("[data-testid='stSidebar'] textarea[aria-label='Text']")
     assert text.input_value() == "The cat sat on the mat"
+    # The link opened in a new tab (its own address, a new session) keeps them too.
+    assert "/trainable-attention?" in href and "d_in=6" in href, href
+    tab = phone.context.new_page()
+    try:
+        tab.goto(href)
+        settle(tab, "2. Trainable self-attention", timeout_ms=240_000, quiet_s=1.5, min_charts=0)
+        expand = tab.locator("[data-testid='stExpandSidebarButton']")
+        if expand.is_visible():  # the browser may remember the sidebar open from the first tab
+            expand.click()
+        again = tab.locator("[data-testid='stSidebar'] textarea[aria-label='Text']")
+        assert again.input_value() == "The cat sat on the mat"
+    finally:
+        tab.close()
 
 
 def test_a_long_paste_is_noticed_once_by_its_box(app_in_chromium, phone):
