@@ -9,17 +9,20 @@ import pandas as pd
 import streamlit as st
 
 from attnviz.models.bottleneck import bottleneck_run
-from attnviz.models.bottleneck import toy_language as toy
 from attnviz.teach.lessons import home as why
 from attnviz.teach.lessons.home import home_lesson
 from ui import cache, state
 from ui import render as panels
+from ui.models import alignment
 from ui.text import md_escape
 
 cfg = state.config()
 args = cfg.trace_args("simplified")  # X depends only on the text, d_in and the embedding seed
 
 panels.page_top(__file__)  # title, paragraph and formula: ui/intros.toml
+warning = alignment.read_url()  # the toy sentence's values in the link, checked (why_*)
+if warning:
+    st.warning(warning)
 
 # The same two pictures twice: side by side on a wide screen, one above the other on a phone
 # (ui/style.py shows one of the two), where the wide one would set its words under 11 px.
@@ -101,43 +104,7 @@ st.markdown(
 )
 
 
-@st.fragment
-def alignment() -> None:
-    """One sentence through both models: the outputs, the first mistake, the alignment."""
-    left, right = st.columns(2)
-    length = left.slider("Words in the sentence", 1, toy.MAX_LENGTH, 20, key="why_words")
-    seed = right.number_input("Sentence seed", 0, 2**31 - 1, 0, step=1, key="why_seed")
-    typed = st.text_input(
-        "Or type an English sentence in the toy's words (it replaces the picked one)",
-        key="why_text",
-        placeholder="big red fox sees small cat",
-    )
-    st.caption("The toy's English words: " + ", ".join(toy.SOURCE_WORDS) + ".")
-    if typed.strip():
-        parsed = toy.parse(typed)
-        if parsed.message is not None:
-            st.warning(md_escape(parsed.message))
-            return
-        words = parsed.words
-    else:
-        words = toy.seeded_sentence(int(seed), int(length))
-    lesson = cache.lesson_of(
-        ("home", "why", "align", words),
-        lambda: why.align_lesson(words, bottleneck_run.recorded()),
-    )
-    st.write(md_escape("English: " + " ".join(words)))
-    st.write(md_escape(lesson.outcome))
-    panels.table(("home", "why", "align", words), "outputs", lambda: lesson.table)
-    panels.show(lesson.panels["why_align"], numbers=False)
-    st.caption(md_escape(lesson.argmax))
-    with st.expander("Explain a row: from dot products to its largest weight"):
-        rows = lesson.panels["why_align"].rows
-        t = st.selectbox("Mirror word written", range(len(rows)), format_func=rows.__getitem__)
-        st.markdown("\n".join(f"- {md_escape(line)}" for line in lesson.derive(int(t))))
-        panels.show(lesson.panels["why_scores"], numbers=False)
-
-
-alignment()
+alignment.section()
 st.write(md_escape(runs.alignment))
 st.write(md_escape(runs.bridge))
 

@@ -3,10 +3,11 @@
 A link carries the sidebar's values (``d_out=12``), presenter mode and its step, the pages' own
 view controls (``colour``, ``tokens``, a pass's bug), the closed parts a link opens (``lab``),
 "Predict first" and "Spot the bug", the cell "Explain a cell" opens, page 5's and page 8's own
-controls, and a poll's codes. Each name is declared here, once; the modules that draw the
+controls, the home page's toy sentence, and a poll's codes. Each name is declared here, once; the modules that draw the
 controls use these constants (``ui/state.py``, ``ui/links.py``, ``ui/sections.py``,
 ``ui/teach/present.py``, ``ui/teach/predict.py``, ``ui/teach/explain.py``,
-``ui/models/watch.py``, ``ui/models/growing.py``, ``ui/classroom/poll_views.py``).
+``ui/models/watch.py``, ``ui/models/growing.py``, ``ui/models/alignment.py``,
+``ui/classroom/poll_views.py``).
 
 Every value is read by one of the parsers below: :func:`parse_bool`, :func:`parse_int`,
 :func:`parse_choice` (and :func:`parse_float` for the dropout rate, :func:`parse_cell` for a
@@ -88,6 +89,9 @@ LEARN = TASK, K, LHEADS, LR, STEPS, LSEED = ("task", "k", "lheads", "lr", "steps
 # --- page 8, "Grow an induction head" (ui/models/growing.py, pages/grow-induction-heads.py) -----
 GROW = GSTEP, GABLATE, GHEAD, GSEED, GSTEPS = ("gstep", "gablate", "ghead", "gseed", "gsteps")
 
+# --- the home page's toy sentence (ui/models/alignment.py): its length, seed and typed text ----
+WHY = WHY_WORDS, WHY_SEED, WHY_TEXT = ("why_words", "why_seed", "why_text")
+
 # --- the class poll (ui/classroom/poll_views.py) ------------------------------------------------
 JOIN = "join"
 POLL = "poll"
@@ -101,7 +105,7 @@ STREAMLIT = frozenset({"embed", "embed_options"})
 PAGE_NAMES = frozenset(
     {PRESENT, STEP, PREDICT, MYSTERY, CELL}
     | {COLOUR, TOKENS, QUERY, STRETCH, SHIFT, MODULE, PLACEMENT, HEAD, NUMBERS, HEADS_SHOWN}
-    | {*BUGS, *SECTIONS, *LEARN, *GROW, JOIN, POLL, SECRET}
+    | {*BUGS, *SECTIONS, *LEARN, *GROW, *WHY, JOIN, POLL, SECRET}
 )
 NAMES = SIDEBAR | PAGE_NAMES
 
@@ -225,6 +229,21 @@ def text(limit: int) -> Callable[[str], str]:
 
     def parse(raw: str) -> str:
         return raw[:limit]
+
+    return parse
+
+
+def checked(limit: int, problem: Callable[[str], str | None]) -> Callable[[str], str]:
+    """A text of at most ``limit`` characters in which ``problem`` (it returns the reason, or
+    None) finds nothing wrong: the home page's toy sentence."""
+
+    def parse(raw: str) -> str:
+        if len(raw) > limit:
+            raise ValueError(f"longer than {limit:,} characters")
+        reason = problem(raw)
+        if reason:
+            raise ValueError(reason)
+        return raw
 
     return parse
 

@@ -11,7 +11,7 @@ import pytest
 
 from ui import links, state, url
 from ui.classroom import poll_views
-from ui.models import growing, watch
+from ui.models import alignment, growing, watch
 from ui.teach import explain, predict, present
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,6 +107,7 @@ READERS = {
     "predict": predict.PARSERS,
     "page 5": watch.PARSERS,
     "page 8": growing.PARSERS,
+    "home": alignment.PARSERS,
 }
 
 

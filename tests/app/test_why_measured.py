@@ -5,6 +5,7 @@ words the toy language does not have."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from attnviz.models.bottleneck import bottleneck_run as R
 from attnviz.models.bottleneck import toy_language as L
@@ -95,3 +96,76 @@ def test_unknown_words_get_a_clear_message_and_no_alignment():
     assert not [
         t for t in texts(at) if t.startswith("With attention, ")
     ]  # no outcome for a sentence it cannot read
+
+
+# --- the toy sentence in the URL ----------------------------------------------------------------
+def aligned(at) -> tuple[list[str], list[str], np.ndarray]:
+    """The alignment figure's rows, columns and weights, as the page sends them."""
+    (trace,) = chart(at, "Alignment: attention weights")["data"]
+    return list(trace["y"]), list(trace["x"]), spec_array(trace["z"])
+
+
+def assert_aligns(at, words: tuple[str, ...]) -> None:
+    lesson = H.align_lesson(words, R.recorded())
+    panel = lesson.panels["why_align"]
+    rows, cols, z = aligned(at)
+    assert cols == [f"{j + 1}: {w}" for j, w in enumerate(words)]
+    assert rows == list(panel.rows)
+    assert np.allclose(z, panel.values.numpy(), atol=1e-6)
+    assert "English: " + " ".join(words) in texts(at)
+
+
+def test_a_link_opens_the_picked_sentence_it_names():
+    at = open_app({"why_words": "7", "why_seed": "42"})
+    assert not exceptions(at)
+    assert not [w for w in values(at.warning) if "link" in w]
+    assert at.slider(key="why_words").value == 7
+    assert at.number_input(key="why_seed").value == 42
+    assert_aligns(at, L.seeded_sentence(42, 7))
+
+
+def test_a_link_opens_the_typed_sentence_it_names():
+    at = open_app({"why_text": "Small cat finds big dog", "why_words": "30"})
+    assert not exceptions(at)
+    assert at.text_input(key="why_text").value == "Small cat finds big dog"
+    assert_aligns(at, ("small", "cat", "finds", "big", "dog"))
+
+
+HOSTILE = [
+    ({"why_text": "the cat sees a dog"}, "why_text (no toy word “the” and 1 more)"),
+    ({"why_text": "cat " * 41}, "why_text (41 words, more than 40)"),
+    ({"why_text": "<b>fox</b> 🦊"}, "why_text (no toy word “b”)"),
+    ({"why_text": "🦊 🐱"}, "why_text (no word of the toy's English)"),
+    ({"why_text": "fox " * 400}, "why_text (longer than 600 characters)"),
+    ({"why_seed": "-1"}, "why_seed (outside 0–2147483647)"),
+    ({"why_seed": "12.5"}, "why_seed (not a whole number)"),
+    ({"why_seed": "<script>"}, "why_seed (not a whole number)"),
+    ({"why_words": "41"}, "why_words (outside 1–40)"),
+    ({"why_words": "0"}, "why_words (outside 1–40)"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "named"), HOSTILE, ids=[f"{n.split()[0]}-{i}" for i, (_, n) in enumerate(HOSTILE)]
+)
+def test_nonsense_in_the_link_is_named_and_the_default_sentence_shown(query, named):
+    at = open_app(query)
+    assert not exceptions(at)
+    said = [unescape(w) for w in values(at.warning)]
+    assert said == [
+        f"Some values in the link were not understood and the defaults are used instead: {named}."
+    ], said
+    assert at.text_input(key="why_text").value == ""
+    assert at.slider(key="why_words").value == 20
+    assert at.number_input(key="why_seed").value == 0
+    assert_aligns(at, L.seeded_sentence(0, 20))
+
+
+def test_moved_controls_change_the_figure():
+    """(AppTest does not write a bound widget's value into the URL: the browser test does,
+    tests/browser/test_why_in_chromium.py.)"""
+    at = open_app()
+    at.number_input(key="why_seed").set_value(9).run()
+    at.slider(key="why_words").set_value(5).run()
+    assert not exceptions(at)
+    assert_aligns(at, L.seeded_sentence(9, 5))

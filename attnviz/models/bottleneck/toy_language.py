@@ -109,10 +109,12 @@ def seeded_sentence(seed: int, length: int) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A typed sentence: its words when all are known, else a message saying what is wrong."""
+    """A typed sentence: its words when all are known, else a message saying what is wrong
+    (``reason``: the same, short, as a link's warning names it)."""
 
     words: tuple[str, ...]
     message: str | None  # None: the sentence can be translated
+    reason: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -123,7 +125,9 @@ def parse(text: str) -> Parsed:
     """Split a typed English sentence into the toy's words (case and punctuation ignored)."""
     words = tuple(w for w in re.split(r"[^a-z]+", text.lower()) if w)
     if not words:
-        return Parsed((), "Type at least one word of the toy's English.")
+        return Parsed(
+            (), "Type at least one word of the toy's English.", "no word of the toy's English"
+        )
     unknown = sorted({w for w in words if w not in DICTIONARY}, key=words.index)
     if unknown:
         listed = ", ".join(f"“{w}”" for w in unknown[:5])
@@ -133,10 +137,14 @@ def parse(text: str) -> Parsed:
             f"The toy language has no word {listed}{more}. Its words: "
             + ", ".join(SOURCE_WORDS)
             + ".",
+            f"no toy word “{unknown[0][:20]}”"
+            + (f" and {len(unknown) - 1} more" if len(unknown) > 1 else ""),
         )
     if len(words) > MAX_LENGTH:
         return Parsed(
-            words, f"The models read up to {MAX_LENGTH} words; this sentence has {len(words)}."
+            words,
+            f"The models read up to {MAX_LENGTH} words; this sentence has {len(words)}.",
+            f"{len(words)} words, more than {MAX_LENGTH}",
         )
     return Parsed(words, None)
 
