@@ -108,8 +108,10 @@ def reveal_positions(projector) -> dict:
         const line = [...document.querySelectorAll('h3')]
             .find(e => e.textContent.startsWith('The answer: '));
         const figure = document.querySelector('.st-key-poll_figure');
+        const why = [...document.querySelectorAll('p')]
+            .find(e => e.textContent.startsWith('Why: '));
         const bottom = e => e.getBoundingClientRect().bottom + window.scrollY;
-        return {answer: bottom(line), figure: bottom(figure),
+        return {answer: bottom(line), figure: bottom(figure), why: why ? bottom(why) : null,
                 scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
                 qr: document.querySelectorAll("[data-testid='stImage'] img").length};
     }"""
@@ -184,10 +186,16 @@ def test_a_class_joins_from_any_device_and_the_reveal_fits_one_screen(app_in_chr
     where = reveal_positions(projector)
     projector.screenshot(path=str(shots / "poll-revealed.png"))
     assert where["answer"] <= PROJECTOR["height"] and where["figure"] <= PROJECTOR["height"], where
+    assert where["why"] is not None and where["why"] <= PROJECTOR["height"], where
     assert where["scroll"] <= where["inner"] and where["qr"] == 0, where  # the QR code folded
-    # Each device turns to the answer by itself (its watcher reruns every few seconds).
-    for _, _, device, _ in devices:
-        device.get_by_text(re.compile(r"^The answer: ")).first.wait_for(timeout=20_000)
+    # Each device turns to the answer by itself (its watcher reruns every few seconds), says
+    # whether its answer was right, and why the key wins, as the projector says it
+    # (tests/polls/test_poll_page.py checks the sentence's numbers against the scores).
+    why = projector.get_by_text(re.compile(r"^Why: Key ")).first.inner_text()
+    for name, _, device, _ in devices:  # all three last sent 2: ␣starts, the key
+        device.get_by_text(re.compile(r"^The answer: 2: ␣starts$")).first.wait_for(timeout=20_000)
+        device.get_by_text("Your answer 2: ␣starts is right.", exact=True).wait_for(timeout=10_000)
+        assert device.get_by_text(why, exact=True).count() == 1, name
     devices[1][2].screenshot(path=str(shots / "poll-phone-revealed.png"), full_page=True)
     for _, context, _, _ in devices:
         context.close()

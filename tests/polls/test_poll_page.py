@@ -364,6 +364,86 @@ def test_the_reveal_shows_the_key_the_shares_and_the_true_figure(store):
     assert isinstance(answer_after, Refused) and answer_after.reason == "revealed"
 
 
+def why_of_a_score(q: Q.Question, shown: list[str]) -> float:
+    """The "Why:" sentence of a score question among ``shown``, checked word for word; the
+    score it states, checked against queries[q] · keys[k] worked out here from the trace."""
+    main, _ = Q.traces_for(q.page, q.text, q.settings, q.book)
+    queries, keys = main.queries, main.keys
+    if queries.dim() == 3:
+        queries, keys = queries[0], keys[0]
+    assert q.query is not None and q.other is not None
+    d_k = keys.shape[-1]
+    dot = float(queries[q.query].double() @ keys[q.other].double())
+    pattern = re.compile(
+        rf"^Why: The sum of the {d_k} products queries\[{q.query}\]\[i\] · "
+        rf"keys\[{q.other}\]\[i\], i = 0 to {d_k - 1}: (-?\d+\.\d{{4}})\.$"
+    )
+    (said,) = [float(m.group(1)) for t in shown if (m := pattern.match(t))]
+    assert abs(said - dot) <= 5e-5 + 1e-6, (said, dot)
+    return said
+
+
+def test_after_the_reveal_each_phone_says_why_from_the_polls_own_numbers(store):
+    """Every phone, right or wrong or silent, shows the key, its own verdict and the "Why:"
+    sentence Predict first shows, with the poll's numbers; the projector shows it under the
+    class's answers. Before the reveal, neither says it."""
+    q = made(Q.SCORE, "trainable", "The cat sat on the mat")
+    made_ = asked(store, q)
+    key = round(float(q.key), 2)
+    wrong = round(key + 1.0, 2)
+    right_phone, wrong_phone, silent = (phone(made_.code) for _ in range(3))
+    answer(right_phone, key)
+    answer(wrong_phone, wrong)
+    for at in (right_phone, wrong_phone, silent):
+        assert not [t for t in texts(at) if t.startswith("Why:")]
+    projector = presenter(made_)
+    assert not [t for t in texts(projector) if t.startswith("Why:")]
+    projector.button(key="poll_reveal").click().run()
+    said = why_of_a_score(q, texts(projector, "markdown"))
+    assert f"{said:.2f}" == f"{key:.2f}"  # the sentence's score is the key shown
+    for at in (right_phone, wrong_phone, silent):
+        at.run()
+        assert not at.exception
+        assert f"The answer: {key:.2f}" in texts(at, "subheader")
+        assert why_of_a_score(q, texts(at, "markdown")) == said
+    assert f"Your answer {key:.2f} is right." in texts(right_phone, "success")
+    assert f"Your answer {wrong:.2f} is not the answer." in texts(wrong_phone, "error")
+    assert "You did not answer in the last round." in texts(silent, "info")
+
+
+def test_a_phone_says_why_a_key_wins_with_the_scores_of_its_row(store):
+    """Which key a query weighs most: the phone's "Why:" names the winner, its score and the
+    runner-up's, worked out here from X Xᵀ."""
+    q = made(Q.ARGMAX_KEY, "simplified", "The cat sat on the mat")
+    made_ = asked(store, q)
+    student = phone(made_.code)
+    wrong = next(i for i in range(len(q.choices)) if i != q.key)
+    answer(student, wrong)
+    store.reveal(made_.code, made_.secret)
+    student.run()
+    main, _ = Q.traces_for(q.page, q.text, q.settings, q.book)
+    x = main.inputs.double()
+    x = x[0] if x.dim() == 3 else x
+    assert q.query is not None
+    row = x @ x[q.query]
+    besides = " besides itself" in q.prompt
+    if besides:
+        row[q.query] = -math.inf
+    order = sorted(range(len(row)), key=lambda i: -float(row[i]))
+    first, second = order[0], order[1]
+    assert first == q.key
+    labels = q.choices
+    expected = (
+        f"Why: Key {labels[first]} has the largest score in row {labels[q.query]}"
+        f"{' besides itself' if besides else ''}: {float(row[first]):.4f}, against "
+        f"{float(row[second]):.4f} for {labels[second]}, the next. The softmax keeps the "
+        "scores' order, so it gets the largest weight."
+    )
+    assert f"The answer: {labels[first]}" in texts(student, "subheader")
+    assert f"Your answer {labels[wrong]} is not the answer." in texts(student, "error")
+    assert expected in texts(student, "markdown")
+
+
 def test_a_sketched_row_shows_the_class_mean_beside_the_spread(store):
     q = made(Q.SKETCH_ROW, "simplified", seed=1)
     made_ = asked(store, q)

@@ -747,7 +747,7 @@ def _csv(code: str, secret: str) -> str:
 def _stopped(view: polls.PresenterView, question: Q.Question | None) -> None:
     """Answering has stopped (revealed, or closed): on one 1920×1080 screen, top down, the
     question, the answer and the share right in each round, then the true figure beside the
-    class's answers, then what each misconception's answers mean."""
+    class's answers and why the key is right, then what each misconception's answers mean."""
     st.markdown(md_escape(str(view.payload.get("prompt", ""))))
     if question is None:
         _cannot_make()
@@ -770,12 +770,31 @@ def _stopped(view: polls.PresenterView, question: Q.Question | None) -> None:
             charts.chart(figure, key="poll_figure", look=poll_questions.POLL_LOOK)
         with right:
             _tally_of(view, question, view.rounds)
+            _why(view, question)  # under the class's answers: the figure keeps its place
     elif figure is not None:
         charts.chart(figure, key="poll_figure", look=poll_questions.POLL_LOOK)
         st.caption("No one answered.")
-    elif answered:
-        _tally_of(view, question, view.rounds)
+        _why(view, question)
+    else:
+        if answered:
+            _tally_of(view, question, view.rounds)
+        _why(view, question)
     for line in poll_questions.misconception_lines(view):
+        st.markdown(md_escape(line))
+
+
+def why_line(view, question: Q.Question | None) -> str | None:
+    """After the reveal: why the key is right, the sentence Predict first shows under its
+    verdict (``Question.reason``, made from the poll's own numbers: the question is made
+    again from the poll's text and settings); None before the reveal or without one."""
+    if view.key is None or question is None or not question.reason:
+        return None
+    return "Why: " + question.reason
+
+
+def _why(view, question: Q.Question | None) -> None:
+    line = why_line(view, question)
+    if line is not None:
         st.markdown(md_escape(line))
 
 
@@ -907,7 +926,8 @@ def _submit(code: str, round_: int, form: polls.AnswerFormat, keys: tuple[str, .
 
 def _graded(view: polls.StudentView, question: Q.Question) -> None:
     """After the reveal: the key, this student's answer graded as the class's tally grades
-    it, the misconception it shows (if any), the share right, and the true figure."""
+    it, the misconception it shows (if any), why the key is right (:func:`why_line`), the
+    share right, and the true figure."""
     form = view.answer
     st.subheader(md_escape(f"The answer: {view.key_label}"))
     mine = view.your_answer
@@ -925,6 +945,7 @@ def _graded(view: polls.StudentView, question: Q.Question) -> None:
             if form.matches(mine, theirs):
                 st.write(md_escape(f"{poll_questions.title_of(m.name)}: {m.explanation}"))
                 break
+    _why(view, question)
     if view.tally:
         last = view.tally[-1]
         if last.right is not None:
