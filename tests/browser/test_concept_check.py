@@ -6,9 +6,10 @@ it on to ``/concept-check``); both answer the check before the lesson, the prese
 check after, both answer again, the presenter shows the results. Checked as a user sees them:
 the counts answered, the overall line and the per-question rows (right before and after, Hake's
 gain, the wrong answer picked most) equal what the two students sent, computed here from their
-picks; the overall line and the chart lie inside the projector's first 1,080 px; each student
-sees her own before and after; a reload keeps a student's answers and counts her once; and
-until the results nothing on the wire or on the page tells which option is right.
+picks; all of the results (the overall line, the chart, every row of the table, the folded
+right answers) lie inside the projector's first 1,080 px; each student sees her own before and
+after; a reload keeps a student's answers and counts her once; and until the results nothing
+on the wire or on the page tells which option is right.
 
 A student alone at 390×844: the check before, the check after, her own before, after and gain.
 
@@ -246,7 +247,8 @@ def open_check(browser, url: str) -> tuple[object, object, str]:
 def show_results(projector, code: str, rows: list[list[str]], shots) -> None:
     """Press "Show the results" and check what the projector says against ``rows`` (the
     table as it should read): the counts, the overall line, the table, the chart's bars, and
-    the overall line and the chart inside the first 1,080 px. Screenshots: ``shots``.png (the
+    all of it (the overall line, the chart, the table's last row, the folded right answers)
+    inside the first 1,080 px, with nothing below to scroll to. Screenshots: ``shots``.png (the
     screen) and ``shots``-all.png (the whole page)."""
     projector.get_by_role("button", name="Show the results").click()
     summary = projector.get_by_role("heading", name=class_summary(rows), exact=True)
@@ -274,19 +276,31 @@ def show_results(projector, code: str, rows: list[list[str]], shots) -> None:
         ["before", [share(row[2]) for row in rows]],
         ["after", [share(row[3]) for row in rows]],
     ]
-    # One screen: the overall line and the chart, per question before and after.
+    # One screen: the overall line, the chart, every row of the table (the overall row last)
+    # and the folded right answers, with nothing below them to scroll to.
     bottoms = projector.evaluate(
         """() => {
         const bottom = (e) => e.getBoundingClientRect().bottom;
         const line = [...document.querySelectorAll('h3')]
             .find(e => e.textContent.startsWith('Right before: '));
+        const rows = [...document.querySelectorAll("[data-testid='stTable'] tbody tr")];
+        // Everything drawn in the main area: each element (hidden ones have no box), the
+        // folded box of right answers as it stands closed (what it holds is not shown).
+        const main = document.querySelector("[data-testid='stMainBlockContainer']");
+        const drawn = [...main.querySelectorAll("[data-testid='stElementContainer']")]
+            .filter(e => !e.closest("[data-testid='stExpander']"))
+            .concat([...main.querySelectorAll("[data-testid='stExpander']")])
+            .map(e => e.getBoundingClientRect()).filter(r => r.height > 0);
         return {line: bottom(line), chart: bottom(document.querySelector('.st-key-concepts_chart')),
+                rows: rows.length, last_row: bottom(rows[rows.length - 1]),
+                answers: bottom(document.querySelector("[data-testid='stExpander']")),
+                content: Math.max(...drawn.map(r => r.bottom)),
                 scroll: document.documentElement.scrollWidth, inner: innerWidth};
     }"""
     )
-    assert bottoms["line"] <= PROJECTOR["height"] and bottoms["chart"] <= PROJECTOR["height"], (
-        bottoms
-    )
+    assert bottoms["rows"] == len(rows), bottoms
+    for part in ("line", "chart", "last_row", "answers", "content"):
+        assert bottoms[part] <= PROJECTOR["height"], (part, bottoms)
     assert bottoms["scroll"] <= bottoms["inner"], bottoms
 
 

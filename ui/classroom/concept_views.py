@@ -64,6 +64,9 @@ div[data-testid="stMainBlockContainer"] td, div[data-testid="stMainBlockContaine
 { font-size: 1.3rem; line-height: 1.4; }
 div[data-testid="stMainBlockContainer"] h2 { font-size: 4.5rem; letter-spacing: 0.15em; }
 div[data-testid="stMainBlockContainer"] h3 { font-size: 2.2rem; }
+div[data-testid="stMainBlockContainer"] .st-key-concepts_table td,
+div[data-testid="stMainBlockContainer"] .st-key-concepts_table th
+{ font-size: 1.15rem; line-height: 1.3; padding-top: 0.2rem; padding-bottom: 0.2rem; }
 </style>
 """
 _PHONE_CSS = """
@@ -429,14 +432,20 @@ def results_table(result: CP.Report) -> list[dict[str, Any]]:
 
 
 def results(result: CP.Report) -> None:
+    """The results on one 1920×1080 screen: the overall line, then the chart of the share
+    right per question (left) beside the table of the same counts with each gain and the
+    wrong answer picked most (right, in smaller, tighter rows), then the right answers folded."""
     st.subheader(md_escape(CP.summary_line(result)))
-    st.caption(
-        "Hake's normalized gain ⟨g⟩ = (after − before) / (100% − before): the share of what "
-        "the class did not know that it learned. “—”: everyone was right before."
-    )
-    chart = poll_questions.projected(results_chart(result))  # made for this run: not cached
-    charts.send(charts.encode(chart.spec, chart.label), key="concepts_chart")
-    st.table(results_table(result))
+    left, right = st.columns([2, 3], gap="medium")
+    with left:
+        chart = poll_questions.projected(results_chart(result))  # made for this run: not cached
+        charts.send(charts.encode(chart.spec, chart.label), key="concepts_chart")
+        st.caption(
+            "Hake's normalized gain ⟨g⟩ = (after − before) / (100% − before): the share of "
+            "what the class did not know that it learned. “—”: everyone was right before."
+        )
+    with right, st.container(key="concepts_table"):
+        st.table(results_table(result))
     with st.expander("The right answers"):
         for i, item in enumerate(C.ITEMS):
             st.markdown(
