@@ -11,7 +11,9 @@ right answers) lie inside the projector's first 1,080 px; each student sees her 
 after; a reload keeps a student's answers and counts her once; and until the results nothing
 on the wire or on the page tells which option is right.
 
-A student alone at 390×844: the check before, the check after, her own before, after and gain.
+A student alone at 390×844: the check before, a reload (her answers come back, the after check
+in the same order), the check after, her own before, after and gain; with her cookies cleared a
+reload still finds them (the browser's local storage), and after "Start again" it finds none.
 
 On every phone screen no text is under 11 px and none runs past the right edge outside a
 container that scrolls. Screenshots in ``test-artifacts/screens/concept-*.png``.
@@ -407,7 +409,16 @@ def test_a_student_alone_sees_her_own_before_and_after_on_a_phone(app_in_chromiu
     shot(phone, shots / "concept-alone-before.png")
     answer(phone, PICKS[("phone", "before")])
     phone.get_by_role("heading", name="After the lesson").wait_for(timeout=30_000)
+    # A reload is a new session: her browser brings her answers back (its cookie), the after
+    # check waits, its options in the order she would have seen without the reload.
+    order = answer_positions(phone)
+    phone.reload()
+    phone.get_by_text(f"Your answers before are saved ({K} of {K})", exact=False).wait_for(
+        timeout=60_000
+    )
+    phone.get_by_role("heading", name="After the lesson").wait_for(timeout=30_000)
     settle(phone, "Did I learn it?", min_charts=0)
+    assert answer_positions(phone) == order
     assert_readable_on_the_phone(phone, "alone, after")
     shot(phone, shots / "concept-alone-after.png")
     assert not wire.key_texts()
@@ -426,6 +437,20 @@ def test_a_student_alone_sees_her_own_before_and_after_on_a_phone(app_in_chromiu
         exact=True,
     ).wait_for(timeout=10_000)
     shot(phone, shots / "concept-alone-results.png")
+    # Her cookies cleared, the browser's local storage still holds her answers: the page
+    # asks it and shows her results again, and sets the cookie again.
+    context.clear_cookies()
+    phone.reload()
+    phone.get_by_role("heading", name=own_headline("phone"), exact=True).wait_for(timeout=60_000)
+    assert "attnviz_concepts" in {c["name"] for c in context.cookies()}
+    # "Start again" clears them: a reload then opens on the check before.
+    phone.get_by_role("button", name="Start again").click()
+    phone.get_by_role("heading", name="Before the lesson").wait_for(timeout=30_000)
+    wait_for_app(phone)
+    phone.reload()
+    phone.get_by_role("heading", name="Before the lesson").wait_for(timeout=60_000)
+    wait_for_app(phone)
+    assert phone.get_by_role("heading", name=own_headline("phone"), exact=True).count() == 0
     context.close()
 
 

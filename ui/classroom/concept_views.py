@@ -4,7 +4,8 @@ it?" for a student alone, and "Did the class learn it?" as a class poll.
 By its link:
 
 - ``/concept-check``: a student alone takes the check before reading the chapter and again
-  after; her answers live in her session only, and after the second round she sees her own
+  after; her answers stay in her browser (``ui.classroom.solo_answers``: a reload or a later
+  visit finds them, the server keeps none), and after the second round she sees her own
   before and after, question by question, with the misconception behind each wrong answer.
   Below, a presenter opens the check for a class;
 - ``/concept-check?join=CODE`` (a phone): the check of the round the presenter has open
@@ -37,13 +38,14 @@ from attnviz.classroom import concept_polls as CP
 from attnviz.classroom import join_address, poll_questions, polls
 from attnviz.teach import concepts as C
 from ui import charts, url
-from ui.classroom import browser_token, poll_views
+from ui.classroom import browser_token, poll_views, solo_answers
 from ui.text import md_escape
 
 URL_PATH = "concept-check"
 PAGE_FILE = "pages/concept-check.py"
 SOLO_KEY = "_attnviz_concepts_solo"  # a student alone: {"before": answers, "after": answers}
 SOLO_ID_KEY = "_attnviz_concepts_me"  # whose shuffle a student alone sees
+SOLO_LOADED_KEY = "_attnviz_concepts_loaded"  # her browser's kept answers were looked for
 PHONE_KEY = "_attnviz_concepts_phone"  # a phone's own answers: {(code, round): answers}
 SEEN_KEY = "_attnviz_concepts_seen"  # {code: (before, after, class line)}: results shown here
 NOTE_KEY = "_attnviz_concepts_note"  # (kind, sentence) to show once, after sending
@@ -197,6 +199,26 @@ def _solo_id() -> str:
     return st.session_state[SOLO_ID_KEY]
 
 
+def _solo_take_up(who: str, done: dict[str, tuple[int, ...]]) -> None:
+    """Her answers as this browser kept them (``ui.classroom.solo_answers``), in place of
+    this session's."""
+    st.session_state[SOLO_ID_KEY] = who
+    st.session_state[SOLO_KEY] = dict(done)
+
+
+def _solo_first_run() -> bool:
+    """On a session's first run, take up the answers this browser's cookie brought; True
+    when it brought none (the keeper then asks the browser's local storage)."""
+    if SOLO_LOADED_KEY in st.session_state:
+        return False
+    st.session_state[SOLO_LOADED_KEY] = True
+    kept = solo_answers.from_cookie()
+    if kept is None:
+        return True
+    _solo_take_up(*kept)
+    return False
+
+
 def _solo_answers() -> dict[str, tuple[int, ...]]:
     return st.session_state.setdefault(SOLO_KEY, {})
 
@@ -213,16 +235,19 @@ def _solo_restart() -> None:
 
 
 def solo() -> None:
+    ask = _solo_first_run()
     st.title("Did I learn it?")
     st.write(
         f"{len(C.ITEMS)} questions on chapter 3's ideas, not on your numbers. Answer them "
         "before you work through the pages, and again after: then you see what you knew each "
         "time, the right answers, and the mistaken idea behind each wrong one. Your answers "
-        "stay in this tab while it is open (a reload starts again); nothing is stored."
+        "stay in this browser, on this device (a reload or a later visit finds them; "
+        "“Start again” clears them); the server keeps none of them."
     )
     _note()
     done = _solo_answers()
     who = _solo_id()
+    solo_answers.keep(who, done, ask=ask, on_found=_solo_take_up)
     if "before" not in done:
         st.subheader("Before the lesson")
         questions_form(
