@@ -460,6 +460,7 @@ CLASS = 50
 # knew before, one that fell, one unchanged, the rest rising.
 RIGHT_BEFORE = (10, 20, 25, 50, 0, 5, 12, 30, 40, 45, 15, 18, 22, 35)[:K]
 RIGHT_AFTER = (40, 30, 25, 50, 50, 5, 30, 45, 40, 20, 35, 38, 40, 49)[:K]
+ALL_RIGHT = tuple(C.KEY for _ in range(K))
 REDIS_PORTS = range(6370, 6380)
 
 
@@ -530,4 +531,32 @@ def test_a_class_of_50_sees_its_gain_on_one_screen(class_server, app_in_chromium
     rows = class_rows(before, after)
     assert rows[3][4] == "—" and rows[9][4] == "-5.00"  # all right before; a fall
     show_results(projector, code, rows, shots / "concept-projector-50")
+    room.close()
+
+
+def test_the_longest_wrong_answers_still_fit_one_screen(class_server, app_in_chromium, artifacts):
+    """The table's widest case: after the lesson, half the class picks each question's wrong
+    option with the longest misconception, so every row names one; still one screen."""
+    url, store = class_server
+    shots = artifacts / "screens"
+    shots.mkdir(exist_ok=True)
+    longest = tuple(
+        max(range(1, len(item.options)), key=lambda o: len(item.options[o].misconception or ""))
+        for item in C.ITEMS
+    )
+    before = [longest for _ in range(CLASS)]
+    after = [ALL_RIGHT if s % 2 else longest for s in range(CLASS)]
+    room, projector, code = open_check(app_in_chromium.context.browser, url)
+    answered(projector, "Before the lesson: 0 answered")
+    for s, picks in enumerate(before):
+        assert isinstance(store.answer(code, f"long-{s:02d}", 1, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered")
+    projector.get_by_role("button", name="Start the after check").click()
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: 0 answered")
+    for s, picks in enumerate(after):
+        assert isinstance(store.answer(code, f"long-{s:02d}", 2, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: {CLASS} answered")
+    rows = class_rows(before, after)
+    assert all(row[5].endswith(f"({CLASS // 2})") for row in rows[:-1])  # every row names one
+    show_results(projector, code, rows, shots / "concept-projector-longest")
     room.close()
