@@ -1479,17 +1479,20 @@ def softmax_row(
     visible=None,
     title: str = "",
     note: str = "",
+    score_name: str = "scaled score s",
+    symbol: str = "s",
 ) -> Chart:
     """One row's softmax: a bar per key, its weight exp(s_j) / Σ exp (the cell explained
     marked in yellow, a key the mask hides in grey), with each key's scaled score and exp on
     hover and in the numbers. ``shift``: the exps are exp(s_j − shift) when the row's scores
-    are too large for exp (the weights are the same)."""
+    are too large for exp (the weights are the same). ``score_name`` and ``symbol``: what the
+    scores are called (the home page's alignment: unscaled dot products ω)."""
     w = _array(weights).reshape(-1)
     n = len(w)
     visible = [True] * n if visible is None else [bool(v) for v in visible]
     e = _array(exps).reshape(-1)
     sc = _array(scaled).reshape(-1)
-    exp_name = f"exp(s − {shift:.4g})" if shift else "exp(s)"
+    exp_name = f"exp({symbol} − {shift:.4g})" if shift else f"exp({symbol})"
     bar: dict[str, Any] = {
         "type": "bar",
         "x": axis_labels(labels),
@@ -1497,7 +1500,7 @@ def softmax_row(
         "customdata": packed(np.stack([sc, e], axis=1)),
         "marker": {"color": _marked_colours(n, key, visible)},
         "hovertemplate": (
-            "key %{x}<br>scaled score s %{customdata[0]:.4f}<br>"
+            f"key %{{x}}<br>{score_name} %{{customdata[0]:.4f}}<br>"
             f"{exp_name} %{{customdata[1]:.4f}}<br>weight %{{y:.4f}}<extra></extra>"
         ),
     }
@@ -1511,7 +1514,7 @@ def softmax_row(
     )
     raw = tuple(str(lab) for lab in labels)
     series = [
-        Series("scaled score s", raw, _frozen(sc)),
+        Series(score_name, raw, _frozen(sc)),
         Series(exp_name, raw, _frozen(e)),
         Series("weight", raw, _frozen(w)),
     ]

@@ -104,8 +104,8 @@ st.markdown(
 )
 
 
-alignment.section()
-st.write(md_escape(runs.alignment))
+alignment.section(runs.alignment)  # the sentence, both outputs, the alignment, Explain a cell
+st.subheader("From cross-attention to self-attention")
 st.write(md_escape(runs.bridge))
 
 st.subheader("The four passes")

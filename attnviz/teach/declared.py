@@ -3,7 +3,8 @@
 Each page's lesson module declares its panels (and the parts of the page that draw their
 numbers) in one tuple, ``DECLARED``, of :class:`attnviz.teach.panel.Declared`: page 1's in
 ``lessons/simplified.py``, page 2's in ``lessons/trainable.py``, page 3's in
-``lessons/causal.py``, page 4's in ``lessons/multihead.py``. Their words are in
+``lessons/causal.py``, page 4's in ``lessons/multihead.py``; the home page declares its
+alignment (``lessons/home.py``), whose cells "Explain a cell" opens too. Their words are in
 ``lessons/story.toml``, by key. "Predict first" (what a question hides, and what it hides
 with it), "Explain a cell" (the heatmaps a click opens a cell on), "Reproduce" (the matrix a
 panel's snippet prints), presenter mode (the steps, in order) and the closed parts of a page
@@ -24,18 +25,21 @@ from types import MappingProxyType
 from attnviz.teach.panel import PICKED_HEAD, Declared
 
 PAGES = ("simplified", "trainable", "causal", "multihead")
+# Every page that declares panels: the passes, and the home page's alignment.
+ALL_PAGES = (*PAGES, "home")
 
 
 @functools.cache
 def by_page() -> Mapping[str, tuple[Declared, ...]]:
-    """Each pass page's declarations, in its lesson's order."""
-    from attnviz.teach.lessons import causal, multihead, simplified, trainable
+    """Each page's declarations (the passes', then the home page's), in its lesson's order."""
+    from attnviz.teach.lessons import causal, home, multihead, simplified, trainable
 
     found = {
         "simplified": simplified.DECLARED,
         "trainable": trainable.DECLARED,
         "causal": causal.DECLARED,
         "multihead": multihead.DECLARED,
+        "home": home.DECLARED,
     }
     return MappingProxyType(found)
 

@@ -591,7 +591,8 @@ class Declared:
     (a printout, a bar chart, a table) is declared the same way, with ``shows``.
 
     ``key`` names the panel (its widgets, its CSV, its words in ``lessons/story.toml``);
-    ``page`` is the pass ("simplified", "trainable", "causal", "multihead").
+    ``page`` is the pass ("simplified", "trainable", "causal", "multihead"), or "home" (the home
+    page's alignment).
 
     - ``field``: the matrix of the pass it draws, a kind of ``attnviz.teach.reproduce.MATRICES``
       (its "Reproduce" snippet prints it); "" when no snippet prints it. ``lab``: drawn from page

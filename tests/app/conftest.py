@@ -52,12 +52,22 @@ SIDEBAR_DEFAULTS = {"d_in": 8, "d_out": 8, "heads": 2, "ctx": 32, "eseed": 123, 
 
 
 def open_app(query: dict[str, str | list[str]] | None = None, page: str = "home") -> AppTest:
-    """Run the app once with ``query`` in the URL, then switch to ``page`` and run it."""
+    """Run the app once with ``query`` in the URL, then switch to ``page`` and run it.
+
+    A ``cell`` names a cell of the page the link opens; the home page, which this first run
+    opens, explains cells of its own (its alignment) and drops one that is not, so for another
+    page the cell joins the URL after that first run."""
     at = AppTest.from_file(str(APP), default_timeout=120)
+    held = {}
     for key, value in (query or {}).items():
+        if key == "cell" and page != "home":
+            held[key] = value
+            continue
         at.query_params[key] = value
     at.run()
     if page != "home":
+        for key, value in held.items():
+            at.query_params[key] = value
         at.switch_page(PAGES[page]).run()
     return at
 

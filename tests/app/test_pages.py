@@ -40,7 +40,6 @@ WHY_RUN_CHARTS = [
     "One vector (no attention): token accuracy during training",
     "With attention: token accuracy during training",
     "Alignment: attention weights, Mirror word × English word",
-    "Scores: decoder state · encoder state, Mirror word × English word",
 ]
 EMPTY_INFO = "There is no text to attend over: type a sentence in the sidebar."
 

@@ -4,6 +4,8 @@ words the toy language does not have."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -64,11 +66,9 @@ def test_the_picked_sentence_through_both_models():
     assert z.shape == (40, 40)
     assert np.allclose(z, lesson.panels["why_align"].values.numpy(), atol=1e-6)
     assert trace["x"][0].endswith(words[0])
-    derivation = "\n".join(f"- {line}" for line in lesson.derive(0))
-    assert derivation in [unescape(str(m.value)) for m in at.markdown]
-    at.selectbox[0].set_value(39).run()
-    derivation = "\n".join(f"- {line}" for line in lesson.derive(39))
-    assert derivation in [unescape(str(m.value)) for m in at.markdown]
+    # no separate row box: the cells are explained by "Explain a cell" (below)
+    assert not at.selectbox
+    assert [e.label for e in at.expander if e.label.startswith("Explain a row")] == []
 
 
 def test_a_typed_sentence_replaces_the_picked_one():
@@ -169,3 +169,57 @@ def test_moved_controls_change_the_figure():
     at.slider(key="why_words").set_value(5).run()
     assert not exceptions(at)
     assert_aligns(at, L.seeded_sentence(9, 5))
+
+
+# --- "Explain a cell" on the alignment ----------------------------------------------------------
+def derivation_texts(at) -> list[str]:
+    return [unescape(str(m.value)) for m in at.markdown]
+
+
+@pytest.mark.parametrize(
+    ("words", "seed", "t", "j"), [(40, 0, 3, 38), (6, 2, 1, 1), (12, 7, 12, 5)]
+)
+def test_a_cell_link_opens_its_derivation_with_the_matrix_s_numbers(words, seed, t, j):
+    """cell=q{t}k{j} (counted from 1, as the page counts the words) opens Mirror word t
+    against English word j: the derivation's weight is the figure's cell."""
+    at = open_app({"why_words": str(words), "why_seed": str(seed), "cell": f"q{t}k{j}"})
+    assert not exceptions(at)
+    sentence = L.seeded_sentence(seed, words)
+    lesson = H.align_lesson(sentence, R.recorded())
+    rows, cols, z = aligned(at)
+    shown = float(z[t - 1, j - 1])
+    cell = lesson.cell(t - 1, j - 1)
+    assert cell.weight == pytest.approx(shown, abs=1e-6)
+    heading = [str(x.value) for x in at.text if str(x.value).startswith("Mirror word ")]
+    assert heading == [
+        f"Mirror word {rows[t - 1]} → English word {cols[j - 1]}: weight {shown:.4f}"
+    ]
+    said = derivation_texts(at)
+    softmax = next(x for x in said if x.startswith("**The row's softmax.**"))
+    assert softmax.endswith(f"= {shown:.4f}.")
+    score = next(x for x in said if x.startswith("**The score.**"))
+    assert score.endswith(f"adding up to {cell.score:.4f}.")
+    last = next(x for x in said if x.startswith("**The cell.**"))
+    assert f"({rows[t - 1]}, {cols[j - 1]}) holds {shown:.4f}" in last
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    bars = next(c for c in charts if c["layout"]["title"]["text"].startswith("Softmax of row"))
+    assert np.allclose(spec_array(bars["data"][0]["y"]), z[t - 1], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ("q0k1", "there is no Mirror word 0: the sentence has 20 words (1–20)"),
+        ("q3k21", "there is no English word 21: the sentence has 20 words (1–20)"),
+        ("h1q1k1", "the alignment is one matrix: its cells read as q3k5"),
+        ("lab.q1k1", "the alignment is one matrix: its cells read as q3k5"),
+        ("<b>🦊</b>", "not a cell such as q2k1 (query 2, key 1) or h1q2k1 (head 1)"),
+    ],
+)
+def test_a_cell_that_is_not_on_the_alignment_is_named_and_none_opened(cell, problem):
+    at = open_app({"cell": cell})
+    assert not exceptions(at)
+    said = [unescape(w) for w in values(at.warning)]
+    assert said == [f"The link's cell “{cell}” is not on this page ({problem}), so none is open."]
+    assert not [x for x in at.text if str(x.value).startswith("Mirror word ")]
+    assert_aligns(at, L.seeded_sentence(0, 20))

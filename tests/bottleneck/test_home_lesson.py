@@ -119,21 +119,34 @@ def test_a_typed_sentence_aligns_in_under_20_ms_of_cpu(rec):
     assert best < 0.020, f"{1000 * best:.1f} ms"
 
 
-def test_a_row_is_derived_from_its_dot_products(rec):
+def test_a_cell_is_derived_from_its_dot_products(rec):
+    """Every cell's derivation: the score is the decoder state's dot product with the encoder
+    state, the row's softmax of those scores is the weight, and it equals the panel's cell."""
     words = L.seeded_sentence(2, 9)
     lesson = H.align_lesson(words, rec)
     att = rec.attention.model.greedy(L.ids_of(words))
-    scores = lesson.panels["why_scores"].values
-    assert torch.allclose(scores, att.queries[0] @ att.keys[0].T)
-    assert torch.allclose(torch.softmax(scores, -1), lesson.panels["why_align"].values, atol=1e-6)
+    assert torch.equal(lesson.queries, att.queries[0])
+    assert torch.equal(lesson.keys, att.keys[0])
+    panel = lesson.panels["why_align"]
+    scores = (att.queries[0] @ att.keys[0].T).double()
     for t in range(9):
-        lines = lesson.derive(t)
-        weights = lesson.panels["why_align"].values[t]
-        j = int(weights.argmax())
-        assert f"ω = s_{t + 1} · h_{j + 1} = {float(scores[t, j]):.4f}" in lines[1]
-        assert lines[2].endswith(f"= {float(weights[j]):.4f}.")
-        assert lines[3].startswith(
-            f"The panel's cell ({t + 1}, {j + 1}) holds {float(weights[j]):.4f}"
-        )
-        right = j == 8 - t
-        assert lines[3].endswith("the right one.") == right
+        for j in range(9):
+            cell = lesson.cell(t, j)
+            assert cell.score == pytest.approx(float(scores[t, j]), abs=1e-5)
+            assert cell.weight == pytest.approx(float(panel.values[t, j]), abs=1e-6)
+            assert cell.cell == float(panel.values[t, j])
+            _, score, softmax, last = (s.sentence for s in cell.steps)
+            assert score.endswith(f"adding up to {cell.score:.4f}.")
+            assert softmax.endswith(f"= {cell.weight:.4f}.")
+            assert f"{float(panel.values[t, j]):.4f}" == f"{cell.weight:.4f}"
+            assert last.startswith(
+                f"The alignment's cell ({panel.rows[t]}, {panel.cols[j]}) holds "
+                f"{float(panel.values[t, j]):.4f}"
+            )
+            assert last.endswith("this one.") == (j == 8 - t)
+            assert (", the row's largest weight." in last) == (j == int(panel.values[t].argmax()))
+    chart = lesson.cell(4, 4).softmax_chart
+    weights = next(s for s in chart.series if s.name == "weight")
+    assert np.allclose(weights.values, panel.values[4].numpy(), atol=1e-6)
+    terms = lesson.cell(4, 4).score_chart
+    assert terms.title.startswith("s<sub>5</sub> · h<sub>5</sub> = ")

@@ -80,9 +80,9 @@ def test_the_spread_check_counts_files_and_can_fail(tmp_path, monkeypatch):
 
 def test_keys_are_unique_and_each_page_declares_its_own():
     keys = [d.key for d in D.every()]
-    assert len(keys) == len(set(keys)) == sum(len(D.of_page(p)) for p in D.PAGES)
-    for page in D.PAGES:
-        prefix = f"p{D.PAGES.index(page) + 1}_"
+    assert len(keys) == len(set(keys)) == sum(len(D.of_page(p)) for p in D.ALL_PAGES)
+    for page in D.ALL_PAGES:
+        prefix = f"p{D.PAGES.index(page) + 1}_" if page in D.PAGES else "why_"
         for d in D.of_page(page):
             assert d.page == page and d.key.startswith(prefix), d.key
     assert D.find("p3_dropped").page == "causal"
@@ -164,6 +164,7 @@ def test_the_cells_of_each_page():
         "p3_batch1",
     ]
     assert D.cells("causal", {"lab"}) == {"p3_dropped": ("lab", 0, 0)}
+    assert D.cells("home", {""}) == {"why_align": ("", 0, 0)}
     assert D.cells("multihead", {""}, head=2) == {
         "p4_grid": ("", None, 0),
         "p4_scores": ("", 2, 0),

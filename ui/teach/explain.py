@@ -14,6 +14,9 @@ recomputes the whole row inside a fragment (only the fragment reruns).
 
 :func:`lines` is the line view: one query's weights as lines to every key, in reading order.
 
+The home page's alignment uses the same grid, clicks and ``cell=`` link (:func:`picked`), with
+its own derivation (``ui/models/alignment.py``).
+
 With no cell chosen, a cold page run pays for the grid's data (at most GRID_MAX × GRID_MAX
 numbers) and one small line chart; every derivation, chart and table is built once per cell in
 the shared cache.
@@ -21,6 +24,7 @@ the shared cache.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -211,8 +215,20 @@ def _grid_part(
 def _picked_cell(
     sources: dict[str, Source], panels: dict[str, tuple[str, int | None, int]], grid: dict
 ) -> Cell | None:
+    """Draw the grid component and return the cell the URL names, checked against the page's
+    traces (:func:`picked`)."""
+    return picked(grid, panels, lambda cell: check(cell, sources))
+
+
+def picked(
+    grid: dict,
+    panels: dict[str, tuple[str, int | None, int]],
+    problem: Callable[[Cell], str | None],
+) -> Cell | None:
     """Draw the grid component and return the cell the URL names (a pick has put it there,
-    :func:`_on_pick`), checked: a cell that is not on this page is named and dropped."""
+    :func:`_on_pick`), checked by ``problem`` (why the cell is not on this page, or None): a
+    cell that is not on this page is named and dropped. ``grid``: the grid's labels, values
+    and first row's and column's numbers; ``panels``: the heatmaps a click opens a cell on."""
     data = {
         "grid": grid,
         "panels": [
@@ -226,13 +242,13 @@ def _picked_cell(
     if raw is not None:
         try:
             cell = parse_cell(raw)
-            problem = check(cell, sources)
+            wrong = problem(cell)
         except ValueError as err:
-            problem = str(err)
-        if problem:
+            wrong = str(err)
+        if wrong:
             st.warning(
                 f"The link's cell “{md_escape(raw[:40])}” is not on this page "
-                f"({md_escape(problem)}), so none is open."
+                f"({md_escape(wrong)}), so none is open."
             )
             del st.query_params[CELL_PARAM]
             cell = None
@@ -296,7 +312,8 @@ def block(
     derivation(lesson, cell, source, numbers=numbers)
 
 
-def _close() -> None:
+def close() -> None:
+    """The derivation's Close button: the URL names no cell."""
     if CELL_PARAM in st.query_params:
         del st.query_params[CELL_PARAM]
 
@@ -311,7 +328,7 @@ def derivation(
         st.text(lesson.heading)
         if source.what:
             st.caption(md_escape(source.what))
-        st.button("Close", key="explain_close", on_click=_close, icon=":material/close:")
+        st.button("Close", key="explain_close", on_click=close, icon=":material/close:")
         charts = {"score": lesson.score_chart, "softmax": lesson.softmax_chart}
         charts["context"] = lesson.context_chart
         tag = cell.encode().replace(".", "_")

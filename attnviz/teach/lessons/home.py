@@ -13,7 +13,7 @@ from attnviz import figures
 from attnviz.core.inputs import BOOK_WORDS
 from attnviz.models.bottleneck import bottleneck_run, bottleneck_training, toy_language
 from attnviz.teach.lessons.common import matrix_panel, vectors_panel
-from attnviz.teach.panel import WEIGHTS, Claim, Panel
+from attnviz.teach.panel import WEIGHTS, Claim, Declared, Panel
 from attnviz.teach.prepare import Prepared
 
 
@@ -70,6 +70,10 @@ def home_lesson(prep: Prepared) -> HomeLesson:
 
 
 # --- why attention, measured (issue 38) --------------------------------------------------------
+# The home page's one panel with cells to explain: "Explain a cell" opens a cell clicked on the
+# alignment (its rows and columns are counted from 1, as the page counts the toy's words, so
+# cell=q3k38 is Mirror word 3 against English word 38).
+DECLARED = (Declared("why_align", "home", cell=("", 0, 0)),)
 WHY_SEED = 0  # the seed that names the word-by-word example
 WHY_EXAMPLE_LENGTH = 6
 AT_WORDS = 30  # the length the bridge sentence quotes
@@ -193,6 +197,31 @@ def run_lesson(rec: bottleneck_run.Recorded) -> RunLesson:
 
 
 @dataclass(frozen=True)
+class AlignStep:
+    """One step of a cell's derivation: a title and a sentence computed from the numbers."""
+
+    name: str  # "states", "score", "softmax", "cell"
+    title: str
+    sentence: str
+
+
+@dataclass(frozen=True)
+class AlignCell:
+    """Every number behind one weight of the alignment: Mirror word ``row`` (0-based) against
+    English word ``col``, recomputed in float64 from the decoder's and the encoder's states."""
+
+    row: int
+    col: int
+    heading: str
+    steps: tuple[AlignStep, ...]
+    score_chart: figures.Chart  # the score as the sum of its terms s_t[d] h_j[d]
+    softmax_chart: figures.Chart  # the row's softmax, the cell marked
+    score: float  # s_t · h_j, the terms added up in float64
+    weight: float  # the row's softmax at the cell, in float64
+    cell: float  # what the panel's cell holds (the model's own weight)
+
+
+@dataclass(frozen=True)
 class AlignLesson:
     """One English sentence through both recorded models."""
 
@@ -203,38 +232,91 @@ class AlignLesson:
     argmax: str  # where the alignment's largest weights fall
     hits: int  # target words whose largest weight is on their source word
     first_wrong: int | None  # the bottleneck's first wrong target position (0-based)
-    width: int  # the models' hidden width: the length of a query and a key
+    queries: torch.Tensor  # the decoder's states s_t, one per word written: (n, width)
+    keys: torch.Tensor  # the encoder's states h_j, one per English word: (n, width)
 
     @property
     def claims(self) -> tuple[Claim, ...]:
         return (Claim(self.argmax, "why_align", "rows_sum_to_one"),)
 
-    def derive(self, t: int) -> tuple[str, ...]:
-        """Row ``t``'s (0-based) largest weight, from the dot products up: what the panel's
-        cell holds, recomputed in float64."""
-        scores = self.panels["why_scores"].values[t].double()
-        weights = self.panels["why_align"].values[t]
-        j = int(weights.argmax())
+    @property
+    def width(self) -> int:
+        """The models' hidden width: the length of a query and a key."""
+        return int(self.queries.shape[1])
+
+    def cell(self, t: int, j: int) -> AlignCell:
+        """The weight of Mirror word ``t`` on English word ``j`` (both 0-based), from the dot
+        products up: what the panel's cell holds, recomputed in float64."""
+        panel = self.panels["why_align"]
+        rows, cols = panel.rows, panel.cols
+        n = len(cols)
+        s, h = self.queries[t], self.keys[j]
+        scores = self.queries[t].double() @ self.keys.double().T  # the whole row, float64
+        score = float((s.double() * h.double()).sum())
         top = float(scores.max())
-        terms = torch.exp(scores - top)
-        alpha = float(terms[j] / terms.sum())
-        rows, cols = self.panels["why_align"].rows, self.panels["why_align"].cols
-        width = self.width
-        return (
-            f"Row {rows[t]}: the decoder's state s_{t + 1} (its {width} numbers as it writes "
-            f"this word) is the query; each English word's encoder state h_j is a key.",
-            f"The row's largest weight is in column {cols[j]}; its score is ω = s_{t + 1} · "
-            f"h_{j + 1} = {float(scores[j]):.4f} (the row's scores run from "
-            f"{float(scores.min()):.4f} to {top:.4f}).",
-            f"Softmax over the row: α = exp(ω − {top:.4f}) / Σ_k exp(ω_k − {top:.4f}) = "
-            f"{float(terms[j]):.4f} / {float(terms.sum()):.4f} = {alpha:.4f}.",
-            f"The panel's cell ({t + 1}, {j + 1}) holds {float(weights[j]):.4f}"
-            + (
-                f"; it translates English word {j + 1}, the right one."
-                if j == len(cols) - 1 - t
-                else f"; the word this row translates is English word {len(cols) - t}."
+        exps = torch.exp(scores - top)
+        total = float(exps.sum())
+        weights = exps / total
+        weight = float(weights[j])
+        cell = float(panel.values[t, j])
+        big = int(panel.values[t].argmax())
+        right = n - 1 - t  # the English word this row translates
+        qs, kh = f"s_{t + 1}", f"h_{j + 1}"
+        positive = int(((s * h) > 0).sum())
+        steps = (
+            AlignStep(
+                "states",
+                "The query and the key",
+                f"The query is the decoder's state {qs} as it writes Mirror word {rows[t]} "
+                f"({self.width} numbers); the key is the encoder's state {kh} of English word "
+                f"{cols[j]} ({self.width} numbers). The model has no W_q or W_k: it compares "
+                "the two states themselves.",
+            ),
+            AlignStep(
+                "score",
+                "The score",
+                f"ω = {qs} · {kh} = Σ_d {qs}[d] × {kh}[d]: {self.width} terms, {positive} of "
+                f"them positive, adding up to {score:.4f}.",
+            ),
+            AlignStep(
+                "softmax",
+                "The row's softmax",
+                f"α = exp(ω − m) / Σ_k exp(ω_k − m), with m = {top:.4f} the row's largest "
+                f"score: exp({score:.4f} − {top:.4f}) / {total:.4f} = {float(exps[j]):.4f} / "
+                f"{total:.4f} = {weight:.4f}.",
+            ),
+            AlignStep(
+                "cell",
+                "The cell",
+                f"The alignment's cell ({rows[t]}, {cols[j]}) holds {cell:.4f}"
+                + (
+                    ", the row's largest weight"
+                    if big == j
+                    else f"; the row's largest weight, {float(panel.values[t, big]):.4f}, is "
+                    f"on English word {cols[big]}"
+                )
+                + f". Row {rows[t]} translates English word {cols[right]}"
+                + (": this one." if j == right else "."),
             ),
         )
+        score_chart = figures.score_terms(
+            s, h, query=t + 1, key=j + 1, score=score, names=("s", "h")
+        )
+        softmax_chart = figures.softmax_row(
+            scores,
+            exps,
+            weights,
+            cols,
+            query=t + 1,
+            key=j,
+            row_sum=total,
+            shift=top,
+            title=f"Softmax of row {rows[t]}: weight = exp(ω − {top:.4f}) ÷ {total:.4f}",
+            score_name="score ω",
+            symbol="ω",
+        )
+        heading = f"Mirror word {rows[t]} → English word {cols[j]}: weight {cell:.4f}"
+        return AlignCell(t, j, heading, steps, score_chart, softmax_chart, score, weight, cell)
 
 
 def align_lesson(words: tuple[str, ...], rec: bottleneck_run.Recorded) -> AlignLesson:
@@ -275,17 +357,6 @@ def align_lesson(words: tuple[str, ...], rec: bottleneck_run.Recorded) -> AlignL
         value_name="weight",
         annotate=n <= 12,
     )
-    scores = matrix_panel(
-        "why_scores",
-        (att.queries[0] @ att.keys[0].T).clone(),
-        rows,
-        cols,
-        colour="signed",
-        row_name="Mirror word written",
-        col_name="English word",
-        value_name="score",
-        annotate=n <= 12,
-    )
     a_right = sum(w == r for w, r in zip(att_words, right_words, strict=True))
     o_right = sum(w == r for w, r in zip(one_words, right_words, strict=True))
     wrong = [t for t in range(n) if one_words[t] != right_words[t]]
@@ -306,14 +377,14 @@ def align_lesson(words: tuple[str, ...], rec: bottleneck_run.Recorded) -> AlignL
         f"Each row is one softmax over the {n} English words (it sums to 1). In {hits} of the "
         f"{n} rows the largest weight is on the English word that row translates."
     )
-    width = rec.attention.model.cfg.hidden
     return AlignLesson(
         words,
         table,
-        {"why_align": panel, "why_scores": scores},
+        {"why_align": panel},
         outcome,
         argmax,
         hits,
         first,
-        width,
+        att.queries[0].clone(),
+        att.keys[0].clone(),
     )
