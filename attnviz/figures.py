@@ -31,7 +31,7 @@ import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -110,9 +110,19 @@ _TAG = re.compile(r"<[^>]*>")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
+# Presenter mode's screen as designed: a projector at 1920×1080, whose main area is STAGE_WIDTH
+# px wide with STAGE_HEIGHT px left for the step's figure under the header line. Other screens
+# get the same layout scaled (:func:`presenter_look`).
+SCREEN = (1920, 1080)
+STAGE_WIDTH = 1760  # px: 1920 less the main area's padding (5 rem a side)
+STAGE_HEIGHT = 944  # px: 1080 less the header line (48 px down, 68 tall) and the gaps
+
+
 @dataclass(frozen=True)
 class Look:
-    """The sizes a figure is drawn at (px). ``title_chars``: where a title wraps."""
+    """The sizes a figure is drawn at (px). ``title_chars``: where a title wraps. Presenter
+    mode's (``plot`` > 0) also say the stage its figure fills and the scale of its spacing
+    against the 1920×1080 design."""
 
     name: str
     title: int = TITLE_SIZE
@@ -127,6 +137,13 @@ class Look:
     title_line: int = TITLE_LINE
     top: int = TITLE_TOP
     plot: int = 0  # px: presenter mode's square-celled plot, at most this tall (0: not one)
+    stage_width: int = STAGE_WIDTH
+    stage_height: int = STAGE_HEIGHT
+    scale: float = 1.0  # presenter mode's gaps and margins against the 1920×1080 design
+
+    def px(self, size: float) -> int:
+        """``size`` px of the 1920×1080 design at this look's scale."""
+        return round(size * self.scale)
 
 
 NORMAL = Look("normal")
@@ -163,6 +180,53 @@ PRESENTER = Look(
     top=52,
     plot=730,
 )
+
+# The presenter's layout scales with the screen, by the smaller of its width's and height's
+# share of 1920×1080, in steps of SCREEN_STEP and no smaller than SCREEN_MIN (a 1280×720
+# projector: 0.65; under 960 px wide the page's header wraps instead, ui/teach/present.py):
+# the type, the gaps and the header shrink by that scale; the figure takes the whole stage
+# that is left, with square cells.
+SCREEN_STEP = 0.05
+SCREEN_MIN = 0.5
+SCREEN_LEAST = (640, 480)  # px: a smaller window gets this one's layout (and scrolls)
+
+
+def screen_scale(width: int, height: int) -> float:
+    """The presenter's scale on a ``width`` × ``height`` px screen (1 at 1920×1080 or more). A
+    portrait screen (a tablet held upright, no projector) keeps 1: its page stacks instead."""
+    if height > width:
+        return 1.0
+    share = min(1.0, width / SCREEN[0], height / SCREEN[1])
+    steps = math.floor(share / SCREEN_STEP + 1e-9)
+    return round(max(SCREEN_MIN, steps * SCREEN_STEP), 2)
+
+
+def presenter_look(width: int, height: int) -> Look:
+    """:data:`PRESENTER` on a ``width`` × ``height`` px screen: its type and gaps at
+    :func:`screen_scale`, its stage the screen less the main area's padding (5 rem a side) and
+    the header line above it (136 px), both scaled. PRESENTER itself at 1920×1080 and on a
+    portrait screen (whose page narrows the figure, ui/teach/present.py); a window under
+    SCREEN_LEAST gets that size's look."""
+    width, height = max(width, SCREEN_LEAST[0]), max(height, SCREEN_LEAST[1])
+    scale = screen_scale(width, height)
+    stage = (round(width - 160 * scale), round(height - 136 * scale))
+    if height > width or (scale == 1 and stage == (STAGE_WIDTH, STAGE_HEIGHT)):
+        return PRESENTER
+    sized = {
+        name: round(getattr(PRESENTER, name) * scale)
+        for name in ("title", "subtitle", "ticks", "axis_titles", "cells", "colour_bar", "heads")
+    }
+    return replace(
+        PRESENTER,
+        name=f"presenter {stage[0]}x{stage[1]} at {scale}",
+        title_line=round(PRESENTER.title_line * scale),
+        top=round(PRESENTER.top * scale),
+        plot=round(PRESENTER.plot * stage[1] / STAGE_HEIGHT),
+        stage_width=stage[0],
+        stage_height=stage[1],
+        scale=scale,
+        **sized,
+    )
 
 
 # --- text -----------------------------------------------------------------------------------
@@ -532,12 +596,11 @@ def _every_label(labels: list[str]) -> dict:
 # as large as a cell allows, up to CELL_TEXT_MAX px; where two decimals with their leading zero
 # would be under look.cells px, they are written short (".42", "-.07", "1.0"): the hover keeps
 # four decimals.
-STAGE_WIDTH = 1760  # px: 1920 less the main area's padding (5 rem a side)
-STAGE_HEIGHT = 944  # px: 1080 less the header line (48 px down, 68 tall) and the gaps
 SIDE_PX = 440
 STACK_PX = 100
 CELL_TEXT_MAX = 40
 CELL_CLEAR = 13  # px of a cell's width left clear beside its number (6 or 7 a side)
+CELL_CLEAR_LEAST = 8  # px: the clearance on a smaller screen, at its scale but not under this
 HEAD_GAP = 40  # px between two heads side by side
 # Advance widths of Source Sans (Streamlit's font) in em, to size numbers and labels before
 # the browser draws them: digits, the point, the minus; other characters are given a generous
@@ -579,7 +642,8 @@ def stage_numbers(z: np.ndarray, cell: float, look: Look = PRESENTER):
     where they fit at look.cells px or more, else short (:func:`short_number`)."""
 
     def fit(texts: list[list[str]]) -> int:
-        return int(min(CELL_TEXT_MAX, (cell - CELL_CLEAR) / _widest(texts), cell / 1.3))
+        largest, clear = look.px(CELL_TEXT_MAX), cell_clear(look)
+        return int(min(largest, (cell - clear) / _widest(texts), cell / 1.3))
 
     full = [[f"{v:.2f}" if math.isfinite(v) else "" for v in row] for row in z.tolist()]
     size = fit(full)
@@ -587,6 +651,11 @@ def stage_numbers(z: np.ndarray, cell: float, look: Look = PRESENTER):
         full = [[short_number(v) for v in row] for row in z.tolist()]
         size = fit(full)
     return (full, size, _widest(full)) if size >= look.cells else None
+
+
+def cell_clear(look: Look) -> int:
+    """px of a cell's width its number leaves clear at ``look``'s scale."""
+    return max(look.px(CELL_CLEAR), min(CELL_CLEAR, CELL_CLEAR_LEAST))
 
 
 @dataclass(frozen=True)
@@ -619,7 +688,7 @@ def _below_axis(labels: list[str], look: Look, angle: int, titled: bool) -> int:
     longest = max((_em(lab) for lab in labels), default=1.0) * look.ticks
     slant = math.radians(abs(angle))
     # the slanted labels' box (a line is 1.2 font sizes high), the ticks and their gap
-    below = round(longest * math.sin(slant) + 1.2 * look.ticks * math.cos(slant)) + 12
+    below = round(longest * math.sin(slant) + 1.2 * look.ticks * math.cos(slant)) + look.px(12)
     return below + (2 * look.axis_titles if titled else 0)
 
 
@@ -648,22 +717,22 @@ def stage_frame(
     cells. ``bar``: "flat" (a colour bar with numbers), "relative" (its ticks are words) or ""
     (none). A single matrix has axis titles, a grid of heads their "head h" titles."""
     titled = heads == 1
-    left = round(max((_em(y) for y in ys), default=1.0) * look.ticks) + 16
+    left = round(max((_em(y) for y in ys), default=1.0) * look.ticks) + look.px(16)
     left += 2 * look.axis_titles if titled else 0
     angle = _stage_slant(n_cols, heads)
-    bottom = _below_axis(xs, look, angle, titled) + 10
-    right = {"": 20, "relative": 160}.get(bar, 130)
+    bottom = _below_axis(xs, look, angle, titled) + look.px(10)
+    right = look.px({"": 20, "relative": 160}.get(bar, 130))
     head_titles = 0 if titled else round(1.5 * look.heads)
     top = _title(_stage_title(title, note), "", look)[1] + head_titles
-    across = STAGE_WIDTH - left - right
+    across = look.stage_width - left - right
     best: Frame | None = None
     for per_row in range(1, heads + 1):
         rows = math.ceil(heads / per_row)
-        gap_x, gap_y = (per_row - 1) * HEAD_GAP, (rows - 1) * (bottom + head_titles)
+        gap_x, gap_y = (per_row - 1) * look.px(HEAD_GAP), (rows - 1) * (bottom + head_titles)
         for beside in (True, False):
-            room = STAGE_HEIGHT - (0 if beside else STACK_PX) - top - bottom
+            room = look.stage_height - (0 if beside else look.px(STACK_PX)) - top - bottom
             tall = min(look.plot, room) - gap_y
-            wide = across - (SIDE_PX if beside else 0) - gap_x
+            wide = across - (look.px(SIDE_PX) if beside else 0) - gap_x
             cell = min(tall / (rows * n_rows), wide / (per_row * n_cols))
             frame = Frame(
                 cell,
@@ -683,7 +752,14 @@ def stage_frame(
 
 
 def matrix_frame(
-    rows, cols, *, title: str, note: str = "", kind: str = "weights", heads: int = 1
+    rows,
+    cols,
+    *,
+    title: str,
+    note: str = "",
+    kind: str = "weights",
+    heads: int = 1,
+    look: Look = PRESENTER,
 ) -> Frame:
     """The presenter's frame of a matrix :func:`heatmap` (``heads`` 1) or :func:`heads_grid`
     draws at :data:`PRESENTER`, from its raw labels, title, note and colour ``kind``; the page
@@ -693,12 +769,15 @@ def matrix_frame(
         rows, cols = list(rows)[:MAX_SIDE], list(cols)[:MAX_SIDE]
     bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
     ys, xs = axis_labels(rows), axis_labels(cols)
-    return stage_frame(len(ys), len(xs), ys, xs, title=title, note=note, bar=bar, heads=heads)
+    return stage_frame(
+        len(ys), len(xs), ys, xs, title=title, note=note, bar=bar, heads=heads, look=look
+    )
 
 
 # The colour bar upright just right of the plot, as tall as it: its numbers stay inside the
 # right margin stage_frame keeps (Plotly would push the margin, and the square cells shrink).
-_STAGE_BAR = {"thickness": 20, "x": 1.0, "xanchor": "left", "xpad": 10, "len": 1.0}
+def _stage_bar(look: Look) -> dict:
+    return {"thickness": look.px(20), "x": 1.0, "xanchor": "left", "xpad": look.px(10), "len": 1.0}
 
 
 def _stage_axes(xaxis: dict, yaxis: dict, x_id: str = "x") -> None:
@@ -718,7 +797,7 @@ def _stage_heatmap(spec: Spec, shown: np.ndarray, frame: Frame, look: Look, anno
     for item in spec["data"]:
         bar = item["marker"] if item.get("name") == COLOUR_BAR else item
         if "colorbar" in bar:
-            bar["colorbar"].update(_STAGE_BAR)
+            bar["colorbar"].update(_stage_bar(look))
     if annotated:
         numbers = stage_numbers(shown, frame.cell, look)
         trace.pop("texttemplate", None)
@@ -822,7 +901,9 @@ def heatmap(
     if look.plot:  # presenter mode: square cells, as large as the screen allows
         bar = "" if kind == "mask" else "relative" if kind == "relative" else "flat"
         note_shown = ", ".join(filter(None, [note, cut]))
-        frame = stage_frame(n_rows, n_cols, ys, xs, title=title, note=note_shown, bar=bar)
+        frame = stage_frame(
+            n_rows, n_cols, ys, xs, title=title, note=note_shown, bar=bar, look=look
+        )
         layout["title"] = _title(_stage_title(title, note_shown), "", look)[0]
         fits = n_rows <= ANNOTATE_MAX and n_cols <= ANNOTATE_MAX and kind != "mask"
         _stage_heatmap(spec, shown, frame, look, fits)
@@ -866,10 +947,12 @@ def heads_grid(
     stage = None
     if look.plot:  # presenter mode: square cells, the heads as large as the screen allows
         bar_kind = "relative" if kind == "relative" else "flat"
-        stage = stage_frame(n_rows, n_cols, ys, xs, title=title, note=note, bar=bar_kind, heads=H)
+        stage = stage_frame(
+            n_rows, n_cols, ys, xs, title=title, note=note, bar=bar_kind, heads=H, look=look
+        )
         per_row = stage.per_row
         rows = math.ceil(H / per_row)
-        h_space = HEAD_GAP / stage.plot_width
+        h_space = look.px(HEAD_GAP) / stage.plot_width
         width = n_cols * stage.cell / stage.plot_width
         tall = n_rows * stage.cell / stage.plot_height
         v_space = (stage.plot_height - rows * n_rows * stage.cell) / max(rows - 1, 1)
@@ -987,9 +1070,9 @@ def heads_grid(
         layout["title"] = _title(_stage_title(title, note), "", look)[0]
         layout["height"] = stage.height
         layout["margin"] = {"l": stage.left, "r": stage.right, "t": stage.top, "b": stage.bottom}
-        colours["colorbar"].update(_STAGE_BAR)
+        colours["colorbar"].update(_stage_bar(look))
         if kind == "relative":
-            data[-1]["marker"]["colorbar"].update(_STAGE_BAR)
+            data[-1]["marker"]["colorbar"].update(_stage_bar(look))
     return {"data": data, "layout": layout}
 
 

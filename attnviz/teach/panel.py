@@ -138,9 +138,9 @@ def draw(panel: Panel, look: figures.Look = figures.NORMAL) -> figures.Spec:
     )
 
 
-def stage_frame(panel: Panel) -> figures.Frame:
-    """Where presenter mode lays ``panel``'s figure out (``draw(panel, figures.PRESENTER)``):
-    its width, height and whether the step's words fit beside it."""
+def stage_frame(panel: Panel, look: figures.Look = figures.PRESENTER) -> figures.Frame:
+    """Where presenter mode lays ``panel``'s figure out (``draw(panel, look)``, ``look`` a
+    presenter's): its width, height and whether the step's words fit beside it."""
     if panel.values.dim() == 3:
         heads = panel.heads if panel.heads is not None else range(panel.values.shape[0])
         return figures.matrix_frame(
@@ -150,23 +150,33 @@ def stage_frame(panel: Panel) -> figures.Frame:
             note=panel.note,
             kind=panel.style.colour,
             heads=len(heads),
+            look=look,
         )
     return figures.matrix_frame(
-        panel.rows, panel.cols, title=panel.title, note=panel.note, kind=panel.style.colour
+        panel.rows,
+        panel.cols,
+        title=panel.title,
+        note=panel.note,
+        kind=panel.style.colour,
+        look=look,
     )
 
 
-def stage_numbers(panel: Panel, frame: figures.Frame) -> tuple[int, float] | None:
-    """The cell numbers of ``panel``'s presenter figure (as ``draw(panel, figures.PRESENTER)``
-    writes them on ``frame``): their largest size in px and the widest one's width in em, or
-    None when the figure has none."""
+def stage_numbers(
+    panel: Panel, frame: figures.Frame, look: figures.Look = figures.PRESENTER
+) -> tuple[int, float] | None:
+    """The cell numbers of ``panel``'s presenter figure (as ``draw(panel, look)`` writes them
+    on ``frame``): their largest size in px and the widest one's width in em, or None when the
+    figure has none."""
     values = panel.values if panel.values.dim() == 3 else panel.values[None]
     if panel.values.dim() == 3 and panel.heads is not None:
         values = values[list(panel.heads)]
     if max(values.shape[-2:]) > figures.ANNOTATE_MAX or panel.style.colour == "mask":
         return None
     found = [
-        figures.stage_numbers(figures.blank_non_finite(z.to(torch.float32).numpy()), frame.cell)
+        figures.stage_numbers(
+            figures.blank_non_finite(z.to(torch.float32).numpy()), frame.cell, look
+        )
         for z in values
     ]
     drawn = [f for f in found if f is not None]

@@ -435,7 +435,7 @@ def test_cell_numbers_keep_their_size_at_1920_and_shrink_with_a_narrower_figure(
     labels = [f"{i}: t{i}" for i in range(12)]
     frame = figures.matrix_frame(labels, labels, title="Scores", kind="signed")
     size, widest = 30, figures._em("-.07")
-    css = present._numbers_css("present_k", frame, 12, size, widest)
+    css = present._numbers_css("present_k", frame, figures.PRESENTER, 12, size, widest)
     assert ".st-key-present_k { container-type: inline-size; }" in css
     per_cqw, less = map(float, re.search(r"calc\(([\d.]+)cqw - ([\d.]+)px\)", css).groups())
 
@@ -447,3 +447,31 @@ def test_cell_numbers_keep_their_size_at_1920_and_shrink_with_a_narrower_figure(
     cell = (narrow - frame.left - frame.right) / 12
     assert font(narrow) == pytest.approx((cell - figures.CELL_CLEAR) / widest, abs=0.01)
     assert font(narrow) < size
+
+
+@pytest.mark.parametrize(
+    "screen",
+    [(1920, 1080), (1919, 1080), (1600, 900), (1366, 768), (1344, 756), (1343, 800)]
+    + [(1280, 800), (1280, 720), (1024, 768), (900, 700), (2560, 1440), (820, 1180)],
+)
+def test_the_zoom_of_the_presenter_page_is_the_scale_its_figure_is_laid_out_at(screen):
+    """The media queries that zoom the header and the words agree with the scale the server
+    lays the figure out at (figures.screen_scale), window size by window size."""
+    import re
+
+    from attnviz import figures
+
+    zoom = 1.0  # the last rule that matches wins
+    rules = re.findall(
+        r"@media \(orientation: landscape\) and \(max-width: (\d+)px\), "
+        r"\(orientation: landscape\) and \(max-height: (\d+)px\) \{ \[data-testid='stMain'\] "
+        r"\{ --present-zoom: ([\d.]+); \} \}",
+        present._zoom_css(),
+    )
+    assert len(rules) == 10
+    landscape = screen[1] <= screen[0]
+    for width, height, value in rules:
+        if landscape and (screen[0] <= int(width) or screen[1] <= int(height)):
+            zoom = float(value)
+    assert zoom == figures.screen_scale(*screen)
+    assert "--present-zoom" in present._STYLE and "</style>" in present._STYLE[-10:]

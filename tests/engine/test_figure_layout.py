@@ -308,3 +308,52 @@ def test_a_presenter_heads_grid_puts_two_heads_side_by_side_each_on_most_of_the_
     x0, x1 = spec["layout"]["xaxis"]["domain"], spec["layout"]["xaxis2"]["domain"]
     assert x0[0] == 0 and x1[1] == pytest.approx(1.0)
     assert (x1[0] - x0[1]) * frame.plot_width == pytest.approx(figures.HEAD_GAP)
+
+
+PROJECTORS = [(1920, 1080), (1600, 900), (1366, 768), (1280, 800), (1280, 720), (1024, 768)]
+
+
+@pytest.mark.parametrize(
+    ("screen", "scale"),
+    [((1920, 1080), 1.0), ((2560, 1440), 1.0), ((1600, 900), 0.8), ((1366, 768), 0.7)]
+    + [((1280, 800), 0.65), ((1280, 720), 0.65), ((1024, 768), 0.5), ((900, 700), 0.5)]
+    + [((820, 1180), 1.0)],
+)
+def test_the_presenter_scales_by_the_screens_smaller_share_of_1920_by_1080(screen, scale):
+    assert figures.screen_scale(*screen) == scale
+    look = figures.presenter_look(*screen)
+    assert look.scale == scale
+    if screen in ((1920, 1080), (820, 1180)):  # a portrait tablet: the page narrows it
+        assert look is figures.PRESENTER
+    else:
+        # the type at that scale; the stage the window less the scaled padding and header
+        assert (look.ticks, look.cells) == (round(22 * scale), round(30 * scale))
+        assert look.stage_width == round(screen[0] - 160 * scale)
+        assert look.stage_height == round(screen[1] - 136 * scale)
+        assert look.name != figures.PRESENTER.name  # its own cached drawings
+
+
+@pytest.mark.parametrize("n", [6, 12])
+@pytest.mark.parametrize("screen", PROJECTORS)
+def test_a_presenter_matrix_on_a_smaller_projector_keeps_its_share_of_the_screen(screen, n):
+    look = figures.presenter_look(*screen)
+    labels = token_labels(n)
+    spec = figures.heatmap(signed(n), labels, labels, title="Scores", kind="signed", look=look)
+    frame = figures.matrix_frame(labels, labels, title="Scores", kind="signed", look=look)
+    assert spec["layout"]["height"] == frame.height <= look.stage_height
+    assert frame.width <= look.stage_width
+    assert frame.plot_height >= 0.6 * screen[1]  # as at 1920×1080, about two-thirds
+    trace = spec["data"][0]
+    size = trace["textfont"]["size"]
+    widest = max(figures._em(t) for row in trace["text"] for t in row) * size
+    assert widest <= frame.cell - figures.cell_clear(look) + 1
+    if n == 6 and screen[0] >= 1280:
+        assert size >= 24
+
+
+def test_a_tiny_window_gets_the_smallest_screens_layout_not_a_broken_one():
+    look = figures.presenter_look(1920, 150)  # a window squeezed to a strip
+    assert look == figures.presenter_look(1920, 480)
+    labels = token_labels(6)
+    frame = figures.matrix_frame(labels, labels, title="Scores", kind="signed", look=look)
+    assert frame.cell > 20 and frame.height <= look.stage_height

@@ -45,6 +45,7 @@ FIGURE_FUNCTIONS = (
     "bars",
     "base_layout",
     "blank_non_finite",
+    "cell_clear",
     "context_terms",
     "crop",
     "dim_labels",
@@ -58,10 +59,12 @@ FIGURE_FUNCTIONS = (
     "matrix_frame",
     "one_line",
     "packed",
+    "presenter_look",
     "ratio_to_uniform",
     "row_change",
     "row_outline",
     "score_terms",
+    "screen_scale",
     "short_number",
     "softmax_row",
     "stage_frame",
@@ -237,6 +240,18 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
             text, size, widest = numbers
             assert spec["data"][0]["text"] == text and spec["data"][0]["textfont"]["size"] == size
             assert size * widest <= frame.cell - figures.CELL_CLEAR + 1e-6
+    # and on a 1280×720 projector: the same layout at its scale, within its own stage
+    look = call("presenter_look", 1280, 720)
+    assert call("screen_scale", 1280, 720) == look.scale == 0.65
+    spec = call("heatmap", scores, labels, labels, title="t", kind="signed", look=look)
+    frame = call("matrix_frame", labels, labels, title="t", kind="signed", look=look)
+    assert spec["layout"]["height"] == frame.height <= look.stage_height
+    assert frame.width <= look.stage_width
+    assert abs(frame.cell * n - frame.plot_height) < 1e-6
+    numbers = call("stage_numbers", call("blank_non_finite", scores.numpy()), frame.cell, look)
+    if numbers is not None and n <= figures.ANNOTATE_MAX:
+        text, size, widest = numbers
+        assert size * widest <= frame.cell - call("cell_clear", look) + 1e-6
     first = call("short_number", float(scores[-1, 0]))
     assert first.lstrip("-")[:1] in "0123456789." and "0." not in first[:3]
     grid = as_figure(call("heads_grid", heads, labels, title="h", look=figures.PRESENTER))

@@ -116,6 +116,7 @@ def bar(url_path: str):
     from ui import links
 
     keys()
+    screen()
     line = st.container(key="present_header")
     header = dict(
         zip(
@@ -199,25 +200,82 @@ def keys() -> None:
     _keys(key=KEYS_KEY, on_move_change=_on_key)
 
 
+# The presenter's screen: the server lays the step's figure out for the browser's window (its
+# inner size), which a small component reports when it differs from the size the page was laid
+# out for (``data``), on its first draw and after the window is resized. Until it has, the page
+# is laid out for 1920×1080 (so a projector of that size never waits for a second run).
+SCREEN_KEY = "present_screen"
+_SCREEN_JS = """
+export default function (component) {
+  const { data, setStateValue } = component;
+  const report = () => {
+    const width = window.innerWidth, height = window.innerHeight;
+    if (!data || data[0] !== width || data[1] !== height) setStateValue("size", [width, height]);
+  };
+  let timer = null;
+  const onResize = () => { clearTimeout(timer); timer = setTimeout(report, 300); };
+  report();
+  window.addEventListener("resize", onResize);
+  return () => { clearTimeout(timer); window.removeEventListener("resize", onResize); };
+}
+"""
+_screen = components.component("attnviz_presenter_screen", js=_SCREEN_JS)
+
+
+def _reported() -> tuple[int, int]:
+    """The window's size the screen component last reported (1920×1080 until it has)."""
+    result = st.session_state.get(SCREEN_KEY)
+    size = result.get("size") if result is not None else None
+    if (
+        isinstance(size, list)
+        and len(size) == 2
+        and all(isinstance(v, int) and 0 < v <= 100_000 for v in size)
+    ):
+        return size[0], size[1]
+    return figures.SCREEN
+
+
+def screen() -> None:
+    """Mount the screen's reporter (it draws nothing: hidden by the presenter's style)."""
+    _screen(key=SCREEN_KEY, data=list(_reported()), on_size_change=lambda: None)
+
+
+def stage_look() -> figures.Look:
+    """The presenter's look on the window the browser reported."""
+    return figures.presenter_look(*_reported())
+
+
 # Presenter mode: no sidebar (its values still apply), larger type, no per-matrix chrome, and
 # one header line above the step (the title with the status line under it, the text box in
 # 22 px type, the stepper and the switches), so that a 1920×1080 projector shows the whole step
 # with its figure's plot on about two-thirds of the screen's height. Streamlit's own header band
 # is see-through and lets clicks pass (its menu and status stay clickable, above the header
-# line); the status line (shape and live checks) is 20 px dark grey (about 7:1 on white). On a
-# screen narrower than 1600 px (a 1280 px projector, a laptop) the header wraps onto a second
-# line rather than cut its buttons' words, and the step's words go under its figure, which
-# keeps the page's whole width.
+# line); the status line (shape and live checks) is 20 px dark grey (about 7:1 on white).
+#
+# A smaller screen (a 1280×720, 1366×768 or 1024×768 projector, a laptop) shows the same
+# layout zoomed by figures.screen_scale (the media queries of :func:`_zoom_css` give it as
+# ``--present-zoom``): the header stays one line and the words keep their share of the screen.
+# The step's figure is not zoomed (plotly.js would measure its zoomed box and draw it smaller
+# again): the server lays it out for the window's own size (:func:`stage_look`). Under 800 px
+# wide (the zoom stops at figures.SCREEN_MIN) the header wraps onto a second line rather than cut
+# its buttons' words, and the step's words go under its figure; a phone gets the page's own
+# phone layout (ui/teach/narrow.py). From 800 px up the header and the step keep their columns
+# side by side, where a tablet's page stacks them (ui/style.py). A portrait screen (a tablet
+# held upright) is not zoomed: under 1600 px wide its header wraps and its figure, laid out for
+# 1920×1080, narrows with the page.
 _CSS = """
 <style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"],
 button[data-testid="stExpandSidebarButton"] { display: none !important; }
-header[data-testid="stHeader"] { background: transparent; pointer-events: none; }
+header[data-testid="stHeader"], header[data-testid="stHeader"] [data-testid="stToolbar"] {
+  background: transparent; pointer-events: none; }
 header[data-testid="stHeader"] [data-testid="stMainMenu"],
 header[data-testid="stHeader"] [data-testid="stStatusWidget"],
 header[data-testid="stHeader"] [data-testid="stToolbarActions"] { pointer-events: auto; }
 div[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem;
-  padding-bottom: 1rem; }
+  padding-bottom: 1rem; zoom: var(--present-zoom, 1); }
+div[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]:has(
+  [data-testid="stPlotlyChart"]) { zoom: calc(1 / var(--present-zoom, 1)); }
 div[data-testid="stMainBlockContainer"] p, div[data-testid="stMainBlockContainer"] li {
   font-size: 1.45rem; line-height: 1.45; }
 div[data-testid="stMainBlockContainer"] .katex { font-size: 1.6em; }
@@ -231,14 +289,19 @@ div[data-testid="stMainBlockContainer"] .st-key-predict p { font-size: 1.1rem; l
 .st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stMarkdownContainer"],
 .st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stCaptionContainer"] p {
   margin-bottom: 0; }
-.st-key-present_keys { display: none; }
+.st-key-present_keys, .st-key-present_screen { display: none; }
 html:not([data-presenter-keys]) div[data-testid="stMain"]:not(:has(.st-key-present_next button))
   div[data-testid="stPlotlyChart"] { visibility: hidden; }
 div[data-testid="stMainBlockContainer"] textarea { font-size: 1.375rem; line-height: 1.4; }
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"],
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
   font-size: 1.25rem; color: #4a4d59; }
-@media (max-width: 1599px) {
+@media (orientation: landscape) and (min-width: 800px) {
+  .st-key-present_header [data-testid="stHorizontalBlock"] > [data-testid="stColumn"],
+  .st-key-present_step [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {
+    min-width: 0 !important; }
+}
+@media (orientation: landscape) and (max-width: 799px), (orientation: portrait) and (max-width: 1599px) {
   .st-key-present_header [data-testid="stHorizontalBlock"] { flex-wrap: wrap; }
   .st-key-present_header [data-testid="stColumn"] { min-width: 12rem; }
   .st-key-present_step [data-testid="stColumn"] { min-width: 100%; }
@@ -247,8 +310,32 @@ div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
 """
 
 
+LANDSCAPE = "(orientation: landscape)"  # a window no taller than wide (portrait: height > width)
+
+
+def _zoom_css() -> str:
+    """``--present-zoom`` on the main area: figures.screen_scale of the window, as media
+    queries (one a step: the last that matches, the smallest, wins); none on a portrait
+    screen."""
+    width, height = figures.SCREEN
+    rules = []
+    steps = round((1 - figures.SCREEN_MIN) / figures.SCREEN_STEP)
+    for k in range(1, steps + 1):
+        zoom = round(1 - k * figures.SCREEN_STEP, 2)
+        above = zoom + figures.SCREEN_STEP  # the window is narrower or lower than this share
+        rules.append(
+            f"@media {LANDSCAPE} and (max-width: {round(width * above) - 1}px), "
+            f"{LANDSCAPE} and (max-height: {round(height * above) - 1}px) "
+            f"{{ [data-testid='stMain'] {{ --present-zoom: {zoom}; }} }}"
+        )
+    return "\n".join(rules)
+
+
+_STYLE = _CSS.replace("</style>", _zoom_css() + "\n</style>")
+
+
 def style() -> None:
-    st.html(_CSS)
+    st.html(_STYLE)
 
 
 def step_from_url(count: int, *, quiet: bool = False) -> int:
@@ -327,13 +414,12 @@ def stepper(
         return index
     # The figure as large as the screen allows (square cells), the formula, the sentence and
     # the status line beside it, or above it when the figure needs the screen's width.
-    frame = stage_frame(step)
+    look = stage_look()
+    frame = stage_frame(step, look)
     share = frame.width + 16  # the columns' gap comes out of the figure's share
     body = st.container(key="present_step")
     if frame.beside:
-        figure, words = body.columns(
-            [share, figures.STAGE_WIDTH - share], vertical_alignment="center"
-        )
+        figure, words = body.columns([share, look.stage_width - share], vertical_alignment="center")
         with words:
             if step.formula:
                 st.latex(step.formula)
@@ -346,11 +432,11 @@ def stepper(
         if step.sentence:
             words.write(md_escape(step.sentence))
         # its own column, so that the colour bar stays beside the plot
-        figure = body.columns([share, max(figures.STAGE_WIDTH - share, 1)])[0]
-    chart(step, key=f"present_{step.key}", container=figure, look=figures.PRESENTER)
-    numbers = stage_numbers(step, frame)
+        figure = body.columns([share, max(look.stage_width - share, 1)])[0]
+    chart(step, key=f"present_{step.key}", container=figure, look=look)
+    numbers = stage_numbers(step, frame, look)
     if numbers is not None:
-        st.html(_numbers_css(f"present_{step.key}", frame, step.values.shape[-1], *numbers))
+        st.html(_numbers_css(f"present_{step.key}", frame, look, step.values.shape[-1], *numbers))
     return index
 
 
@@ -361,15 +447,17 @@ _NUMBERS_CSS = (
 )
 
 
-def _numbers_css(key: str, frame: figures.Frame, n_cols: int, size: int, widest: float) -> str:
+def _numbers_css(
+    key: str, frame: figures.Frame, look: figures.Look, n_cols: int, size: int, widest: float
+) -> str:
     """The figure is laid out for a 1920 px screen; on a narrower one (a 1280 px projector, a
     laptop) its square cells narrow with the page, and the cell numbers shrink with them: the
     largest size whose widest number still leaves CELL_CLEAR px of its cell, computed from the
     figure's own width (a CSS container). At 1920 px that is their size as drawn."""
     across = frame.per_row * n_cols  # cells side by side, every head's
-    fixed = frame.left + frame.right + (frame.per_row - 1) * figures.HEAD_GAP
+    fixed = frame.left + frame.right + (frame.per_row - 1) * look.px(figures.HEAD_GAP)
     per_cqw = 100 / (across * widest)  # px of type per 1 % of the figure's width
-    less = (fixed / across + figures.CELL_CLEAR) / widest
+    less = (fixed / across + figures.cell_clear(look)) / widest
     return _NUMBERS_CSS.format(key=key, size=size, per_cqw=per_cqw, less=less)
 
 
