@@ -122,6 +122,8 @@ def test_a_link_opens_the_picked_sentence_it_names():
     assert at.slider(key="why_words").value == 7
     assert at.number_input(key="why_seed").value == 42
     assert_aligns(at, L.seeded_sentence(42, 7))
+    copy = [c for c in at.get("bidi_component") if c.proto.component_name == "attnviz_copy_link"]
+    assert len(copy) == 1  # "Copy link to this view": the address holds the sentence
 
 
 def test_a_link_opens_the_typed_sentence_it_names():

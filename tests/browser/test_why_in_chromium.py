@@ -1,7 +1,8 @@
 """The home page's toy sentence in a real browser: a link opens the sentence it names, moving a
-control writes its value into the address bar (so "Copy link" and a reload keep the sentence),
-and a bad value in a link is named and replaced by its default. A click on a cell of the
-alignment or of its "Explain a cell" grid opens that cell's derivation, and its link lands on it.
+control writes its value into the address bar, "Copy link to this view" copies that address
+and a fresh browser opens the same sentence from it, and a bad value in a link is named and
+replaced by its default. A click on a cell of the alignment or of its "Explain a cell" grid
+opens that cell's derivation, and its link lands on it.
 
 Screenshots of the section at 1400×1000 and 390×844 land in ``test-artifacts/screens/``.
 """
@@ -41,30 +42,40 @@ def open_home(page, url: str, link: str = "") -> None:
     settle(page, TITLE)
 
 
-def test_a_link_opens_its_sentence_and_moved_controls_write_the_url(page, app_in_chromium):
+def test_a_link_opens_its_sentence_and_moved_controls_write_the_url(app_in_chromium):
     url = app_in_chromium.url
-    open_home(page, url, "?why_words=6&why_seed=3")
-    english(page, L.seeded_sentence(3, 6))
-    assert page.locator(".st-key-why_seed input").input_value() == "3"
-
-    seed = page.locator(".st-key-why_seed input")
-    seed.fill("11")
-    seed.press("Enter")
-    english(page, L.seeded_sentence(11, 6))
-    page.wait_for_function("() => location.search.includes('why_seed=11')", timeout=30_000)
-    assert query(page)["why_words"] == ["6"]
-
-    box = page.locator(".st-key-why_text input")
-    box.fill("Big red fox sees small cat")
-    box.press("Enter")
-    english(page, ("big", "red", "fox", "sees", "small", "cat"))
-    page.wait_for_function("() => location.search.includes('why_text=')", timeout=30_000)
-    assert query(page)["why_text"] == ["Big red fox sees small cat"]
-
-    # The address as it stands (what "Copy link" would copy) opens the same sentence.
-    link = page.url
-    other = page.context.new_page()
+    browser = app_in_chromium.context.browser
+    context = browser.new_context(viewport={"width": 1400, "height": 1400})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url)
+    fresh = browser.new_context(viewport={"width": 1400, "height": 1400})
     try:
+        page = context.new_page()
+        open_home(page, url, "?why_words=6&why_seed=3")
+        english(page, L.seeded_sentence(3, 6))
+        assert page.locator(".st-key-why_seed input").input_value() == "3"
+
+        seed = page.locator(".st-key-why_seed input")
+        seed.fill("11")
+        seed.press("Enter")
+        english(page, L.seeded_sentence(11, 6))
+        page.wait_for_function("() => location.search.includes('why_seed=11')", timeout=30_000)
+        assert query(page)["why_words"] == ["6"]
+
+        box = page.locator(".st-key-why_text input")
+        box.fill("Big red fox sees small cat")
+        box.press("Enter")
+        english(page, ("big", "red", "fox", "sees", "small", "cat"))
+        page.wait_for_function("() => location.search.includes('why_text=')", timeout=30_000)
+        assert query(page)["why_text"] == ["Big red fox sees small cat"]
+
+        # "Copy link to this view" copies that address; a fresh browser opens the same sentence.
+        button = page.get_by_role("button", name="Copy link to this view")
+        expect(button).to_have_count(1)
+        button.click()
+        page.get_by_text("Copied: paste it anywhere").first.wait_for(timeout=10_000)
+        link = page.evaluate("() => navigator.clipboard.readText()")
+        assert parse_qs(urlparse(link).query)["why_text"] == ["Big red fox sees small cat"]
+        other = fresh.new_page()
         other.goto(link)
         settle(other, TITLE)
         english(other, ("big", "red", "fox", "sees", "small", "cat"))
@@ -72,7 +83,8 @@ def test_a_link_opens_its_sentence_and_moved_controls_write_the_url(page, app_in
             "Big red fox sees small cat"
         )
     finally:
-        other.close()
+        context.close()
+        fresh.close()
 
 
 def test_a_bad_link_value_is_named_and_the_default_sentence_shown(page, app_in_chromium):

@@ -23,7 +23,7 @@ import streamlit as st
 from attnviz.models.bottleneck import bottleneck_run
 from attnviz.models.bottleneck import toy_language as toy
 from attnviz.teach.lessons import home as why
-from ui import cache, state, url
+from ui import cache, links, state, url
 from ui import render as panels
 from ui.numbers import plot
 from ui.teach import explain
@@ -84,6 +84,7 @@ def sentence() -> tuple[str, ...] | None:
         placeholder="big red fox sees small cat",
     )
     st.caption("The toy's English words: " + ", ".join(toy.SOURCE_WORDS) + ".")
+    links.copy_link_button(key="copy_link_why")  # the address holds the sentence: share it
     if typed.strip():
         parsed = toy.parse(typed)
         if parsed.message is not None:
