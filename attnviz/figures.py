@@ -212,18 +212,28 @@ def presenter_look(width: int, height: int) -> Look:
     stage = (round(width - 160 * scale), round(height - 136 * scale))
     if height > width or (scale == 1 and stage == (STAGE_WIDTH, STAGE_HEIGHT)):
         return PRESENTER
-    sized = {
-        name: round(getattr(PRESENTER, name) * scale)
-        for name in ("title", "subtitle", "ticks", "axis_titles", "cells", "colour_bar", "heads")
-    }
     return replace(
-        PRESENTER,
+        scaled(PRESENTER, scale),
         name=f"presenter {stage[0]}x{stage[1]} at {scale}",
-        title_line=round(PRESENTER.title_line * scale),
-        top=round(PRESENTER.top * scale),
         plot=round(PRESENTER.plot * stage[1] / STAGE_HEIGHT),
         stage_width=stage[0],
         stage_height=stage[1],
+    )
+
+
+def scaled(look: Look, scale: float) -> Look:
+    """``look`` with its type, title room and least height at ``scale`` (``look`` itself at 1):
+    what a page zoomed by ``scale`` shows around a figure it does not zoom."""
+    if scale == 1:
+        return look
+    sizes = ("title", "subtitle", "ticks", "axis_titles", "cells", "colour_bar", "heads")
+    sized = {name: round(getattr(look, name) * scale) for name in sizes}
+    return replace(
+        look,
+        name=f"{look.name} at {scale}",
+        min_height=round(look.min_height * scale),
+        title_line=round(look.title_line * scale),
+        top=round(look.top * scale),
         scale=scale,
         **sized,
     )

@@ -63,6 +63,7 @@ FIGURE_FUNCTIONS = (
     "ratio_to_uniform",
     "row_change",
     "row_outline",
+    "scaled",
     "score_terms",
     "screen_scale",
     "short_number",
@@ -241,6 +242,8 @@ def _every_figure(called: set, labels, weights: torch.Tensor, heads: torch.Tenso
             assert spec["data"][0]["text"] == text and spec["data"][0]["textfont"]["size"] == size
             assert size * widest <= frame.cell - figures.CELL_CLEAR + 1e-6
     # and on a 1280×720 projector: the same layout at its scale, within its own stage
+    assert call("scaled", figures.PROJECTOR, 1.0) is figures.PROJECTOR
+    assert call("scaled", figures.PROJECTOR, 0.65).min_height == 390
     look = call("presenter_look", 1280, 720)
     assert call("screen_scale", 1280, 720) == look.scale == 0.65
     spec = call("heatmap", scores, labels, labels, title="t", kind="signed", look=look)

@@ -664,10 +664,13 @@ class Plan:
             return False
         return step.key in self.homes or self.conceals({step.key}) is not None
 
-    def present_step(self, index: int, step: Panel) -> bool:
+    def present_step(
+        self, index: int, step: Panel, *, look: figures.Look = figures.PROJECTOR
+    ) -> bool:
         """Presenter mode: draw step ``index`` as a question step (its question until answered,
-        then the verdict and the step with the answer marked) or a hidden step; True when done,
-        False when the stepper should draw the step as usual."""
+        then the verdict and the step with the answer marked, drawn at ``look``: the projector's,
+        at the screen's scale) or a hidden step; True when done, False when the stepper should
+        draw the step as usual."""
         if not self.steps:
             return False
         q = self.homes.get(step.key)
@@ -675,7 +678,7 @@ class Plan:
             if grade_of(q) is None:
                 self.ask(q, present=True)
                 return True
-            self.answered(q, step, numbers=False, look=figures.PROJECTOR)
+            self.answered(q, step, numbers=False, look=look)
             return True
         return self.notice_if_hidden({step.key})
 

@@ -404,17 +404,17 @@ def stepper(
         st.progress((index + 1) / len(steps))
     with slot("title"):  # the status line under the page's title
         st.caption(md_escape(" · ".join(filter(None, [f"shape {step.shape}", checks_line]))))
+    look = stage_look()
     if plan is not None and plan.gates_step(step):
         # "Predict first": a question step asks before it shows (ui/teach/predict.py), and a step
         # whose numbers would give a waiting question's answer away stays hidden; its sentence
         # (it may count what is asked) waits with it.
         if step.formula:
             st.latex(step.formula)
-        plan.present_step(index, step)
+        plan.present_step(index, step, look=figures.scaled(figures.PROJECTOR, look.scale))
         return index
     # The figure as large as the screen allows (square cells), the formula, the sentence and
     # the status line beside it, or above it when the figure needs the screen's width.
-    look = stage_look()
     frame = stage_frame(step, look)
     share = frame.width + 16  # the columns' gap comes out of the figure's share
     body = st.container(key="present_step")
