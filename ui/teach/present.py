@@ -310,7 +310,13 @@ div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"] p {
 """
 
 
-LANDSCAPE = "(orientation: landscape)"  # a window no taller than wide (portrait: height > width)
+# One step of the zoom: in a landscape window (no taller than wide) narrower or lower than
+# ``width`` × ``height`` px, the main area's zoom is ``zoom``.
+_ZOOM_CSS = (
+    "@media (orientation: landscape) and (max-width: {width}px), "
+    "(orientation: landscape) and (max-height: {height}px) "
+    "{{ [data-testid='stMain'] {{ --present-zoom: {zoom}; }} }}"
+)
 
 
 def _zoom_css() -> str:
@@ -324,9 +330,9 @@ def _zoom_css() -> str:
         zoom = round(1 - k * figures.SCREEN_STEP, 2)
         above = zoom + figures.SCREEN_STEP  # the window is narrower or lower than this share
         rules.append(
-            f"@media {LANDSCAPE} and (max-width: {round(width * above) - 1}px), "
-            f"{LANDSCAPE} and (max-height: {round(height * above) - 1}px) "
-            f"{{ [data-testid='stMain'] {{ --present-zoom: {zoom}; }} }}"
+            _ZOOM_CSS.format(
+                width=round(width * above) - 1, height=round(height * above) - 1, zoom=zoom
+            )
         )
     return "\n".join(rules)
 
