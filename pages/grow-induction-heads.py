@@ -67,8 +67,10 @@ numbers = panels.show_numbers_toggle()
 
 
 def claims_under(panel) -> None:
-    for claim in maps.claims_for(panel.key):
-        st.caption(md_escape(claim.text))
+    """The panel's sentences, a paragraph each, in one caption (one element, not one each)."""
+    said = [md_escape(claim.text) for claim in maps.claims_for(panel.key)]
+    if said:
+        st.caption("\n\n".join(said))
 
 
 panels.beside(maps.layers[0], numbers=numbers, below=claims_under)

@@ -49,7 +49,8 @@ def series(spec: dict) -> dict[str, np.ndarray]:
 
 
 def captions(at: AppTest) -> list[str]:
-    return [unescape(c.value) for c in at.caption]
+    """Each caption's paragraphs, unescaped: a panel's sentences share one caption."""
+    return [p for c in at.caption for p in unescape(c.value).split("\n\n")]
 
 
 def test_the_slider_moves_the_step_and_the_numbers_and_marks_follow():
