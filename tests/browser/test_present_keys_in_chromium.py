@@ -80,3 +80,35 @@ def test_keys_move_while_the_toggle_has_the_focus(page, app_in_chromium):
     page.get_by_text("Step 2 of 6").first.wait_for(timeout=60_000)
     counter, _, query = shown(page)
     assert counter == ["Step 2 of 6"] and "step=2" in query.split("&"), (counter, query, focused)
+
+
+VISIBILITY = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+    .map(e => getComputedStyle(e).visibility)"""
+
+
+def test_figures_stay_hidden_while_nothing_listens_for_the_keys(page, app_in_chromium):
+    """A figure shown before anything catches → would invite a press that goes nowhere: the
+    charts stay hidden until the key catcher (or the Next button with its own shortcut) is
+    there. Both are taken away here by hand, and the charts hide; the catcher's mark put back,
+    they show again."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.goto(app_in_chromium.url + LINK)
+    settle(page, TITLE, charts=1, timeout_ms=120_000, quiet_s=1.5)
+    assert set(page.evaluate(VISIBILITY)) == {"visible"}
+    hidden = page.evaluate(
+        """() => {
+            delete document.documentElement.dataset.presenterKeys;
+            document.querySelectorAll('.st-key-present_next button').forEach(b => b.remove());
+            return [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+                .map(e => getComputedStyle(e).visibility);
+        }"""
+    )
+    assert hidden and set(hidden) == {"hidden"}, hidden
+    shown_again = page.evaluate(
+        """() => {
+            document.documentElement.dataset.presenterKeys = "on";
+            return [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+                .map(e => getComputedStyle(e).visibility);
+        }"""
+    )
+    assert set(shown_again) == {"visible"}, shown_again

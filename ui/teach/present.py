@@ -290,7 +290,7 @@ div[data-testid="stMainBlockContainer"] .st-key-predict p { font-size: 1.1rem; l
 .st-key-present_header [data-testid="stColumn"]:first-child [data-testid="stCaptionContainer"] p {
   margin-bottom: 0; }
 .st-key-present_keys, .st-key-present_screen { display: none; }
-html:not([data-presenter-keys]) div[data-testid="stMain"]:not(:has(.st-key-present_next button))
+html:not([data-presenter-keys]) [data-testid="stMain"]:not(:has(.st-key-present_next button))
   div[data-testid="stPlotlyChart"] { visibility: hidden; }
 div[data-testid="stMainBlockContainer"] textarea { font-size: 1.375rem; line-height: 1.4; }
 div[data-testid="stMainBlockContainer"] [data-testid="stCaptionContainer"],
