@@ -1225,32 +1225,22 @@ def _shuffled(rng: random.Random, options: Sequence[str], key: str, where: dict)
     return tuple(others)
 
 
-def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
-    """A raw score to two decimals, q_q · k_k (before scaling): asked only where the page draws
-    the queries and keys (page 2), at d_k <= MAX_PRODUCTS products, and where the score is none
-    of the numbers the prompt states. Guessing: a uniform draw from [low, high], at least 1
-    wide (right at most 1%)."""
-    d_k = round(n.scale**2)
-    if n.page != "trainable" or d_k > MAX_PRODUCTS:
-        return None
-    s = n.raw[0]
-    low, high = math.floor(float(s.min())), math.ceil(float(s.max()))
+def _cell_number(
+    n: Numbers, rng: random.Random, where: dict, values: Tensor, prompt_of, wrong_of, reason_of,
+    products: int,
+) -> Question | None:  # fmt: skip
+    """A number to two decimals read off one allowed cell (query q, key k) of ``values``: a cell
+    whose value is none of the numbers ``prompt_of(q, k)`` states, with the misconception
+    ``wrong_of(q, k)`` where it differs from the key. Guessing: a uniform draw from [low, high],
+    the values' range to whole numbers, at least 1 wide."""
+    low, high = math.floor(float(values.min())), math.ceil(float(values.max()))
     high = max(high, low + 1)
 
-    def prompt_of(pair) -> str:
-        q, k = pair
-        return (
-            f"What is the raw score of query {n.labels[q]} on key {n.labels[k]}, "
-            f"queries[{q}] · keys[{k}] (before the 1/√d_k)? Answer to 2 decimals."
-        )
+    def ok(c) -> bool:
+        return _apart_from_shown(float(values[c[0], c[1]]), prompt_of(*c), _rate(where))
 
-    def ok(pair) -> bool:
-        return _apart_from_shown(float(s[pair[0], pair[1]]), prompt_of(pair), _rate(where))
-
-    def build(pair) -> tuple[Misconception, ...]:
-        q, k = pair
-        found = [_misconception(COLUMN, float(s[k, q]))]
-        return _keep_distinct(float(s[q, k]), found, _number_apart)
+    def build(c) -> tuple[Misconception, ...]:
+        return _keep_distinct(float(values[c[0], c[1]]), [wrong_of(*c)], _number_apart)
 
     picked = _pick_where(rng, torch.nonzero(_allowed(n)).tolist(), ok, build)
     if picked is None:
@@ -1260,16 +1250,46 @@ def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
         n,
         where,
         NUMBER,
-        float(s[q, k]),
-        prompt=prompt_of((q, k)),
+        float(values[q, k]),
+        prompt=prompt_of(q, k),
         low=float(low),
         high=float(high),
         query=q,
         other=k,
         misconceptions=misconceptions,
+        products=products,
+        reason=reason_of(q, k),
+    )
+
+
+def _score(n: Numbers, rng: random.Random, where: dict) -> Question | None:
+    """A raw score to two decimals, q_q · k_k (before scaling): asked only where the page draws
+    the queries and keys (page 2), at d_k <= MAX_PRODUCTS products, and where the score is none
+    of the numbers the prompt states. Guessing: a uniform draw from [low, high], at least 1
+    wide (right at most 1%)."""
+    d_k = round(n.scale**2)
+    if n.page != "trainable" or d_k > MAX_PRODUCTS:
+        return None
+    s = n.raw[0]
+
+    def prompt_of(q: int, k: int) -> str:
+        return (
+            f"What is the raw score of query {n.labels[q]} on key {n.labels[k]}, "
+            f"queries[{q}] · keys[{k}] (before the 1/√d_k)? Answer to 2 decimals."
+        )
+
+    return _cell_number(
+        n,
+        rng,
+        where,
+        s,
+        prompt_of,
+        wrong_of=lambda q, k: _misconception(COLUMN, float(s[k, q])),
+        reason_of=lambda q, k: (
+            f"The sum of the {d_k} products queries[{q}][i] · keys[{k}][i], "
+            f"i = 0 to {d_k - 1}: {float(s[q, k]):.4f}."
+        ),
         products=d_k,
-        reason=f"The sum of the {d_k} products queries[{q}][i] · keys[{k}][i], "
-        f"i = 0 to {d_k - 1}: {float(s[q, k]):.4f}.",
     )
 
 
@@ -1447,42 +1467,25 @@ def _scaled_score(n: Numbers, rng: random.Random, where: dict) -> Question | Non
         return None
     s = n.raw[0].double()
     scaled = (n.raw[0] / n.scale).double()  # as the trace divides: float32 by √d_k
-    low, high = math.floor(float(scaled.min())), math.ceil(float(scaled.max()))
-    high = max(high, low + 1)
 
-    def prompt_of(c) -> str:
-        q, k = c
+    def prompt_of(q: int, k: int) -> str:
         return (
             f"The raw score of query {n.labels[q]} on key {n.labels[k]} is "
             f"{float(s[q, k]):.4f}, and d_k = {d_k}. What is it after the scaling, as the "
             "scaled scores will show it? Answer to 2 decimals."
         )
 
-    def ok(c) -> bool:
-        return _apart_from_shown(float(scaled[c[0], c[1]]), prompt_of(c), _rate(where))
-
-    def build(c) -> tuple[Misconception, ...]:
-        q, k = c
-        wrong = [_misconception(DIVIDE_BY_D_K, float(s[q, k] / d_k))]
-        return _keep_distinct(float(scaled[q, k]), wrong, _number_apart)
-
-    picked = _pick_where(rng, torch.nonzero(_allowed(n)).tolist(), ok, build)
-    if picked is None:
-        return None
-    (q, k), misconceptions = picked
-    return _question(
+    return _cell_number(
         n,
+        rng,
         where,
-        NUMBER,
-        float(scaled[q, k]),
-        reason=f"{float(s[q, k]):.4f} / √{d_k} = {float(s[q, k]):.4f} / {n.scale:.4f} = "
-        f"{float(scaled[q, k]):.4f}.",
-        prompt=prompt_of((q, k)),
-        low=float(low),
-        high=float(high),
-        query=q,
-        other=k,
-        misconceptions=misconceptions,
+        scaled,
+        prompt_of,
+        wrong_of=lambda q, k: _misconception(DIVIDE_BY_D_K, float(s[q, k] / d_k)),
+        reason_of=lambda q, k: (
+            f"{float(s[q, k]):.4f} / √{d_k} = {float(s[q, k]):.4f} / "
+            f"{n.scale:.4f} = {float(scaled[q, k]):.4f}."
+        ),
         products=1,
     )
 
