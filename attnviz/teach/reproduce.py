@@ -534,19 +534,6 @@ def snippet(
     return text_out.rstrip() + "\n"
 
 
-def expected(
-    page: str,
-    matrix: str,
-    prep: prepare.Prepared,
-    settings: Settings,
-    head: int = 0,
-    variant: str = "v2",
-) -> Tensor:
-    """The matrix the page draws from its trace: what :func:`snippet` prints."""
-    tr = page_trace(page, prep, settings, variant)
-    return MATRICES[page][matrix].of(tr, head)
-
-
 # --- from a panel on the page to its snippet ------------------------------------------------------
 @dataclass(frozen=True)
 class PanelSource:

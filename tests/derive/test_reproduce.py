@@ -35,6 +35,14 @@ for path in sys.argv[1:]:
     print(flush=True)
 """
 
+
+def expected(page, matrix, prep, settings, head=0, variant="v2") -> torch.Tensor:
+    """The matrix the page draws from its trace, read the way the page reads it: what
+    ``reproduce.snippet`` must print."""
+    trace = reproduce.page_trace(page, prep, settings, variant)
+    return reproduce.MATRICES[page][matrix].of(trace, head)
+
+
 FLOAT = re.compile(r"-?inf|nan|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
@@ -57,7 +65,7 @@ def _cases(page: str, prep, s: Settings, heads=(0,), variant: str = "v2"):
     for matrix in reproduce.MATRICES[page]:
         for h in heads:
             code = reproduce.snippet(page, matrix, prep, s, head=h, variant=variant, text=TEXT)
-            want = reproduce.expected(page, matrix, prep, s, head=h, variant=variant)
+            want = expected(page, matrix, prep, s, head=h, variant=variant)
             out.append((f"{page}-{variant}-{matrix}-h{h}", code, want))
     return out
 
@@ -140,10 +148,10 @@ def test_every_snippet_in_book_mode_prints_the_chapters_numbers(tmp_path):
     # and those are the chapter's printouts (attnviz/core/book_printouts.txt), e.g. the masking walk
     from attnviz.core import book as BK
 
-    weights = reproduce.expected("causal", "attn_weights", prep, s)
+    weights = expected("causal", "attn_weights", prep, s)
     assert BK.matches_printout(weights, "masking_weights")[0]
     assert BK.matches_printout(
-        reproduce.expected("trainable", "queries", prep, s, variant="v1")[1], "trainable_query_2"
+        expected("trainable", "queries", prep, s, variant="v1")[1], "trainable_query_2"
     )[0]
 
 
@@ -155,7 +163,7 @@ def test_every_snippet_in_training_mode_with_dropout_prints_the_dropped_weights(
     cases += _cases("multihead", prep, s, heads=(0, 1))
     cases += _cases("wrapper", prep, s, heads=(0, 1))
     _run_all(tmp_path, cases)
-    dropped = reproduce.expected("causal", "dropout_mask", prep, s)
+    dropped = expected("causal", "dropout_mask", prep, s)
     assert (dropped == 0).any()  # dropout really zeroed some weights here
 
 
@@ -166,9 +174,7 @@ def test_snippets_with_sixteen_heads_and_a_hostile_text(tmp_path):
     cases = []
     for matrix in reproduce.MATRICES["multihead"]:
         code = reproduce.snippet("multihead", matrix, prep, s, head=15, text=HOSTILE)
-        cases.append(
-            (f"mh16-{matrix}", code, reproduce.expected("multihead", matrix, prep, s, head=15))
-        )
+        cases.append((f"mh16-{matrix}", code, expected("multihead", matrix, prep, s, head=15)))
     _run_all(tmp_path, cases)
 
 
@@ -187,7 +193,7 @@ def test_each_pages_weights_snippet_runs_alone_with_python_isolated(tmp_path, pa
     )
     assert run.returncode == 0, run.stderr[-3000:]
     last = run.stdout.strip().splitlines()[-1]
-    assert _same(_numbers(last), reproduce.expected(page, "attn_weights", prep, s))
+    assert _same(_numbers(last), expected(page, "attn_weights", prep, s))
 
 
 # --- fast checks on the text of the snippets ---------------------------------------------------------
@@ -334,7 +340,7 @@ def _panel_expected(key: str, prep, s: Settings, head: int) -> torch.Tensor:
     matrix its PanelSource names (page 3's dropout lab: in training mode)."""
     source = reproduce.PANELS[key]
     s = s.with_changes(training=True) if source.lab else s
-    return reproduce.expected(source.page, source.matrix, prep, s, head)
+    return expected(source.page, source.matrix, prep, s, head)
 
 
 @pytest.mark.parametrize("book", [False, True], ids=["training-mode", "book-mode"])
