@@ -512,22 +512,28 @@ def class_server(blackhole, app_in_chromium):
         redis.close()
 
 
+def class_answers(projector, store, code: str, who: str, before, after) -> None:
+    """The class's phones answer both rounds through the store while the projector counts them
+    live, without a reload; the lecturer starts the after check between the two."""
+    answered(projector, "Before the lesson: 0 answered")
+    for s, picks in enumerate(before):
+        assert isinstance(store.answer(code, f"{who}-{s:02d}", 1, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered")
+    projector.get_by_role("button", name="Start the after check").click()
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: 0 answered")
+    for s, picks in enumerate(after):
+        assert isinstance(store.answer(code, f"{who}-{s:02d}", 2, list(picks)), Answered)
+    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: {CLASS} answered")
+
+
 def test_a_class_of_50_sees_its_gain_on_one_screen(class_server, app_in_chromium, artifacts):
     url, store = class_server
     shots = artifacts / "screens"
     shots.mkdir(exist_ok=True)
     room, projector, code = open_check(app_in_chromium.context.browser, url)
-    answered(projector, "Before the lesson: 0 answered")
     before = [class_picks(s, RIGHT_BEFORE) for s in range(CLASS)]
     after = [class_picks(s, RIGHT_AFTER) for s in range(CLASS)]
-    for s, picks in enumerate(before):
-        assert isinstance(store.answer(code, f"phone-{s:02d}", 1, list(picks)), Answered)
-    answered(projector, f"Before the lesson: {CLASS} answered")  # live, without a reload
-    projector.get_by_role("button", name="Start the after check").click()
-    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: 0 answered")
-    for s, picks in enumerate(after):
-        assert isinstance(store.answer(code, f"phone-{s:02d}", 2, list(picks)), Answered)
-    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: {CLASS} answered")
+    class_answers(projector, store, code, "phone", before, after)
     rows = class_rows(before, after)
     assert rows[3][4] == "—" and rows[9][4] == "-5.00"  # all right before; a fall
     show_results(projector, code, rows, shots / "concept-projector-50")
@@ -547,15 +553,7 @@ def test_the_longest_wrong_answers_still_fit_one_screen(class_server, app_in_chr
     before = [longest for _ in range(CLASS)]
     after = [ALL_RIGHT if s % 2 else longest for s in range(CLASS)]
     room, projector, code = open_check(app_in_chromium.context.browser, url)
-    answered(projector, "Before the lesson: 0 answered")
-    for s, picks in enumerate(before):
-        assert isinstance(store.answer(code, f"long-{s:02d}", 1, list(picks)), Answered)
-    answered(projector, f"Before the lesson: {CLASS} answered")
-    projector.get_by_role("button", name="Start the after check").click()
-    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: 0 answered")
-    for s, picks in enumerate(after):
-        assert isinstance(store.answer(code, f"long-{s:02d}", 2, list(picks)), Answered)
-    answered(projector, f"Before the lesson: {CLASS} answered · After the lesson: {CLASS} answered")
+    class_answers(projector, store, code, "long", before, after)
     rows = class_rows(before, after)
     assert all(row[5].endswith(f"({CLASS // 2})") for row in rows[:-1])  # every row names one
     show_results(projector, code, rows, shots / "concept-projector-longest")
