@@ -73,7 +73,13 @@ KINDS = ("cold", "warm")
 # earlier that day, ten such runs had read at most 0.50x and the regression 1.01-1.26x, a pass: its
 # run had doubled since that baseline was made.) What it cannot see: a change under about 1.6x
 # on a page.
-TOLERANCE = {"cold": 1.6, "warm": 1.6}
+# Why cold 2.1 since 2026-12-05: that morning, on a quiet machine (load average 0.2-0.3), the
+# same commit that had passed CI the day before (0960dab) read trained-heads cold at 7.83-8.41
+# (1.76-1.89x its baseline) and grow-induction-heads at 4.31-4.84 (1.63-1.83x), the lowest of
+# three medians each, in runs side by side with main; warm stayed under 1.6x. A cold run is
+# mostly torch work the trivial app does not do, and its share moved with the host. The
+# deliberate regression read 2.50-2.65x cold, still over 2.1.
+TOLERANCE = {"cold": 2.1, "warm": 1.6}
 YARDSTICK = f"post-run GC off ({live.POST_RUN_GC_ENV}=false)"  # the baseline says so
 ROUNDS = 5  # pairs per page and kind: the median of 5 moves little when one or two are off
 # Why 2 retries: on 2026-12-04 a CI run failed on multi-head-attention's cold ratio (5.28, limit
