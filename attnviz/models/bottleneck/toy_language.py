@@ -101,10 +101,12 @@ def held_out(length: int, size: int) -> Tensor:
 
 def seeded_sentence(seed: int, length: int) -> tuple[str, ...]:
     """The sentence a seed names, ``length`` words long; a longer one starts with the shorter
-    one's words, so lengthening a sentence keeps what the student saw."""
+    one's words, so lengthening a sentence keeps what the student saw. Built as a list first:
+    ``tuple(generator)`` resizes a tuple another thread can already see through
+    ``gc.get_objects()`` (the soak's memory probe), which raised SystemError once in CI."""
     gen = torch.Generator().manual_seed(int(seed))
     ids = sentences(MAX_LENGTH, 1, gen)[0, :length]
-    return tuple(SOURCE_WORDS[int(i)] for i in ids)
+    return tuple([SOURCE_WORDS[int(i)] for i in ids])
 
 
 @dataclass(frozen=True)
